@@ -1,0 +1,97 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { isVirtual, type Clock } from './platform/clock.js';
+import type { Store } from './platform/db/connect.js';
+import type { Random } from './platform/random.js';
+import type { SecretBox } from './platform/crypto.js';
+import { Scheduler } from './platform/scheduler.js';
+import { installErrorHandling, installExactJsonContentType, installJsonParser, installRequestLog } from './platform/http.js';
+import { installOpenApi, OPENAPI_PATH } from './platform/openapi.js';
+import { lazySchemas } from './platform/lazy-schemas.js';
+import { createServices, type Services } from './services.js';
+import { registerRoutes } from './routes.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  random: Random;
+  log: Logger;
+  secretBox: SecretBox;
+}
+
+export type TypedApp = ReturnType<typeof typed>;
+const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider>();
+
+/** A registered route and its declared access, for tests that sweep every route (auth, permissions). */
+export interface RouteInfo {
+  method: string;
+  url: string;
+  category: string | undefined;
+  instanceKey: boolean;
+  adminOnly: boolean;
+  customAuth: boolean;
+}
+
+export interface Built {
+  app: FastifyInstance;
+  services: Services;
+  scheduler: Scheduler;
+  routes: RouteInfo[];
+  /** Compiles every route schema not used yet (they compile on first use); main.ts runs it after listening. */
+  compileSchemas(): Promise<void>;
+}
+
+/** Builds the HTTP app and its services. main.ts and the tests build it the same way. */
+export async function buildApp(deps: AppDeps): Promise<Built> {
+  const schemas = lazySchemas();
+  const app: FastifyInstance = Fastify({
+    schemaController: schemas.schemaController,
+    loggerInstance: deps.log as FastifyBaseLogger,
+    // One line per request comes from installRequestLog, with the URL redacted.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Every path is served with and without its trailing slash (contract §3).
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    bodyLimit: 1024 * 1024,
+    // allowUnionTypes: a union of JSON types (`["number", "string"]`) is meant, not a mistake to warn about.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, allowUnionTypes: true } },
+  });
+  const scheduler = new Scheduler(deps.store, deps.clock, deps.log);
+  const services = createServices({ ...deps, scheduler });
+
+  const routes: RouteInfo[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      routes.push({
+        method,
+        url: route.url,
+        category: route.config?.category,
+        instanceKey: route.config?.instanceKey === true,
+        adminOnly: route.config?.adminOnly === true,
+        customAuth: route.config?.customAuth === true,
+      });
+    }
+  });
+  app.decorateRequest('principal', null);
+  installJsonParser(app);
+  installErrorHandling(app);
+  installExactJsonContentType(app);
+  installRequestLog(app);
+  if (isVirtual(deps.clock)) {
+    // A virtual clock lives in the database: another process sharing it may have advanced it since.
+    app.addHook('onRequest', async () => {
+      await scheduler.restoreVirtualNow();
+    });
+  }
+  app.addHook('onRequest', services.auth.onRequest);
+  await installOpenApi(app, deps.config.publicUrl);
+
+  await registerRoutes(typed(app), services, deps);
+
+  app.get(OPENAPI_PATH, { config: { category: 'public' }, schema: { hide: true } }, async () => app.swagger());
+  await app.ready();
+  return { app, services, scheduler, routes, compileSchemas: schemas.compileAll };
+}

@@ -1,0 +1,69 @@
+/**
+ * The contract between billing (the ledger) and the features that cost money (instances, volumes, serverless).
+ * A meter charges a rate per second of the service clock from `at` until it is stopped. Callers start and stop meters
+ * inside their own transaction, at the moment of the state change, so charges and states never disagree.
+ */
+import type { Tx } from '../platform/db/connect.js';
+
+/** Top-level charge types of the spec. */
+export type ContractType = 'instance' | 'volume' | 'serverless';
+/** Child item kinds. */
+export type ItemKind = 'gpu' | 'disk' | 'bandwidth' | 'volume' | 'worker';
+
+export interface MeterStart {
+  /** `instance-<id>`, `volume-<id>`, `endpoint-<id>`, `workergroup-<id>`. */
+  contract: string;
+  type: ContractType;
+  kind: ItemKind;
+  userId: number;
+  /** Team that owns the contract (team context), or null. */
+  teamId: number | null;
+  /** Micro-dollars per hour. */
+  rateMicroPerHour: number;
+  /** Unix seconds (service clock). */
+  at: number;
+  /** Line shown on the contract, e.g. `RTX 4090 x2 instance 12`. */
+  description: string;
+  /** `label`, `template_id`, `endpoint_id`, `workergroup_id` … */
+  metadata?: Record<string, unknown>;
+}
+
+export interface BillingApi {
+  /** Starts (or restarts) charging the item. Starting a running meter changes its rate from `at`. */
+  startMeter(tx: Tx, m: MeterStart): Promise<void>;
+  /** Stops charging the item at `at`, settling what accrued until then. No-op when not running. */
+  stopMeter(tx: Tx, m: { contract: string; kind: ItemKind; at: number }): Promise<void>;
+  /** Stops every meter of the contract (destroy). */
+  stopContract(tx: Tx, m: { contract: string; at: number }): Promise<void>;
+  /** A one-off usage charge (bandwidth) in micro-dollars. */
+  addUsage(tx: Tx, m: Omit<MeterStart, 'rateMicroPerHour'> & { amountMicro: number }): Promise<void>;
+  /** Throws ApiError `insufficient_credit` (402) when the user cannot start something that costs money. */
+  assertCredit(userId: number, tx?: Tx): Promise<void>;
+  /** The user's balance in micro-dollars at the current second, including accrual not yet settled. */
+  balance(userId: number, tx?: Tx): Promise<number>;
+  /**
+   * Registers what runs when a user's balance reaches zero (a scheduler job, exactly at that second, inside its
+   * transaction `tx`; use only it). The instances feature registers a hook that stops the user's running instances
+   * with `stopMeter` on their `gpu` meters: their `disk` meters keep running, as on real clouds. A hook must be
+   * idempotent: it may run again while the balance stays at or below zero.
+   *
+   * Lock order (PostgreSQL): every request locks its feature's rows (an instance), then the fleet, then billing
+   * contracts, then the user's row. A hook must do the same: lock ALL the rows it will change first (in id order),
+   * then call `e.lockBilling()` (locks the user's running contracts in id order), then stop meters. The check itself
+   * takes no lock before the hooks, so it never holds billing rows while waiting for an instance.
+   */
+  onCreditExhausted(hook: CreditExhaustedHook): void;
+  /**
+   * Marks an instance contract as a serverless worker of a workergroup: its charges become `serverless` and the tree
+   * format of the charges API groups it under `endpoint-<id>` and `workergroup-<id>` wrappers. Call it after the
+   * meter started, in the same transaction.
+   */
+  setServerlessGroup(tx: Tx, contract: string, group: ServerlessGroup): Promise<void>;
+}
+
+export type CreditExhaustedHook = (tx: Tx, e: { userId: number; at: number; lockBilling?: () => Promise<void> }) => Promise<void>;
+
+export interface ServerlessGroup {
+  endpointId: number;
+  workergroupId: number;
+}

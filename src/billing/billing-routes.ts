@@ -1,0 +1,26 @@
+import type { TypedApp } from '../app.js';
+import { principalOf, scopeOf } from '../platform/auth.js';
+import { ErrorReply } from '../platform/schemas.js';
+import type { Services } from '../services.js';
+import { ChargesQuery, ChargesReply } from './billing-schemas.js';
+
+export async function billingRoutes(app: TypedApp, { billing }: Services): Promise<void> {
+  app.get(
+    '/api/v0/charges/',
+    {
+      config: { category: 'billing_read' },
+      schema: {
+        summary: 'Show charges per instance, volume or serverless contract',
+        tags: ['billing'],
+        querystring: ChargesQuery,
+        response: {
+          200: ChargesReply,
+          400: ErrorReply,
+          401: ErrorReply,
+          403: ErrorReply,
+        },
+      },
+    },
+    async (request) => billing.charges.list(scopeOf(principalOf(request)), request.query),
+  );
+}

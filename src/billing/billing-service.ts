@@ -1,0 +1,283 @@
+import type { Clock } from '../platform/clock.js';
+import type { Store, Tx } from '../platform/db/connect.js';
+import { ApiError } from '../platform/errors.js';
+import { toDollars } from '../platform/money.js';
+import type { JobContext, Scheduler } from '../platform/scheduler.js';
+import { accrue, dayOf, SECONDS_PER_HOUR, wholeSecond } from './billing-accrual.js';
+import type { BillingApi, CreditExhaustedHook, ItemKind, MeterStart, ServerlessGroup } from './billing-contract.js';
+import { billingStore, type MeterRow } from './billing-store.js';
+import { chargesServiceFactory } from './billing-charges.js';
+
+/**
+ * How often running meters are settled in bulk (service time). Between settlements the charges API and `balance`
+ * add the accrual on the fly, and credit exhaustion is scheduled at its exact second, so the period only bounds how
+ * stale the stored balance (`users.credit_micro`) may be.
+ */
+export const SETTLE_PERIOD_S = 600;
+export const SETTLE_JOB = 'billing.settle';
+export const CREDIT_JOB = 'billing.credit';
+/** kv row holding the due time of the next bulk settlement: one chain of settle jobs across every process. */
+const SETTLE_CHAIN_KEY = 'billing_settle_next';
+const SETTLE_REF = 'billing:settle';
+const creditRef = (userId: number) => `credit:${userId}`;
+
+export interface BillingDeps {
+  store: Store;
+  clock: Clock;
+  scheduler: Scheduler;
+}
+
+export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) {
+  const billing = billingStore(store.db, store.dialect);
+  const exhaustedHooks: CreditExhaustedHook[] = [];
+  /** Users whose exhaustion hooks are running in this process. */
+  const exhausting = new Set<number>();
+
+  /** Charges one meter up to second `to` (per UTC day) and debits its user. */
+  async function settleMeter(tx: Tx, meter: MeterRow, to: number): Promise<void> {
+    const due = accrue(meter, to);
+    if (due.days.length === 0) return;
+    for (const d of due.days) await billing.addCharge(meter.contract_id, meter.kind, d, tx);
+    await billing.updateMeter(meter.id, { seg_charged_micro: due.cumulative, settled_until: to }, tx);
+    if (due.total !== 0) await billing.adjustCredit(meter.user_id, -due.total, tx);
+    meter.seg_charged_micro = due.cumulative;
+    meter.settled_until = to;
+  }
+
+  /** The exact balance: stored credit minus what the user's running meters accrued since their last settlement. */
+  async function balance(userId: number, tx: Tx = store.db): Promise<number> {
+    const ledger = await billing.ledgerOf(userId, wholeSecond(clock.now()), tx);
+    if (ledger === undefined) throw new ApiError('not_found', 'user not found');
+    return ledger.credit - ledger.pending;
+  }
+
+  /**
+   * Cancels the user's pending credit checks but skips one that is running now (the scheduler's claim locks its row
+   * until it commits). Waiting for it would make every billing call of the user queue behind a check that may itself
+   * be waiting for that call's instance: a deadlock on PostgreSQL. A running check ends by itself; the check this
+   * call schedules next re-times it, and an extra check is harmless (it only re-reads the balance).
+   */
+  async function cancelCreditCheck(tx: Tx, userId: number): Promise<void> {
+    if (store.dialect !== 'postgres') return scheduler.cancel(creditRef(userId), { tx, kind: CREDIT_JOB });
+    const pending = tx.selectFrom('jobs').select('id').where('ref', '=', creditRef(userId)).where('kind', '=', CREDIT_JOB).forUpdate().skipLocked();
+    await tx.deleteFrom('jobs').where('id', 'in', pending).execute();
+  }
+
+  /** Schedules the user's credit check at the second the balance reaches zero at the current burn rate. */
+  async function scheduleCreditCheck(tx: Tx, userId: number): Promise<void> {
+    // The hooks of a credit check stop meters: that must not schedule the same check again.
+    if (exhausting.has(userId)) return;
+    await cancelCreditCheck(tx, userId);
+    const now = wholeSecond(clock.now());
+    const ledger = await billing.ledgerOf(userId, now, tx);
+    if (ledger === undefined) return;
+    const { credit, pending, rate } = ledger;
+    if (rate <= 0) return;
+    const left = credit - pending;
+    const secondsLeft = left <= 0 ? 0 : Number((BigInt(left) * BigInt(SECONDS_PER_HOUR) + BigInt(rate) - 1n) / BigInt(rate));
+    await scheduler.schedule(CREDIT_JOB, now + secondsLeft, { user_id: userId }, { tx, ref: creditRef(userId) });
+  }
+
+  /** Starts the chain of bulk settlements unless one is already scheduled (the kv row is the lock). */
+  async function ensureSettleChain(tx: Tx, at: number): Promise<void> {
+    const next = (Math.floor(at / SETTLE_PERIOD_S) + 1) * SETTLE_PERIOD_S;
+    const inserted = await tx
+      .insertInto('kv')
+      .values({ key: SETTLE_CHAIN_KEY, value: String(next) })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .returning('key')
+      .executeTakeFirst();
+    if (inserted) await scheduler.schedule(SETTLE_JOB, next, {}, { tx, ref: SETTLE_REF });
+  }
+
+  /** Bulk settlement at a period boundary: every running meter charged up to `dueAt`. */
+  async function settleAll(_payload: unknown, ctx: JobContext): Promise<void> {
+    const to = wholeSecond(ctx.dueAt);
+    const day = dayOf(to - 1);
+    await billing.lockContractsOf({ settledBefore: to }, ctx.tx);
+    // Meters settled before today's start (a lagging real clock, a day boundary) are split per day one by one.
+    for (const m of await billing.laggingMeters(day, to, ctx.tx)) {
+      await settleMeter(ctx.tx, m, to);
+      await billing.touchContract(m.contract_id, to, ctx.tx);
+    }
+    await billing.settleSameDay(day, to, ctx.tx);
+    if (await billing.anyRunning(ctx.tx)) {
+      const next = to + SETTLE_PERIOD_S;
+      await ctx.tx.updateTable('kv').set({ value: String(next) }).where('key', '=', SETTLE_CHAIN_KEY).execute();
+      await scheduler.schedule(SETTLE_JOB, next, {}, { tx: ctx.tx, ref: SETTLE_REF });
+    } else {
+      await ctx.tx.deleteFrom('kv').where('key', '=', SETTLE_CHAIN_KEY).execute();
+    }
+  }
+
+  /**
+   * The user's credit check: at zero balance, let the features stop what they run. It reads the exact balance
+   * (stored credit minus accrual not yet settled) without locking anything, and leaves the settling to the meters
+   * the hooks stop and to the bulk settlement: locking billing rows here first and instance rows in the hooks after
+   * would be the reverse of a request's order (instance, then billing) and could deadlock on PostgreSQL. The hooks
+   * lock their rows, then billing's through `lockBilling` (see CreditExhaustedHook).
+   */
+  async function checkCredit(payload: { user_id: number }, ctx: JobContext): Promise<void> {
+    const userId = payload.user_id;
+    if ((await billing.creditOf(userId, ctx.tx)) === undefined) return;
+    if ((await balance(userId, ctx.tx)) > 0) {
+      await scheduleCreditCheck(ctx.tx, userId);
+      return;
+    }
+    exhausting.add(userId);
+    try {
+      const lockBilling = () => billing.lockContractsOf({ userId }, ctx.tx);
+      for (const hook of exhaustedHooks) await hook(ctx.tx, { userId, at: ctx.now, lockBilling });
+    } finally {
+      exhausting.delete(userId);
+    }
+  }
+
+  scheduler.register(SETTLE_JOB, settleAll);
+  scheduler.register(CREDIT_JOB, checkCredit);
+
+  async function stopOne(tx: Tx, meter: MeterRow, at: number): Promise<void> {
+    if (!meter.running) return;
+    await settleMeter(tx, meter, Math.max(at, meter.settled_until));
+    await billing.updateMeter(meter.id, { running: 0 }, tx);
+    meter.running = 0;
+  }
+
+  const api = {
+    async startMeter(tx: Tx, m: MeterStart): Promise<void> {
+      const at = wholeSecond(m.at);
+      const contract = await billing.openContract(
+        {
+          source: m.contract,
+          type: m.type,
+          user_id: m.userId,
+          team_id: m.teamId,
+          description: m.description,
+          metadata: JSON.stringify(m.metadata ?? {}),
+          start_at: at,
+        },
+        tx,
+      );
+      if (contract.description !== m.description || m.metadata) {
+        const metadata = { ...JSON.parse(contract.metadata), ...m.metadata };
+        await billing.updateContract(contract.id, { description: m.description, metadata: JSON.stringify(metadata) }, tx);
+      }
+      const meter = (await billing.meters(contract.id, tx)).find((x) => x.kind === m.kind);
+      if (meter) {
+        if (meter.running) await settleMeter(tx, meter, Math.max(at, meter.settled_until));
+        // A new segment: never before what was already settled, so no second is charged twice.
+        const start = Math.max(at, meter.settled_until);
+        await billing.updateMeter(
+          meter.id,
+          { rate_micro_per_hour: m.rateMicroPerHour, seg_start: start, settled_until: start, seg_charged_micro: 0, running: 1, user_id: m.userId },
+          tx,
+        );
+      } else {
+        await billing.insertMeter(
+          {
+            contract_id: contract.id,
+            kind: m.kind,
+            user_id: m.userId,
+            rate_micro_per_hour: m.rateMicroPerHour,
+            seg_start: at,
+            settled_until: at,
+            seg_charged_micro: 0,
+            running: 1,
+          },
+          tx,
+        );
+      }
+      await billing.touchContract(contract.id, at, tx);
+      await ensureSettleChain(tx, at);
+      await scheduleCreditCheck(tx, m.userId);
+    },
+
+    async stopMeter(tx: Tx, m: { contract: string; kind: ItemKind; at: number }): Promise<void> {
+      const contract = await billing.contractBySource(m.contract, tx);
+      if (!contract) return;
+      const meter = (await billing.meters(contract.id, tx)).find((x) => x.kind === m.kind);
+      if (!meter?.running) return;
+      const at = wholeSecond(m.at);
+      await stopOne(tx, meter, at);
+      await billing.touchContract(contract.id, at, tx);
+      await scheduleCreditCheck(tx, meter.user_id);
+    },
+
+    async stopContract(tx: Tx, m: { contract: string; at: number }): Promise<void> {
+      const contract = await billing.contractBySource(m.contract, tx);
+      if (!contract) return;
+      const at = wholeSecond(m.at);
+      const users = new Set<number>();
+      for (const meter of await billing.meters(contract.id, tx)) {
+        if (!meter.running) continue;
+        await stopOne(tx, meter, at);
+        users.add(meter.user_id);
+      }
+      await billing.touchContract(contract.id, at, tx);
+      for (const u of users) await scheduleCreditCheck(tx, u);
+    },
+
+    async addUsage(tx: Tx, m: Omit<MeterStart, 'rateMicroPerHour'> & { amountMicro: number }): Promise<void> {
+      const at = wholeSecond(m.at);
+      const contract = await billing.openContract(
+        { source: m.contract, type: m.type, user_id: m.userId, team_id: m.teamId, description: m.description, metadata: JSON.stringify(m.metadata ?? {}), start_at: at },
+        tx,
+      );
+      await billing.addCharge(contract.id, m.kind, { day: dayOf(at), amount: m.amountMicro, start: at, end: at }, tx);
+      await billing.adjustCredit(m.userId, -m.amountMicro, tx);
+      await billing.touchContract(contract.id, at, tx);
+      await scheduleCreditCheck(tx, m.userId);
+    },
+
+    async assertCredit(userId: number, tx?: Tx): Promise<void> {
+      if ((await balance(userId, tx)) <= 0) {
+        throw new ApiError('insufficient_credit', 'not enough credit: add credit to your account before starting anything that costs money');
+      }
+    },
+
+    balance,
+
+    onCreditExhausted(hook: CreditExhaustedHook): void {
+      exhaustedHooks.push(hook);
+    },
+
+    async setServerlessGroup(tx: Tx, contract: string, group: ServerlessGroup): Promise<void> {
+      const row = await billing.contractBySource(contract, tx);
+      if (!row) return;
+      const endpointSource = `endpoint-${group.endpointId}`;
+      const first = await tx
+        .selectFrom('billing_contracts')
+        .select((eb) => eb.fn.min<number>('tree_key').as('k'))
+        .where('endpoint_source', '=', endpointSource)
+        .executeTakeFirst();
+      const metadata = { ...JSON.parse(row.metadata), endpoint_id: group.endpointId, workergroup_id: group.workergroupId };
+      await billing.updateContract(
+        row.id,
+        {
+          type: 'serverless',
+          endpoint_source: endpointSource,
+          workergroup_source: `workergroup-${group.workergroupId}`,
+          tree_key: first?.k ?? row.id,
+          metadata: JSON.stringify(metadata),
+        },
+        tx,
+      );
+    },
+
+    /** Emulator: adds (or, negative, removes) credit and re-times the user's credit check. */
+    async addCredit(userId: number, amountMicro: number): Promise<{ success: true; credit: number }> {
+      return store.db.transaction().execute(async (tx) => {
+        const credit = await billing.adjustCredit(userId, amountMicro, tx);
+        if (credit === undefined) throw new ApiError('not_found', 'user not found');
+        await scheduleCreditCheck(tx, userId);
+        return { success: true as const, credit: toDollars(await balance(userId, tx)) };
+      });
+    },
+  } satisfies BillingApi & Record<string, unknown>;
+
+  /** The read side: `GET /api/v0/charges/`. */
+  const charges = chargesServiceFactory({ db: store.db, clock });
+  return { ...api, charges, store: billing };
+}
+
+export type BillingService = ReturnType<typeof billingServiceFactory>;

@@ -1,0 +1,218 @@
+import { sql, type Selectable } from 'kysely';
+import type { DialectName, Tx } from '../platform/db/connect.js';
+import type { BillingContractsTable, BillingMetersTable } from './billing-tables.js';
+import type { DayCharge } from './billing-accrual.js';
+
+export type ContractRow = Selectable<BillingContractsTable>;
+export type MeterRow = Selectable<BillingMetersTable>;
+
+export interface NewContract {
+  source: string;
+  type: string;
+  user_id: number;
+  team_id: number | null;
+  description: string;
+  metadata: string;
+  start_at: number;
+}
+
+export interface Ledger {
+  credit: number;
+  pending: number;
+  rate: number;
+}
+
+interface LedgerRowRaw {
+  credit: number;
+  pending: number | null;
+  rate: number | null;
+}
+
+/**
+ * Credit, pending accrual and burn rate of one user. better-sqlite3 binds JS numbers as REAL: `at` is cast, so that
+ * the division truncates as integers on both dialects (as `settleSameDay` does). No running meter: NULL sums.
+ */
+function ledgerQuery(userId: number, at: number) {
+  const t = sql`CAST(${at} AS BIGINT)`;
+  return sql<LedgerRowRaw>`
+    SELECT u.credit_micro AS credit,
+           SUM(CASE WHEN m.settled_until < ${t} THEN (m.rate_micro_per_hour * (${t} - m.seg_start)) / 3600 - m.seg_charged_micro ELSE 0 END) AS pending,
+           SUM(m.rate_micro_per_hour) AS rate
+    FROM users u LEFT JOIN billing_meters m ON m.user_id = u.id AND m.running = 1
+    WHERE u.id = ${userId}
+    GROUP BY u.id, u.credit_micro`;
+}
+
+/** The ledger's SQL. Every function takes the caller's transaction; rows being settled are locked on PostgreSQL. */
+export function billingStore(db: Tx, dialect: DialectName) {
+  const pg = dialect === 'postgres';
+  let ledger: ReturnType<ReturnType<typeof ledgerQuery>['compile']> | undefined;
+
+  return {
+    dialect,
+
+    async contractBySource(source: string, tx: Tx = db): Promise<ContractRow | undefined> {
+      let q = tx.selectFrom('billing_contracts').selectAll().where('source', '=', source);
+      if (pg) q = q.forUpdate();
+      return q.executeTakeFirst();
+    },
+
+    /** Inserts the contract unless it exists (two processes may race to open it), and returns it locked. */
+    async openContract(c: NewContract, tx: Tx = db): Promise<ContractRow> {
+      await tx
+        .insertInto('billing_contracts')
+        .values({ ...c, end_at: c.start_at, tree_key: 0, live: 0 })
+        .onConflict((oc) => oc.column('source').doNothing())
+        .execute();
+      // The tree format pages by tree_key; a contract outside serverless is its own key.
+      await tx.updateTable('billing_contracts').set((eb) => ({ tree_key: eb.ref('id') })).where('source', '=', c.source).where('tree_key', '=', 0).execute();
+      let q = tx.selectFrom('billing_contracts').selectAll().where('source', '=', c.source);
+      if (pg) q = q.forUpdate();
+      return q.executeTakeFirstOrThrow();
+    },
+
+    async updateContract(id: number, set: Partial<Omit<ContractRow, 'id'>>, tx: Tx = db): Promise<void> {
+      await tx.updateTable('billing_contracts').set(set).where('id', '=', id).execute();
+    },
+
+    /** Extends the contract's charged period to `at` and recounts its running meters. */
+    async touchContract(id: number, at: number, tx: Tx = db): Promise<void> {
+      await tx
+        .updateTable('billing_contracts')
+        .set((eb) => ({
+          end_at: sql<number>`CASE WHEN ${eb.ref('end_at')} < ${at} THEN ${at} ELSE ${eb.ref('end_at')} END`,
+          // The 0/1 flag summed over the contract's meters, not `COUNT(*) … AND running = 1`: with that filter SQLite
+          // reads through the index on `running`, every running meter of every user, on each rent and stop.
+          live: eb
+            .selectFrom('billing_meters')
+            .select(sql<number>`COALESCE(SUM(billing_meters.running), 0)`.as('n'))
+            .where('billing_meters.contract_id', '=', id),
+        }))
+        .where('id', '=', id)
+        .execute();
+    },
+
+    async meters(contractId: number, tx: Tx = db): Promise<MeterRow[]> {
+      let q = tx.selectFrom('billing_meters').selectAll().where('contract_id', '=', contractId).orderBy('id');
+      if (pg) q = q.forUpdate();
+      return q.execute();
+    },
+
+    async runningMetersOfUser(userId: number, tx: Tx = db, lock = false): Promise<MeterRow[]> {
+      let q = tx.selectFrom('billing_meters').selectAll().where('user_id', '=', userId).where('running', '=', 1).orderBy('id');
+      if (pg && lock) q = q.forUpdate();
+      return q.execute();
+    },
+
+    async insertMeter(m: Omit<MeterRow, 'id'>, tx: Tx = db): Promise<void> {
+      await tx.insertInto('billing_meters').values(m).execute();
+    },
+
+    async updateMeter(id: number, set: Partial<Omit<MeterRow, 'id'>>, tx: Tx = db): Promise<void> {
+      await tx.updateTable('billing_meters').set(set).where('id', '=', id).execute();
+    },
+
+    /** Adds to the item's row of the day (created on first charge). */
+    async addCharge(contractId: number, kind: string, c: DayCharge, tx: Tx = db): Promise<void> {
+      await tx
+        .insertInto('billing_charges')
+        .values({ contract_id: contractId, kind, day: c.day, amount_micro: c.amount, start_at: c.start, end_at: c.end })
+        .onConflict((oc) =>
+          oc.columns(['contract_id', 'kind', 'day']).doUpdateSet((eb) => ({
+            amount_micro: eb(eb.ref('billing_charges.amount_micro'), '+', eb.ref('excluded.amount_micro')),
+            start_at: sql<number>`CASE WHEN billing_charges.start_at < excluded.start_at THEN billing_charges.start_at ELSE excluded.start_at END`,
+            end_at: sql<number>`CASE WHEN billing_charges.end_at > excluded.end_at THEN billing_charges.end_at ELSE excluded.end_at END`,
+          })),
+        )
+        .execute();
+    },
+
+    /** Moves the balance by `deltaMicro` (negative debits); returns the new balance. */
+    async adjustCredit(userId: number, deltaMicro: number, tx: Tx = db): Promise<number | undefined> {
+      const row = await tx
+        .updateTable('users')
+        .set((eb) => ({ credit_micro: eb(eb.ref('credit_micro'), '+', deltaMicro) }))
+        .where('id', '=', userId)
+        .returning('credit_micro')
+        .executeTakeFirst();
+      return row?.credit_micro;
+    },
+
+    /**
+     * The user's stored credit and, over their running meters, the accrual not yet settled at whole second `at` and
+     * the summed hourly rate; undefined when there is no such user. One query, built once: `balance` runs it on every
+     * users/current and every rent (the statement text depends only on the dialect).
+     */
+    async ledgerOf(userId: number, at: number, tx: Tx = db): Promise<Ledger | undefined> {
+      ledger ??= ledgerQuery(0, 0).compile(db);
+      // The parameters in the order the template binds them: `at` twice, then the user.
+      const row = (await tx.executeQuery<LedgerRowRaw>({ ...ledger, parameters: [at, at, userId] })).rows[0];
+      if (!row) return undefined;
+      return { credit: Number(row.credit), pending: Number(row.pending ?? 0), rate: Number(row.rate ?? 0) };
+    },
+
+    async creditOf(userId: number, tx: Tx = db): Promise<number | undefined> {
+      const row = await tx.selectFrom('users').select('credit_micro').where('id', '=', userId).executeTakeFirst();
+      return row?.credit_micro;
+    },
+
+    /**
+     * Locks (PostgreSQL) the contracts of the running meters that `where` selects, in id order. Every path that
+     * settles takes locks in the same order, contract then meter then user, so two settlements never deadlock.
+     */
+    async lockContractsOf(where: { userId?: number; settledBefore?: number }, tx: Tx = db): Promise<void> {
+      if (!pg) return;
+      let sub = tx.selectFrom('billing_meters').select('contract_id').where('running', '=', 1);
+      if (where.userId !== undefined) sub = sub.where('user_id', '=', where.userId);
+      if (where.settledBefore !== undefined) sub = sub.where('settled_until', '<', where.settledBefore);
+      await tx.selectFrom('billing_contracts').select('id').where('id', 'in', sub).orderBy('id').forUpdate().execute();
+    },
+
+    /** Running meters whose last settlement lies before `since` (they span a day boundary: settled one by one). */
+    async laggingMeters(since: number, until: number, tx: Tx = db): Promise<MeterRow[]> {
+      let q = tx
+        .selectFrom('billing_meters')
+        .selectAll()
+        .where('running', '=', 1)
+        .where('settled_until', '<', since)
+        .where('settled_until', '<', until)
+        .orderBy('id');
+      if (pg) q = q.forUpdate();
+      return q.execute();
+    },
+
+    /**
+     * Settles, in bulk, every running meter last settled within [dayStart, until): all the seconds involved lie in
+     * one UTC day, so one charge row per item takes them. Three statements whatever the number of meters.
+     */
+    async settleSameDay(dayStart: number, until: number, tx: Tx = db): Promise<void> {
+      // better-sqlite3 binds JS numbers as REAL: cast, so that the division truncates as integers on both dialects.
+      const day = sql`CAST(${dayStart} AS BIGINT)`;
+      const to = sql`CAST(${until} AS BIGINT)`;
+      const due = sql`running = 1 AND settled_until >= ${day} AND settled_until < ${to}`;
+      const newCum = sql`(rate_micro_per_hour * (${to} - seg_start)) / 3600`;
+      if (pg) await sql`SELECT id FROM billing_meters WHERE ${due} FOR UPDATE`.execute(tx);
+      await sql`
+        INSERT INTO billing_charges (contract_id, kind, day, amount_micro, start_at, end_at)
+        SELECT contract_id, kind, ${day}, ${newCum} - seg_charged_micro, settled_until, ${to}
+        FROM billing_meters WHERE ${due}
+        ON CONFLICT (contract_id, kind, day) DO UPDATE SET
+          amount_micro = billing_charges.amount_micro + excluded.amount_micro,
+          end_at = excluded.end_at`.execute(tx);
+      // One grouped pass over the due meters (a correlated sum per user would rescan them for every user).
+      await sql`
+        UPDATE users SET credit_micro = users.credit_micro - s.total
+        FROM (SELECT user_id, SUM(${newCum} - seg_charged_micro) AS total FROM billing_meters WHERE ${due} GROUP BY user_id) AS s
+        WHERE users.id = s.user_id`.execute(tx);
+      // Contracts keep their end_at: a live one matches every range anyway, and stopping sets it.
+      await sql`UPDATE billing_meters SET seg_charged_micro = ${newCum}, settled_until = ${to} WHERE ${due}`.execute(tx);
+    },
+
+    async anyRunning(tx: Tx = db): Promise<boolean> {
+      const row = await tx.selectFrom('billing_meters').select('id').where('running', '=', 1).limit(1).executeTakeFirst();
+      return row !== undefined;
+    },
+  };
+}
+
+export type BillingStore = ReturnType<typeof billingStore>;

@@ -1,0 +1,63 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Billing tables. Times here are whole Unix seconds stored as `bigint` (not `double precision` as elsewhere): the
+ * ledger charges whole seconds and does integer arithmetic on them in SQL (`rate * seconds / 3600`), which must
+ * truncate identically on SQLite and PostgreSQL.
+ */
+
+/** One charge contract: `instance-<id>`, `volume-<id>`, a serverless worker; what a charges entry shows. */
+export interface BillingContractsTable {
+  id: Generated<number>;
+  /** `instance-<id>`, `volume-<id>` … (the spec's `source`). */
+  source: string;
+  /** `instance`, `volume` or `serverless`. */
+  type: string;
+  user_id: number;
+  team_id: number | null;
+  description: string;
+  /** JSON object: `label`, `template_id`, `endpoint_id`, `workergroup_id` … */
+  metadata: string;
+  /** Serverless workers: `workergroup-<id>` and `endpoint-<id>` wrappers of the tree format. */
+  workergroup_source: string | null;
+  endpoint_source: string | null;
+  /** Pagination key of the tree format: the contract's own id, or the first id of its endpoint's contracts. */
+  tree_key: number;
+  /** First second charged, and last second settled. */
+  start_at: number;
+  end_at: number;
+  /** Number of running meters; a live contract matches every range that reaches its start. */
+  live: number;
+}
+
+/** A rate charged per second from `seg_start`. A rate change or a restart begins a new segment. */
+export interface BillingMetersTable {
+  id: Generated<number>;
+  contract_id: number;
+  kind: string;
+  user_id: number;
+  rate_micro_per_hour: number;
+  seg_start: number;
+  /** Every second before this one is charged. */
+  settled_until: number;
+  /** What the current segment has charged: floor(rate × (settled_until − seg_start) / 3600). */
+  seg_charged_micro: number;
+  running: number;
+}
+
+/** What a contract's item cost on one UTC day. Settling adds to the day's row, so rows never multiply per tick. */
+export interface BillingChargesTable {
+  contract_id: number;
+  kind: string;
+  /** Start of the UTC day (Unix seconds). */
+  day: number;
+  amount_micro: number;
+  start_at: number;
+  end_at: number;
+}
+
+export interface BillingTables {
+  billing_contracts: BillingContractsTable;
+  billing_meters: BillingMetersTable;
+  billing_charges: BillingChargesTable;
+}

@@ -1,0 +1,103 @@
+/** `emu …`: the emulator control API (contract §2), for driving a local gpuplane from scripts and tests. */
+import { Option, type Command } from 'commander';
+import { action, intArg, numberArg } from '../context.js';
+import { renderRecord, renderTable, utc } from '../output.js';
+
+export function registerEmulator(emu: Command): void {
+  emu
+    .command('clock')
+    .description('show the service clock (Unix seconds and UTC)')
+    .addHelpText('after', '\nExample:\n  gpuplane emu clock')
+    .action(
+      action(async (ctx) => {
+        const r = await ctx.client.emulator.clock();
+        ctx.out.print(r, () => `${r.now} (${utc(r.now)} UTC)`);
+      }),
+    );
+
+  emu
+    .command('advance')
+    .description('move a virtual clock forward, running everything that falls due on the way')
+    .argument('<seconds>', 'how far to move the clock, in seconds', numberArg('seconds', 0))
+    .addHelpText('after', '\nExample:\n  gpuplane emu advance 3600')
+    .action(
+      action(async (ctx, seconds: number) => {
+        const r = await ctx.client.emulator.advance(seconds);
+        ctx.out.print(r, () => `clock now ${r.now} (${utc(r.now)} UTC)`);
+      }),
+    );
+
+  emu
+    .command('create-user')
+    .description('create a user and a full-access API key for it')
+    .requiredOption('--email <email>', 'e-mail of the new user')
+    .option('--password <password>', 'password (for login)')
+    .option('--full-name <name>', 'display name')
+    .option('--credit <dollars>', 'starting credit in dollars (default 100)', numberArg('--credit', 0))
+    .option('--admin', 'make the user an admin')
+    .option('--unverified', 'leave the e-mail unverified')
+    .option('--phone-number <e164>', 'phone number on file')
+    .addHelpText('after', '\nExample:\n  gpuplane emu create-user --email ada@example.com --credit 50')
+    .action(
+      action(async (ctx, o: { email: string; password?: string; fullName?: string; credit?: number; admin?: boolean; unverified?: boolean; phoneNumber?: string }) => {
+        const r = await ctx.client.emulator.createUser({
+          email: o.email,
+          password: o.password,
+          full_name: o.fullName,
+          credit: o.credit,
+          is_admin: o.admin,
+          email_verified: o.unverified ? false : undefined,
+          phone_number: o.phoneNumber,
+        });
+        ctx.out.print(r, () => `created user ${r.user.id} <${r.user.email}>\nAPI key (shown once): ${r.api_key}`);
+      }),
+    );
+
+  emu
+    .command('outbox')
+    .description('list the e-mails and SMS the service "sent", newest last')
+    .option('--to <address>', 'only messages to this address or number')
+    .addOption(new Option('--channel <channel>', 'only this channel').choices(['email', 'sms']))
+    .addHelpText('after', '\nExample:\n  gpuplane emu outbox --to ada@example.com --channel email')
+    .action(
+      action(async (ctx, o: { to?: string; channel?: 'email' | 'sms' }) => {
+        const r = await ctx.client.emulator.outbox({ to: o.to, channel: o.channel });
+        ctx.out.print(r.messages, () =>
+          renderTable(r.messages, [
+            { key: 'id', header: 'ID', align: 'right' },
+            { key: 'channel', header: 'Channel' },
+            { key: 'to', header: 'To' },
+            { key: 'code', header: 'Code' },
+            { key: 'sent_at', header: 'Sent (UTC)', fmt: utc },
+            { key: 'text', header: 'Text' },
+          ]),
+        );
+      }),
+    );
+
+  emu
+    .command('fault')
+    .description('inject a fault: exited, unknown, offline, stall, recover (instance or machine); sms_error, sms_rate_limited, store_unavailable')
+    .argument('<fault>', 'the fault')
+    .option('--instance <id>', 'the instance to fault', intArg('--instance'))
+    .option('--machine <id>', 'the machine to fault', intArg('--machine'))
+    .option('--count <n>', 'how many sends/checks fail (provider faults)', intArg('--count'))
+    .addHelpText('after', '\nExample:\n  gpuplane emu fault exited --instance 12')
+    .action(
+      action(async (ctx, fault: string, o: { instance?: number; machine?: number; count?: number }) => {
+        const r = await ctx.client.emulator.fault({ fault, instance_id: o.instance, machine_id: o.machine, count: o.count });
+        ctx.out.print(r, () => renderRecord(r));
+      }),
+    );
+
+  emu
+    .command('reset')
+    .description('put the emulator back to a fresh, seeded state (the bootstrap key stays valid)')
+    .addHelpText('after', '\nExample:\n  gpuplane emu reset')
+    .action(
+      action(async (ctx) => {
+        const r = await ctx.client.emulator.reset();
+        ctx.out.print(r, () => 'emulator reset');
+      }),
+    );
+}

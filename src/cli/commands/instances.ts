@@ -1,0 +1,332 @@
+/**
+ * Instances in the vastai client's vocabulary: `create instance`, `show instances`/`show instance`, `start`/`stop`/
+ * `destroy`/`label instance`, `change bid`, `logs`, `ssh-url`, `attach`/`detach ssh`, and `wait instance`, whose
+ * live status line shows the state and the elapsed time and which exits non-zero on failure or timeout.
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { Instance } from '../../sdk/api/instances.js';
+import { DEFAULT_WAIT_TIMEOUT_S } from '../../sdk/wait.js';
+import { action, EXIT, intArg, numberArg, UsageError, type Ctx } from '../context.js';
+import { parseEnv, runtypeOf } from '../instance-args.js';
+import { fixed, renderRecord, renderTable, utc } from '../output.js';
+import { statusLine } from '../status-line.js';
+
+const MB_PER_GB = 1000;
+const PERCENT = 100;
+/** Set by runCli: the words after `--args`, which the vastai client takes verbatim (options included). */
+let remainder: string[] | undefined;
+export const setArgsRemainder = (rest: string[] | undefined) => void (remainder = rest);
+
+export const instanceColumns = [
+  { key: 'id', header: 'ID', align: 'right' as const },
+  { key: 'machine_id', header: 'Machine', align: 'right' as const },
+  { key: 'actual_status', header: 'Status' },
+  { key: 'num_gpus', header: 'N', fmt: (v: number) => `${v}x`, align: 'right' as const },
+  { key: 'gpu_name', header: 'Model' },
+  { key: 'gpu_util', header: 'Util %', fmt: fixed(1), align: 'right' as const },
+  { key: 'cpu_cores_effective', header: 'vCPUs', fmt: fixed(1), align: 'right' as const },
+  { key: 'cpu_ram', header: 'RAM GB', fmt: fixed(1, 1 / MB_PER_GB), align: 'right' as const },
+  { key: 'disk_space', header: 'Disk GB', fmt: fixed(0), align: 'right' as const },
+  { key: 'ssh_host', header: 'SSH host' },
+  { key: 'ssh_port', header: 'SSH port', align: 'right' as const },
+  { key: 'dph_total', header: '$/hr', fmt: fixed(4), align: 'right' as const },
+  { key: 'image_uuid', header: 'Image' },
+  { key: 'reliability2', header: 'R %', fmt: fixed(1, PERCENT), align: 'right' as const },
+  { key: 'label', header: 'Label' },
+  { key: 'uptime_mins', header: 'Uptime min', fmt: fixed(1), align: 'right' as const },
+];
+
+const RECORD_FIELDS = [
+  'id', 'label', 'actual_status', 'intended_status', 'status_msg', 'machine_id', 'num_gpus', 'gpu_name', 'image_uuid',
+  'image_runtype', 'disk_space', 'dph_total', 'is_bid', 'ssh_host', 'ssh_port', 'public_ipaddr', 'ports', 'start_date',
+].map((key) => ({ key, fmt: key === 'start_date' ? utc : undefined }));
+
+/** Waits with a live status line; returns the instance, or throws (exit 3 on failure, 4 on timeout). */
+async function waitWithStatus(ctx: Ctx, id: number, until: string, timeout: number): Promise<Instance> {
+  const line = statusLine(`instance ${id}`);
+  try {
+    const inst = await ctx.client.waitForInstance(id, { until, timeout, onStatus: (s) => line.update(s ?? 'provisioning') });
+    line.done(inst.actual_status ?? until);
+    return inst as Instance;
+  } catch (err) {
+    line.done();
+    throw err;
+  }
+}
+
+const sshUrl = (i: Instance) => (i.ssh_host && i.ssh_port ? `ssh://root@${i.ssh_host}:${i.ssh_port}` : undefined);
+
+interface CreateOpts {
+  image?: string;
+  template_hash?: string;
+  disk?: number;
+  env?: string;
+  label?: string;
+  onstart?: string;
+  onstartCmd?: string;
+  entrypoint?: string;
+  login?: string;
+  ssh?: boolean;
+  jupyter?: boolean;
+  direct?: boolean;
+  jupyterDir?: string;
+  jupyterLab?: boolean;
+  langUtf8?: boolean;
+  pythonUtf8?: boolean;
+  price?: number;
+  bid_price?: number;
+  cancelUnavail?: boolean;
+  vm?: boolean;
+  force?: boolean;
+  user?: string;
+  stopped?: boolean;
+  wait?: boolean;
+  timeout: number;
+}
+
+export function createBody(o: CreateOpts, args: string[] | undefined): Record<string, unknown> {
+  let onstart = o.onstartCmd ?? o.entrypoint ?? null;
+  if (o.onstart !== undefined) {
+    try {
+      onstart = readFileSync(o.onstart, 'utf8');
+    } catch {
+      throw new UsageError(`cannot read the onstart file ${o.onstart}`);
+    }
+  }
+  if (o.price !== undefined && o.bid_price !== undefined && o.price !== o.bid_price) throw new UsageError('give one of --price and --bid_price');
+  // Every key is sent, null when unset, as the vastai client does (client-compat).
+  const body: Record<string, unknown> = {
+    client_id: 'me',
+    image: o.image ?? null,
+    env: parseEnv(o.env),
+    price: o.price ?? o.bid_price ?? null,
+    disk: o.disk ?? null,
+    label: o.label ?? null,
+    extra: null,
+    onstart,
+    image_login: o.login ?? null,
+    python_utf8: o.pythonUtf8 ?? null,
+    lang_utf8: o.langUtf8 ?? null,
+    use_jupyter_lab: o.jupyterLab ?? null,
+    jupyter_dir: o.jupyterDir ?? null,
+    force: o.force ?? null,
+    cancel_unavail: o.cancelUnavail ?? null,
+    template_hash_id: o.template_hash ?? null,
+    user: o.user ?? null,
+  };
+  if (o.vm) body.vm = true;
+  if (o.stopped) body.target_state = 'stopped';
+  if (o.template_hash === undefined) body.runtype = runtypeOf({ ...o, args });
+  if (args !== undefined) body.args = args;
+  if (!o.image && !o.template_hash) throw new UsageError('create instance needs --image or --template_hash');
+  return body;
+}
+
+export function registerInstances(program: Command, verb: (name: string, what: string) => Command): void {
+  const create = verb('create', 'create: instance');
+  create
+    .command('instance')
+    .description('rent an offer: create an instance from an offer id (from search offers)')
+    .argument('<offer_id>', 'offer id', intArg('offer_id'))
+    .option('--image <image>', 'Docker image')
+    .option('--template_hash <hash>', 'create from this template (its hash_id)')
+    .option('--disk <GB>', 'local disk in GB (server default 8)', numberArg('--disk', 0))
+    .option('--env <flags>', 'env and ports, Docker style: "-e TZ=UTC -p 8080:8080 -h myhost"')
+    .option('--label <label>', 'a label for the instance')
+    .option('--onstart <file>', 'file whose contents run at start')
+    .option('--onstart-cmd <script>', 'shell commands run at start')
+    .option('--entrypoint <cmd>', 'used as onstart when no --onstart-cmd is given')
+    .option('--login <args>', 'registry login for a private image: "-u USER -p TOKEN registry.host"')
+    .option('--ssh', 'SSH instance')
+    .option('--jupyter', 'Jupyter instance (includes SSH)')
+    .option('--direct', 'direct (not proxied) SSH/Jupyter connections')
+    .option('--jupyter-dir <dir>', 'directory to start Jupyter from')
+    .option('--jupyter-lab', 'JupyterLab instead of Notebook')
+    .option('--lang-utf8', 'set the locale to C.UTF-8')
+    .option('--python-utf8', 'set Python’s locale to C.UTF-8')
+    .option('--price <dollars>', 'bid price in $/hour: an interruptible (bid) instance', numberArg('--price', 0))
+    .option('--bid_price <dollars>', 'same as --price', numberArg('--bid_price', 0))
+    .option('--cancel-unavail', 'fail at once if the offer cannot start now')
+    .option('--vm', 'a VM instead of a container (an SSH key must be registered first)')
+    .option('--force', 'accepted for compatibility')
+    .option('--user <user>', 'user for docker create')
+    .option('--stopped', 'create it stopped (target_state stopped)')
+    .option('--wait', 'wait until it is running, with a live status line')
+    .option('--timeout <seconds>', 'give up waiting after this long', numberArg('--timeout', 0), DEFAULT_WAIT_TIMEOUT_S)
+    .option('--args <words...>', 'arguments for the image ENTRYPOINT; must be last (everything after it is taken)')
+    .addHelpText('after', `
+Example:
+  gpuplane create instance 2001 --image pytorch/pytorch --disk 40 --env '-p 8081:8081/udp -h billybob' --ssh --direct --onstart-cmd 'echo up' --wait
+  gpuplane create instance 2001 --template_hash 4f2a9c... --price 0.2
+  gpuplane create instance 2001 --image alpine --args sh -c 'echo hi; sleep infinity'`)
+    .action(
+      action(async (ctx, offerId: number, o: CreateOpts) => {
+        const r = await ctx.client.instances.create(offerId, createBody(o, remainder) as never);
+        if (!o.wait) {
+          ctx.out.print(r, () => `created instance ${r.new_contract} from offer ${offerId}\ninstance API key (shown once): ${r.instance_api_key}`);
+          return;
+        }
+        if (!ctx.raw) process.stdout.write(`created instance ${r.new_contract} from offer ${offerId}\n`);
+        const inst = await waitWithStatus(ctx, r.new_contract, o.stopped ? 'stopped' : 'running', o.timeout);
+        ctx.out.print({ ...r, instance: inst }, () => `instance ${inst.id} is ${inst.actual_status}${sshUrl(inst) ? ` (${sshUrl(inst)})` : ''}`);
+      }),
+    );
+
+  const show = verb('show', 'show: instances, instance');
+  show
+    .command('instances')
+    .description('list your instances')
+    .addHelpText('after', '\nExample:\n  gpuplane show instances\n  gpuplane show instances --raw')
+    .action(
+      action(async (ctx) => {
+        const r = await ctx.client.instances.list();
+        ctx.out.print(r.instances, () => (r.instances.length ? renderTable(r.instances, instanceColumns) : 'no instances'));
+      }),
+    );
+  show
+    .command('instance')
+    .description('show one instance')
+    .argument('<id>', 'instance id', intArg('id'))
+    .addHelpText('after', '\nExample:\n  gpuplane show instance 12')
+    .action(
+      action(async (ctx, id: number) => {
+        const inst = await ctx.client.instances.show(id);
+        ctx.out.print(inst, () => renderRecord(inst, RECORD_FIELDS));
+      }),
+    );
+
+  for (const [name, what, run] of [
+    ['start', 'start a stopped instance (compute billing resumes)', (c: Ctx, id: number) => c.client.instances.start(id)],
+    ['stop', 'stop an instance (compute billing stops; disk charges continue)', (c: Ctx, id: number) => c.client.instances.stop(id)],
+    ['destroy', 'destroy an instance (all its billing stops; its data is gone)', (c: Ctx, id: number) => c.client.instances.destroy(id)],
+  ] as const) {
+    verb(name, `${name}: instance`)
+      .command('instance')
+      .description(what)
+      .argument('<id>', 'instance id', intArg('id'))
+      .addHelpText('after', `\nExample:\n  gpuplane ${name} instance 12`)
+      .action(
+        action(async (ctx, id: number) => {
+          const r = await run(ctx, id);
+          ctx.out.print(r, () => r.msg ?? `${name === 'stop' ? 'stopping' : name === 'start' ? 'starting' : 'destroyed'} instance ${id}`);
+        }),
+      );
+  }
+
+  // `start instances 1 2 3` / `stop instances …`: one request for all (vastai vocabulary); each id succeeds or fails
+  // on its own, and any failure makes the exit code 1 after the rest are done.
+  for (const [name, state] of [['start', 'running'], ['stop', 'stopped']] as const) {
+    verb(name, `${name}: instance, instances`)
+      .command('instances')
+      .description(`${name} several instances at once; reports each id that failed`)
+      .argument('<ids...>', 'instance ids', (v: string, prev: number[] = []) => [...prev, intArg('id')(v)])
+      .addHelpText('after', `\nExample:\n  gpuplane ${name} instances 12 13 14`)
+      .action(
+        action(async (ctx, ids: number[]) => {
+          const r = await ctx.client.instances.setState(ids, state);
+          ctx.out.print(r, () =>
+            [
+              ...(r.ids.length ? [`${name === 'stop' ? 'stopping' : 'starting'} instances ${r.ids.join(', ')}`] : []),
+              ...r.failed.map((f) => `instance ${f.id}: ${f.msg} (${f.error})`),
+            ].join('\n'),
+          );
+          if (!r.success) process.exitCode = EXIT.error;
+        }),
+      );
+  }
+
+  verb('label', 'label: instance')
+    .command('instance')
+    .description('set the label of an instance')
+    .argument('<id>', 'instance id', intArg('id'))
+    .argument('<label>', 'the new label')
+    .addHelpText('after', '\nExample:\n  gpuplane label instance 12 "training run 3"')
+    .action(
+      action(async (ctx, id: number, label: string) => {
+        const r = await ctx.client.instances.label(id, label);
+        ctx.out.print(r, () => `label of instance ${id} set to ${JSON.stringify(label)}`);
+      }),
+    );
+
+  verb('change', 'change: bid')
+    .command('bid')
+    .description('change the bid price of an interruptible (bid) instance')
+    .argument('<id>', 'instance id', intArg('id'))
+    .requiredOption('--price <dollars>', 'new bid in $/hour', numberArg('--price', 0))
+    .addHelpText('after', '\nExample:\n  gpuplane change bid 12 --price 0.35')
+    .action(
+      action(async (ctx, id: number, o: { price: number }) => {
+        const r = await ctx.client.instances.changeBid(id, o.price);
+        ctx.out.print(r, () => r.msg ?? `bid of instance ${id} changed to $${o.price}/hr`);
+      }),
+    );
+
+  program
+    .command('logs')
+    .description('print the log of an instance')
+    .argument('<id>', 'instance id', intArg('id'))
+    .option('--tail <lines>', 'only the last lines', intArg('--tail'))
+    .option('--filter <text>', 'only lines containing this text')
+    .addHelpText('after', '\nExample:\n  gpuplane logs 12 --tail 100')
+    .action(
+      action(async (ctx, id: number, o: { tail?: number; filter?: string }) => {
+        const text = await ctx.client.instances.logs(id, { tail: o.tail, filter: o.filter });
+        if (ctx.raw) ctx.out.print({ id, log: text }, () => text);
+        else process.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
+      }),
+    );
+
+  program
+    .command('ssh-url')
+    .description('print the ssh:// URL of a running instance')
+    .argument('<id>', 'instance id', intArg('id'))
+    .addHelpText('after', '\nExample:\n  gpuplane ssh-url 12        (then: ssh $(gpuplane ssh-url 12))')
+    .action(
+      action(async (ctx, id: number) => {
+        const inst = await ctx.client.instances.show(id);
+        const url = sshUrl(inst);
+        if (!url) throw new Error(`instance ${id} has no SSH address (it is ${inst.actual_status ?? 'provisioning'})`);
+        ctx.out.print({ id, ssh_url: url }, () => url);
+      }),
+    );
+
+  verb('attach', 'attach: ssh')
+    .command('ssh')
+    .description('add an SSH public key to a running container instance')
+    .argument('<id>', 'instance id', intArg('id'))
+    .argument('<ssh_key>', 'the public key line')
+    .addHelpText('after', '\nExample:\n  gpuplane attach ssh 12 "$(cat ~/.ssh/id_ed25519.pub)"')
+    .action(
+      action(async (ctx, id: number, key: string) => {
+        const r = await ctx.client.instances.attachSsh(id, key);
+        ctx.out.print(r, () => `${r.msg} (key ${r.key_id})`);
+      }),
+    );
+  verb('detach', 'detach: ssh')
+    .command('ssh')
+    .description('remove an SSH key from an instance')
+    .argument('<id>', 'instance id', intArg('id'))
+    .argument('<key_id>', 'the key id (from attach ssh)', intArg('key_id'))
+    .addHelpText('after', '\nExample:\n  gpuplane detach ssh 12 3')
+    .action(
+      action(async (ctx, id: number, keyId: number) => {
+        const r = await ctx.client.instances.detachSsh(id, keyId);
+        ctx.out.print(r, () => r.msg ?? `detached key ${keyId} from instance ${id}`);
+      }),
+    );
+
+  verb('wait', 'wait: instance')
+    .command('instance')
+    .description('wait until an instance reaches a state, with a live status line; exits 3 if it fails, 4 on timeout')
+    .argument('<id>', 'instance id', intArg('id'))
+    .option('--until <state>', 'the state to wait for', 'running')
+    .option('--timeout <seconds>', 'give up after this long', numberArg('--timeout', 0), DEFAULT_WAIT_TIMEOUT_S)
+    .addHelpText('after', '\nExample:\n  gpuplane wait instance 12 --until running --timeout 300')
+    .action(
+      action(async (ctx, id: number, o: { until: string; timeout: number }) => {
+        const inst = await waitWithStatus(ctx, id, o.until, o.timeout);
+        ctx.out.print(inst, () => `instance ${id} is ${inst.actual_status}${sshUrl(inst) ? ` (${sshUrl(inst)})` : ''}`);
+      }),
+    );
+}

@@ -1,0 +1,58 @@
+/**
+ * Sign-up and sessions (contract §3): `create account`, `verify email`, `logout`. `login` lives with the 2FA commands
+ * (tfa.ts), since a login may need a second factor.
+ */
+import { rmSync } from 'node:fs';
+import type { Command } from 'commander';
+import { action, UsageError } from '../context.js';
+import { apiKeyFile, readSavedApiKey } from '../config-file.js';
+
+export function registerSession(program: Command, verb: (name: string, what: string) => Command): void {
+  verb('create', 'create: account')
+    .command('account')
+    .description('sign up (no key needed); a verification code is e-mailed to the address, for `verify email`')
+    .requiredOption('--email <email>', 'the account e-mail (also the login username)')
+    .requiredOption('--password <password>', 'at least 8 characters')
+    .option('--full_name <name>', 'your name')
+    .addHelpText('after', '\nExample:\n  gpuplane create account --email ada@example.com --password "correct horse" --full_name "Ada L"\n  gpuplane verify email --email ada@example.com --code 123456')
+    .action(
+      action(async (ctx, o: { email: string; password: string; full_name?: string }) => {
+        const r = await ctx.client.auth.signUp({ email: o.email, password: o.password, full_name: o.full_name });
+        ctx.out.print(r, () => `created account ${r.user.id} (${r.user.email}); ${r.msg}\nthen: gpuplane verify email --email ${r.user.email} --code CODE`);
+      }),
+    );
+
+  verb('verify', 'verify: email')
+    .command('email')
+    .description('verify an account e-mail address with the code sent to it (or --resend a new code)')
+    .requiredOption('--email <email>', 'the account e-mail')
+    .option('--code <code>', 'the code from the e-mail')
+    .option('--resend', 'e-mail a new code instead')
+    .addHelpText('after', '\nExample:\n  gpuplane verify email --email ada@example.com --code 123456\n  gpuplane verify email --email ada@example.com --resend')
+    .action(
+      action(async (ctx, o: { email: string; code?: string; resend?: boolean }) => {
+        if (Boolean(o.resend) === (o.code !== undefined)) throw new UsageError('give exactly one of --code and --resend');
+        const r = o.resend
+          ? await ctx.client.auth.resendVerification({ email: o.email })
+          : await ctx.client.auth.verifyEmail({ email: o.email, code: o.code! });
+        ctx.out.print(r, () => r.msg);
+      }),
+    );
+
+  program
+    .command('logout')
+    .description('end the login session in use (from `gpuplane login`) and forget its saved key')
+    .addHelpText('after', '\nExample:\n  gpuplane logout')
+    .action(
+      action(async (ctx) => {
+        const r = await ctx.client.auth.logout();
+        // The session is over on the server: a saved copy of that key is of no use any more.
+        let forgot: string | undefined;
+        if (ctx.keySource === 'saved' && readSavedApiKey() === ctx.client.transport.apiKey) {
+          forgot = apiKeyFile();
+          rmSync(forgot, { force: true });
+        }
+        ctx.out.print({ ...r, ...(forgot ? { removed: forgot } : {}) }, () => `${r.msg}${forgot ? `; removed the saved key ${forgot}` : ''}`);
+      }),
+    );
+}

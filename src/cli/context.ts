@@ -1,0 +1,110 @@
+/**
+ * What every client command shares: where the server is, which key to use, how to print, and how failures end the
+ * process (the server's message on stderr and a non-zero exit code).
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { createClient, type GpuplaneClient } from '../sdk/client.js';
+import { GpuplaneError, InstanceFailedError, WaitTimeoutError } from '../sdk/errors.js';
+import { readSavedApiKey } from './config-file.js';
+import { makeOut, type Out } from './output.js';
+
+export const DEFAULT_URL = 'http://127.0.0.1:8080';
+
+/** Exit codes, documented in `gpuplane --help`. */
+export const EXIT = { error: 1, usage: 2, instanceFailed: 3, timeout: 4 } as const;
+
+/** A mistake on the command line (bad query, unknown field): reported before anything is sent. */
+export class UsageError extends Error {}
+
+export interface Ctx {
+  client: GpuplaneClient;
+  out: Out;
+  raw: boolean;
+  url: string;
+  /** Where the key came from, for the hint on a 401. */
+  keySource: 'flag' | 'env' | 'saved' | 'none';
+}
+
+interface GlobalOpts {
+  url?: string;
+  apiKey?: string;
+  raw?: boolean;
+}
+
+export function resolveCtx(g: GlobalOpts, env: NodeJS.ProcessEnv = process.env): Ctx {
+  const url = (g.url ?? env.GPUPLANE_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+  }
+  let apiKey = g.apiKey;
+  let keySource: Ctx['keySource'] = 'flag';
+  if (!apiKey && env.GPUPLANE_API_KEY) [apiKey, keySource] = [env.GPUPLANE_API_KEY, 'env'];
+  if (!apiKey) [apiKey, keySource] = [readSavedApiKey(env), 'saved'];
+  if (!apiKey) keySource = 'none';
+  const raw = g.raw === true;
+  return { client: createClient({ url, apiKey }), out: makeOut(raw), raw, url, keySource };
+}
+
+export function reportError(err: unknown, raw: boolean, keySource: Ctx['keySource'] | undefined): number {
+  const write = (s: string) => process.stderr.write(`${s}\n`);
+  if (err instanceof UsageError) {
+    write(`gpuplane: ${err.message}`);
+    return EXIT.usage;
+  }
+  if (err instanceof GpuplaneError) {
+    if (raw) write(JSON.stringify(err.body ?? { success: false, error: err.error, msg: err.msg }));
+    else {
+      const where = err.status ? `HTTP ${err.status}, ${err.error}` : err.error;
+      write(`gpuplane: ${err.msg} (${where})`);
+      if (err.status === 401 && keySource === 'none') {
+        write('hint: no API key given: pass --api-key KEY, set GPUPLANE_API_KEY, or save one with `gpuplane set api-key KEY`');
+      }
+    }
+    if (err instanceof InstanceFailedError) return EXIT.instanceFailed;
+    if (err instanceof WaitTimeoutError) return EXIT.timeout;
+    return EXIT.error;
+  }
+  write(`gpuplane: ${err instanceof Error ? err.message : String(err)}`);
+  return EXIT.error;
+}
+
+/**
+ * Wraps a command's action: resolves the client from the global options, runs it, and turns any failure into a
+ * message and an exit code. Commander passes the positional arguments, then the options, then the command.
+ */
+export function action<A extends unknown[]>(fn: (ctx: Ctx, ...args: A) => Promise<void> | void) {
+  return async (...args: unknown[]): Promise<void> => {
+    const cmd = args[args.length - 1] as Command;
+    const g = cmd.optsWithGlobals() as GlobalOpts;
+    let ctx: Ctx | undefined;
+    try {
+      ctx = resolveCtx(g);
+      await fn(ctx, ...(args.slice(0, -1) as A));
+    } catch (err) {
+      process.exitCode = reportError(err, g.raw === true, ctx?.keySource);
+    }
+  };
+}
+
+/** Parses a positive integer id argument, or fails (exit 2) before anything is sent. */
+export function intArg(name: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+      throw new InvalidArgumentError(`${name} must be a positive integer.`);
+    }
+    return Number(value);
+  };
+}
+
+export function numberArg(name: string, min = -Infinity) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < min) {
+      throw new InvalidArgumentError(`${name} must be a number${min > -Infinity ? ` of at least ${min}` : ''}.`);
+    }
+    return n;
+  };
+}

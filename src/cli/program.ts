@@ -1,0 +1,90 @@
+/** The `gpuplane` command line: global options, help, and every command group. */
+import { Command, CommanderError } from 'commander';
+import { EXIT } from './context.js';
+import { registerAccount } from './commands/account.js';
+import { registerEmulator } from './commands/emulator.js';
+import { registerOffers } from './commands/offers.js';
+import { registerTemplates } from './commands/templates.js';
+import { registerKeys } from './commands/keys.js';
+import { registerBilling } from './commands/billing.js';
+import { registerTfa } from './commands/tfa.js';
+import { registerInstances, setArgsRemainder } from './commands/instances.js';
+import { splitRemainder } from './instance-args.js';
+import { registerServerless } from './commands/serverless.js';
+import { registerSession } from './commands/session.js';
+
+const OVERVIEW = `
+Client options may also come from the environment: GPUPLANE_URL, GPUPLANE_API_KEY. Without either, the key saved
+by \`gpuplane set api-key KEY\` is used (in $XDG_CONFIG_HOME/gpuplane/ or ~/.config/gpuplane/).
+
+Exit codes: 0 success, 1 the server refused or could not be reached (its message is printed),
+2 a usage error (unknown option, malformed query; nothing was sent), 3 the instance failed while waiting
+(exited, unknown, offline), 4 a wait timed out.
+
+Examples:
+  gpuplane serve --clock virtual
+  gpuplane set api-key gpk_...
+  gpuplane search offers 'gpu_name=RTX_4090 num_gpus>=2 reliability>0.99 geolocation in [US,CA]' -o 'dph_total,score-'
+  gpuplane create instance 1234 --image pytorch/pytorch --disk 40 --ssh --direct --wait
+  gpuplane show instances --raw
+`;
+
+export function buildProgram(): Command {
+  const program = new Command('gpuplane')
+    .description('gpuplane: a GPU cloud control plane and local GPU-cloud emulator. `gpuplane serve` runs the server; every other command is a client of one.')
+    .option('--url <url>', 'server URL (env GPUPLANE_URL, default http://127.0.0.1:8080)')
+    .option('--api-key <key>', 'API key (env GPUPLANE_API_KEY, or the key saved by `gpuplane set api-key`)')
+    .option('--raw', 'print JSON replies, for scripts')
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', OVERVIEW)
+    .exitOverride();
+  // `serve` is dispatched in main.ts before Commander runs (it has its own flags); listed here for --help only.
+  program.command('serve').description('start the server (`gpuplane serve --help` lists its flags)').addHelpText('after', '\nExample:\n  gpuplane serve --port 9000 --clock virtual');
+
+  // One command per verb; features add their nouns under it (`destroy instance`, `destroy team`).
+  const verbs = new Map<string, Command>();
+  const verb = (name: string, what: string): Command => {
+    let c = verbs.get(name);
+    if (!c) verbs.set(name, (c = program.command(name).description(what)));
+    return c;
+  };
+  const groups: Groups = {
+    set: verb('set', 'save client settings: api-key'),
+    show: verb('show', 'show: user, instances, instance, ssh-keys, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
+    search: verb('search', 'search offers, templates or volumes with a query'),
+    create: verb('create', 'create: instance, template, ssh-key, api-key, team, team-role, volume, endpoint, workergroup, account'),
+    update: verb('update', 'change: template, ssh-key, team-role, endpoint, workergroup'),
+    delete: verb('delete', 'delete: template, ssh-key, api-key, volume, endpoint, workergroup'),
+    emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, faults, outbox, users'),
+  };
+  registerAccount(program, groups);
+  registerOffers(groups.search);
+  registerTemplates(groups);
+  registerKeys(groups, verb);
+  registerInstances(program, verb);
+  registerBilling(groups.show);
+  registerServerless(groups);
+  registerTfa(program);
+  registerSession(program, verb);
+  registerEmulator(groups.emu);
+  return program;
+}
+
+export type Groups = Record<'set' | 'show' | 'search' | 'create' | 'update' | 'delete' | 'emu', Command>;
+
+/** Runs the CLI; usage errors exit 2, --help and --version exit 0. */
+export async function runCli(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  // `create instance … --args …` takes every word after --args verbatim, options included (as the vastai client).
+  const split = argv.includes('create') && argv.includes('instance') ? splitRemainder(argv) : { head: argv, rest: undefined };
+  setArgsRemainder(split.rest);
+  try {
+    await program.parseAsync(split.head, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode === 0 ? 0 : EXIT.usage;
+      return;
+    }
+    throw err;
+  }
+}

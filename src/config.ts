@@ -1,0 +1,201 @@
+import { parseArgs } from 'node:util';
+
+/** Every setting, parsed and validated in one place. Environment variables; `gpuplane serve --flag` mirrors each. */
+export interface Config {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  mode: 'emulator' | 'production';
+  bootstrapApiKey: string | undefined;
+  clock: 'real' | 'virtual';
+  /** Unix seconds at which a virtual clock starts; undefined means "now". */
+  clockStart: number | undefined;
+  seed: number;
+  simMachines: number;
+  simBootSeconds: { min: number; max: number };
+  /** Undefined in emulator mode means "generate one into the data folder". Required in production. */
+  secretKey: string | undefined;
+  publicUrl: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * SQLite commit durability. `normal` (WAL): an acknowledged write survives the process being killed; `full` also
+   * syncs every commit to disk, so it survives a power cut too, at several milliseconds per commit.
+   * @default 'normal'
+   */
+  sqliteSync: 'normal' | 'full';
+  /** SMTP server URL for e-mail in production, e.g. `smtp://user:pass@mail.example.com:587`. */
+  smtpUrl: string | undefined;
+  smtpFrom: string;
+  /** Base URL of the HTTP SMS provider in production. */
+  smsUrl: string | undefined;
+  smsAccount: string | undefined;
+  smsToken: string | undefined;
+}
+
+export class ConfigError extends Error {}
+
+interface Setting {
+  env: string;
+  flag: string;
+  help: string;
+  default?: string;
+}
+
+/** The table behind the env vars, the flags and `gpuplane serve --help`. */
+export const SETTINGS = {
+  host: { env: 'GPUPLANE_HOST', flag: 'host', default: '127.0.0.1', help: 'listen address' },
+  port: { env: 'GPUPLANE_PORT', flag: 'port', default: '8080', help: 'listen port (0 picks a free one)' },
+  databaseUrl: {
+    env: 'GPUPLANE_DATABASE_URL',
+    flag: 'database-url',
+    default: 'sqlite:./data/gpuplane.db',
+    help: 'sqlite:PATH, sqlite::memory:, or postgres://…',
+  },
+  mode: { env: 'GPUPLANE_MODE', flag: 'mode', default: 'emulator', help: 'emulator or production' },
+  bootstrapApiKey: {
+    env: 'GPUPLANE_BOOTSTRAP_API_KEY',
+    flag: 'bootstrap-api-key',
+    help: 'API key of the owner account created on an empty database (default: generated and printed once)',
+  },
+  clock: { env: 'GPUPLANE_CLOCK', flag: 'clock', default: 'real', help: 'real or virtual' },
+  clockStart: { env: 'GPUPLANE_CLOCK_START', flag: 'clock-start', help: 'Unix seconds at which a virtual clock starts (default: now)' },
+  seed: { env: 'GPUPLANE_SEED', flag: 'seed', default: '1', help: 'seed of the simulated fleet' },
+  simMachines: { env: 'GPUPLANE_SIM_MACHINES', flag: 'sim-machines', default: '200', help: 'size of the simulated fleet' },
+  simBootSeconds: {
+    env: 'GPUPLANE_SIM_BOOT_SECONDS',
+    flag: 'sim-boot-seconds',
+    default: '5-20',
+    help: 'range of simulated boot times in seconds, MIN-MAX',
+  },
+  secretKey: {
+    env: 'GPUPLANE_SECRET_KEY',
+    flag: 'secret-key',
+    help: 'key that encrypts secrets at rest (required in production; generated into the data folder in emulator mode)',
+  },
+  publicUrl: { env: 'GPUPLANE_PUBLIC_URL', flag: 'public-url', help: 'base of absolute URLs the API hands out (default http://HOST:PORT)' },
+  sqliteSync: {
+    env: 'GPUPLANE_SQLITE_SYNC',
+    flag: 'sqlite-sync',
+    default: 'normal',
+    help: 'SQLite durability: normal (survives a killed process) or full (also a power cut; slower writes)',
+  },
+  logLevel: { env: 'GPUPLANE_LOG_LEVEL', flag: 'log-level', default: 'info', help: 'fatal, error, warn, info, debug, trace or silent' },
+  smtpUrl: { env: 'GPUPLANE_SMTP_URL', flag: 'smtp-url', help: 'SMTP server for e-mail in production, smtp://user:pass@host:port' },
+  smtpFrom: { env: 'GPUPLANE_SMTP_FROM', flag: 'smtp-from', default: 'gpuplane <no-reply@gpuplane.local>', help: 'From address of e-mail' },
+  smsUrl: { env: 'GPUPLANE_SMS_URL', flag: 'sms-url', help: 'base URL of the HTTP SMS provider in production' },
+  smsAccount: { env: 'GPUPLANE_SMS_ACCOUNT', flag: 'sms-account', help: 'SMS provider account id' },
+  smsToken: { env: 'GPUPLANE_SMS_TOKEN', flag: 'sms-token', help: 'SMS provider auth token' },
+} satisfies Record<keyof Config, Setting>;
+
+type Raw = Partial<Record<keyof Config, string>>;
+
+/** Reads `gpuplane serve` flags; a flag wins over its environment variable. */
+export function parseServeFlags(argv: string[]): Raw {
+  const options = Object.fromEntries(
+    Object.values(SETTINGS).map((s) => [s.flag, { type: 'string' as const }]),
+  );
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const raw: Raw = {};
+  for (const [name, s] of Object.entries(SETTINGS) as [keyof Config, Setting][]) {
+    const v = values[s.flag];
+    if (typeof v === 'string') raw[name] = v;
+  }
+  return raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
+  const get = (name: keyof Config): string | undefined => {
+    const s: Setting = SETTINGS[name];
+    const v = flags[name] ?? env[s.env];
+    return v === undefined || v === '' ? s.default : v;
+  };
+  const label = (name: keyof Config) => `${SETTINGS[name].env} (--${SETTINGS[name].flag})`;
+  const fail = (name: keyof Config, why: string): never => {
+    throw new ConfigError(`${label(name)}: ${why}, got ${JSON.stringify(flags[name] ?? env[SETTINGS[name].env])}`);
+  };
+  const int = (name: keyof Config, min: number, max: number): number => {
+    const v = get(name)!;
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) fail(name, `must be an integer from ${min} to ${max}`);
+    return Number(v);
+  };
+  const oneOf = <T extends string>(name: keyof Config, allowed: readonly T[]): T => {
+    const v = get(name)!;
+    if (!allowed.includes(v as T)) fail(name, `must be one of ${allowed.join(', ')}`);
+    return v as T;
+  };
+
+  const host = get('host')!;
+  const port = int('port', 0, 65535);
+  const databaseUrl = get('databaseUrl')!;
+  if (!/^sqlite:.+/.test(databaseUrl) && !/^postgres(ql)?:\/\/[^\s]+$/.test(databaseUrl)) {
+    fail('databaseUrl', 'must be sqlite:PATH, sqlite::memory: or postgres://…');
+  }
+  if (databaseUrl.startsWith('postgres')) {
+    try {
+      new URL(databaseUrl);
+    } catch {
+      fail('databaseUrl', 'is not a valid postgres:// URL');
+    }
+  }
+  const mode = oneOf('mode', ['emulator', 'production'] as const);
+  const clock = oneOf('clock', ['real', 'virtual'] as const);
+  const clockStartRaw = get('clockStart');
+  let clockStart: number | undefined;
+  if (clockStartRaw !== undefined) {
+    clockStart = Number(clockStartRaw);
+    if (!Number.isFinite(clockStart) || clockStart < 0) fail('clockStart', 'must be Unix seconds');
+  }
+  const bootRaw = get('simBootSeconds')!;
+  const boot = /^(\d+(?:\.\d+)?)(?:-(\d+(?:\.\d+)?))?$/.exec(bootRaw);
+  if (!boot) fail('simBootSeconds', 'must be SECONDS or MIN-MAX');
+  const simBootSeconds = { min: Number(boot![1]), max: Number(boot![2] ?? boot![1]) };
+  if (simBootSeconds.max < simBootSeconds.min) fail('simBootSeconds', 'MIN must not exceed MAX');
+  const secretKey = get('secretKey');
+  if (secretKey !== undefined && secretKey.length < 16) fail('secretKey', 'must be at least 16 characters');
+  if (mode === 'production' && secretKey === undefined) {
+    throw new ConfigError(`${label('secretKey')}: required in production mode`);
+  }
+  const publicUrlRaw = get('publicUrl') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  try {
+    const u = new URL(publicUrlRaw);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+  } catch {
+    fail('publicUrl', 'must be an http:// or https:// URL');
+  }
+  const smtpUrl = get('smtpUrl');
+  if (smtpUrl !== undefined && !/^smtps?:\/\/[^\s]+$/.test(smtpUrl)) fail('smtpUrl', 'must be smtp:// or smtps:// URL');
+  const smsUrl = get('smsUrl');
+  if (smsUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(smsUrl)) fail('smsUrl', 'must be an http(s):// URL');
+
+  const bootstrapApiKey = get('bootstrapApiKey');
+  if (bootstrapApiKey !== undefined && bootstrapApiKey.length < 16) {
+    fail('bootstrapApiKey', 'must be at least 16 characters');
+  }
+
+  return {
+    host,
+    port,
+    databaseUrl,
+    mode,
+    bootstrapApiKey,
+    clock,
+    clockStart,
+    seed: int('seed', 0, 2 ** 32 - 1),
+    simMachines: int('simMachines', 0, 1_000_000),
+    simBootSeconds,
+    secretKey,
+    publicUrl: publicUrlRaw.replace(/\/+$/, ''),
+    sqliteSync: oneOf('sqliteSync', ['normal', 'full'] as const),
+    logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    smtpUrl,
+    smtpFrom: get('smtpFrom')!,
+    smsUrl,
+    smsAccount: get('smsAccount'),
+    smsToken: get('smsToken'),
+  };
+}

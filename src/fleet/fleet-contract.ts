@@ -1,0 +1,85 @@
+/**
+ * The contract between the supply side (fleet: hosts, machines, GPUs, offers) and the instances feature.
+ * The fleet owns GPU allocation; instances own the lifecycle. Instances call the fleet only through FleetApi,
+ * always inside the caller's transaction, so the offer check, the GPU allocation and the instance row commit together.
+ */
+import type { Tx } from '../platform/db/connect.js';
+
+/** How an instance holds its GPUs. On-demand always wins over a bid; a higher bid wins over a lower one. */
+export type HoldKind = 'ondemand' | 'bid';
+
+export interface AllocateRequest {
+  offerId: number;
+  /** The instance that will hold the GPUs (its row is inserted first, in the same transaction). */
+  instanceId: number;
+  kind: HoldKind;
+  /** Bid price per GPU in micro-dollars per hour (bid only). */
+  bidPerGpuMicro?: number;
+}
+
+export interface Allocation {
+  machineId: number;
+  hostId: number;
+  /** GPU indexes on the machine now held by the instance. */
+  gpuIndexes: number[];
+  /** The offer as it was when rented (a snapshot the instance keeps: gpu_name, dph_total, cpu_ram …). */
+  offer: Record<string, unknown> & { id: number; num_gpus: number; machine_id: number; dph_total: number };
+  /** Bid instances displaced by this allocation (outbid): the caller stops them in the same transaction. */
+  outbid: number[];
+}
+
+export interface MachineInfo {
+  id: number;
+  host_id: number;
+  public_ipaddr: string;
+  ssh_host: string;
+  /** First port of the machine's direct port range; instances get ports from it. */
+  direct_port_start: number;
+  direct_port_count: number;
+  vms_enabled: boolean;
+  /** Prices in micro-dollars: per GPU per hour, per GB per month, per GB transferred. */
+  price_gpu_micro: number;
+  price_disk_micro: number;
+  price_inetu_micro: number;
+  price_inetd_micro: number;
+  min_bid_micro: number;
+  num_gpus: number;
+  gpu_name: string;
+  /** Fault condition injected on the machine, or null when healthy. */
+  fault: null | 'offline' | 'unknown' | 'exited' | 'stall';
+}
+
+export interface FleetApi {
+  /**
+   * The offer as search shows it now (on-demand prices, 8 GB of storage priced in), or undefined when there is no
+   * such offer or its bundle cannot be filled now. Offer id = machine id × 100 + bundle size (fleet-offers.ts).
+   */
+  getOffer(offerId: number, tx?: Tx): Promise<Record<string, unknown> | undefined>;
+  /**
+   * Allocates the offer's GPUs to the instance. Throws ApiError `offer_unavailable` (410) when the offer is gone or
+   * its GPUs are held by someone who cannot be outbid. Safe under any concurrency on SQLite and PostgreSQL.
+   * Also 410 when the machine's fault is `offline` or `unknown` (its host is not heartbeating) or its listing
+   * ended; `exited`/`stall` machines stay rentable (their new instances fail, as on a real bad host).
+   * A bid below the machine's `min_bid_micro` per GPU is 400 `bad_request` (message names `price`).
+   * `offer.dph_total` in the result includes 8 GB of storage: price the instance's own `disk` from
+   * `machine().price_disk_micro` instead. It takes the fleet's write lock (the fleet_state row on PostgreSQL) until
+   * the caller's transaction ends: keep that transaction short.
+   */
+  allocate(tx: Tx, req: AllocateRequest): Promise<Allocation>;
+  /**
+   * Re-allocates `numGpus` GPUs on the same machine for an instance that was stopped (start, or resume after outbid).
+   * Returns null when not enough GPUs are free (or outbiddable), or the machine is offline/unknown. Throws 400
+   * `bad_request` for a bid below min_bid.
+   */
+  reallocate(
+    tx: Tx,
+    req: { instanceId: number; machineId: number; numGpus: number; kind: HoldKind; bidPerGpuMicro?: number },
+  ): Promise<{ gpuIndexes: number[]; outbid: number[] } | null>;
+  /** Frees every GPU the instance holds. */
+  release(tx: Tx, instanceId: number): Promise<void>;
+  /** Changes the bid of an instance's held GPUs (change bid). */
+  setBid(tx: Tx, instanceId: number, bidPerGpuMicro: number): Promise<void>;
+  machine(machineId: number, tx?: Tx): Promise<MachineInfo | undefined>;
+  /** Sets or clears (null) a machine's fault (emulator faults). Throws ApiError `not_found` for an unknown machine. */
+  setMachineFault(tx: Tx, machineId: number, fault: MachineInfo['fault']): Promise<void>;
+}

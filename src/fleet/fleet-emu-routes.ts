@@ -1,0 +1,27 @@
+import { Type } from 'typebox';
+import type { TypedApp } from '../app.js';
+import { ErrorReply } from '../platform/schemas.js';
+import type { Services } from '../services.js';
+import { NewMachineBody } from './fleet-types.js';
+
+/** `POST /_emu/machines` (contract §2). Registered inside the emulator-mode branch of routes.ts. */
+export async function fleetEmuRoutes(app: TypedApp, { fleet }: Services): Promise<void> {
+  app.post(
+    '/_emu/machines',
+    {
+      config: { category: 'misc', adminOnly: true },
+      schema: {
+        tags: ['emulator'],
+        summary: 'Add a simulated machine; its offers appear in search',
+        body: NewMachineBody,
+        response: {
+          200: Type.Object({ machine_id: Type.Integer(), offer_ids: Type.Array(Type.Integer()) }),
+          400: ErrorReply,
+          401: ErrorReply,
+          403: ErrorReply,
+        },
+      },
+    },
+    async (request) => fleet.addMachine(request.body ?? {}),
+  );
+}

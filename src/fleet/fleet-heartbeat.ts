@@ -1,0 +1,129 @@
+/**
+ * Simulated host heartbeats (issue 3). Every healthy host heartbeats each HEARTBEAT_INTERVAL_S; the control plane
+ * keeps each machine's last beat in `fleet_machines.heartbeat_at`. A host made silent (machine fault `unknown`,
+ * `no_heartbeat`: it stops heartbeating; `offline`: disconnected) keeps the time of its last beat, and once that is
+ * older than HEARTBEAT_TIMEOUT_S its instances are reported lost (instances turn `unknown`, then `offline`).
+ *
+ * One scheduler job chain does both: it records a beat for every healthy machine in one UPDATE and looks for
+ * machines whose last beat crossed the timeout since its previous run. The chain runs only while some silent host has
+ * not crossed the timeout yet, i.e. while a missed beat can still change anything; a host going silent starts it.
+ * A chain running every interval for ever would cost a commit per 30 s of virtual time (20,000 jobs for a 7-day
+ * `/_emu/clock/advance`). The kv row is both the chain's guard (one chain, with any number of processes: inserting it
+ * is `ON CONFLICT DO NOTHING`) and the start of the next detection window, so each machine is reported once.
+ */
+import type { Clock } from '../platform/clock.js';
+import type { Store, Tx } from '../platform/db/connect.js';
+import type { JobContext, Scheduler } from '../platform/scheduler.js';
+
+/** A simulated host heartbeats this often (seconds of service time). */
+export const HEARTBEAT_INTERVAL_S = 30;
+/** A host whose last beat is this old has missed three beats: it is lost. */
+export const HEARTBEAT_TIMEOUT_S = 90;
+/** Machine faults under which the host sends no heartbeat. */
+export const SILENT_FAULTS = ['unknown', 'offline'] as const;
+export const JOB_HEARTBEAT = 'fleet.heartbeat';
+/** kv key: present while the chain runs; its value is the start of the next detection window (Unix seconds). */
+const CHAIN_KEY = 'fleet_heartbeat_checked_until';
+
+/** Called once per lost machine that holds instances, inside the job's transaction. */
+export type HostLostHook = (tx: Tx, machineId: number) => Promise<void>;
+
+export interface HeartbeatDeps {
+  store: Store;
+  clock: Clock;
+  scheduler: Scheduler;
+}
+
+export const isSilent = (fault: string | null) => (SILENT_FAULTS as readonly string[]).includes(fault ?? '');
+
+export function fleetHeartbeatFactory({ store, clock, scheduler }: HeartbeatDeps) {
+  const hooks: HostLostHook[] = [];
+
+  /** Silent machines whose last beat is at or after `t` (partial index on `fault`: only faulted machines are read). */
+  const silentSince = (tx: Tx, t: number) =>
+    tx
+      .selectFrom('fleet_machines')
+      .select('id')
+      .where('fault', 'is not', null)
+      .where('fault', 'in', [...SILENT_FAULTS])
+      .where('heartbeat_at', '>=', t);
+
+  /** Starts the chain unless one runs; the first run is one interval away. */
+  async function ensureChain(tx: Tx, now: number): Promise<void> {
+    const inserted = await tx
+      .insertInto('kv')
+      .values({ key: CHAIN_KEY, value: String(now - HEARTBEAT_TIMEOUT_S) })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .returning('key')
+      .executeTakeFirst();
+    if (inserted) await scheduler.schedule(JOB_HEARTBEAT, now + HEARTBEAT_INTERVAL_S, {}, { tx, ref: JOB_HEARTBEAT });
+  }
+
+  /**
+   * One run. Lock order: the healthy machine rows (the UPDATE), then lost instances (hooks), then the kv row last,
+   * so a fault that holds the fleet lock and a machine row and then inserts the kv row cannot deadlock with it.
+   */
+  async function run(_payload: unknown, { tx, now }: JobContext): Promise<void> {
+    await tx
+      .updateTable('fleet_machines')
+      .set({ heartbeat_at: now })
+      .where((eb) => eb.or([eb('fault', 'is', null), eb('fault', 'not in', [...SILENT_FAULTS])]))
+      .execute();
+    const row = await tx.selectFrom('kv').select('value').where('key', '=', CHAIN_KEY).executeTakeFirst();
+    const since = row ? Number(row.value) : now - HEARTBEAT_TIMEOUT_S - HEARTBEAT_INTERVAL_S;
+    const cutoff = now - HEARTBEAT_TIMEOUT_S;
+    // Crossed the timeout since the previous run, and holding instances: only those machines matter.
+    const lost = await tx
+      .selectFrom('fleet_machines as m')
+      .select('m.id')
+      .where('m.fault', 'is not', null)
+      .where('m.fault', 'in', [...SILENT_FAULTS])
+      .where('m.heartbeat_at', '>=', since)
+      .where('m.heartbeat_at', '<', cutoff)
+      .where((eb) => eb.exists(eb.selectFrom('fleet_gpus as g').select('g.machine_id').whereRef('g.machine_id', '=', 'm.id').where('g.instance_id', 'is not', null)))
+      .orderBy('m.id')
+      .execute();
+    for (const { id } of lost) for (const hook of hooks) await hook(tx, id);
+    if (await silentSince(tx, cutoff).limit(1).executeTakeFirst()) {
+      await tx.updateTable('kv').set({ value: String(cutoff) }).where('key', '=', CHAIN_KEY).execute();
+      await scheduler.schedule(JOB_HEARTBEAT, now + HEARTBEAT_INTERVAL_S, {}, { tx, ref: JOB_HEARTBEAT });
+    } else {
+      await tx.deleteFrom('kv').where('key', '=', CHAIN_KEY).execute();
+    }
+  }
+
+  return {
+    register(): void {
+      scheduler.register(JOB_HEARTBEAT, run);
+    },
+
+    /** The instances feature's reaction to a lost host (its instances turn unknown). */
+    onHostLost(hook: HostLostHook): void {
+      hooks.push(hook);
+    },
+
+    /**
+     * A machine's fault changed (inside the caller's transaction, after the machine row was locked). Going silent,
+     * the host's last beat is now and the chain starts watching it; healthy again, it beats at once.
+     */
+    async faultChanged(tx: Tx, machineId: number, before: string | null, after: string | null): Promise<void> {
+      if (isSilent(before) === isSilent(after)) return;
+      const now = clock.now();
+      await tx.updateTable('fleet_machines').set({ heartbeat_at: now }).where('id', '=', machineId).execute();
+      if (isSilent(after)) await ensureChain(tx, now);
+    },
+
+    /** Last beat of a machine (tests and diagnostics). */
+    async lastBeat(machineId: number): Promise<number | null> {
+      const r = await store.db.selectFrom('fleet_machines').select('heartbeat_at').where('id', '=', machineId).executeTakeFirst();
+      return r?.heartbeat_at === undefined || r.heartbeat_at === null ? null : Number(r.heartbeat_at);
+    },
+
+    /** Whether the chain runs (tests). */
+    async watching(): Promise<boolean> {
+      return (await store.db.selectFrom('kv').select('key').where('key', '=', CHAIN_KEY).executeTakeFirst()) !== undefined;
+    },
+  };
+}
+
+export type FleetHeartbeat = ReturnType<typeof fleetHeartbeatFactory>;

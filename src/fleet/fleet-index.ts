@@ -1,0 +1,110 @@
+/**
+ * Each process's in-memory offer index: a cache of the database, which stays the truth. Before every search it
+ * reads the fleet version (one indexed read); when another writer (this process or another) has changed the fleet,
+ * it reloads only the machines stamped with a newer version. A new epoch (a fresh seed after `/_emu/reset`) reloads
+ * everything.
+ *
+ * Offers live in stable slots: each machine owns a fixed run of slots, one per bundle size it has (its GPU count
+ * never changes), empty (null) while that bundle cannot be filled. A reload rewrites only the changed machines'
+ * runs and logs them, so a search's column cache (offers/offer-columns.ts) patches those slots instead of
+ * rebuilding 100,000 rows after every rent.
+ */
+import type { FleetStore } from './fleet-store.js';
+import { toRecord } from './fleet-store.js';
+import { bundleSizes, offersOf, type OfferEntry } from './fleet-offers.js';
+
+/** The slots as of one read: what a column cache needs to follow the index. */
+export interface OfferSlots {
+  readonly slots: readonly (OfferEntry | null)[];
+  /** Changes when every slot may have moved (a new epoch, or the change log was compacted): rebuild. */
+  readonly generation: number;
+  /** Slot runs changed in this generation, as flat [start, count, start, count …]; only ever appended to. */
+  readonly changes: readonly number[];
+}
+
+export class FleetIndex {
+  private epoch = '';
+  private version = -1;
+  private slots: (OfferEntry | null)[] = [];
+  /** Machine id → its first slot. */
+  private readonly runOf = new Map<number, number>();
+  private generation = 0;
+  private changes: number[] = [];
+  private flat: OfferEntry[] | undefined = [];
+  private loading: Promise<void> | undefined;
+
+  constructor(private readonly store: FleetStore) {}
+
+  /** Every offer of the fleet as of now (at least as new as every write committed before the call). */
+  async offers(): Promise<readonly OfferEntry[]> {
+    await this.refresh();
+    if (!this.flat) this.flat = this.slots.filter((o): o is OfferEntry => o !== null);
+    return this.flat;
+  }
+
+  /** The offer slots as of now (same freshness as `offers()`), for searches that keep columns per slot. */
+  async current(): Promise<OfferSlots> {
+    await this.refresh();
+    return { slots: this.slots, generation: this.generation, changes: this.changes };
+  }
+
+  private async refresh(): Promise<void> {
+    // Loads run one at a time; a caller that waited for someone else's load checks the version again after it.
+    for (;;) {
+      while (this.loading) await this.loading;
+      const state = await this.store.state();
+      if (!state) {
+        if (this.runOf.size || this.epoch !== '') this.reset('', 0);
+        return;
+      }
+      if (state.epoch === this.epoch && state.version === this.version) return;
+      if (this.loading) continue;
+      this.loading = this.load(state).finally(() => {
+        this.loading = undefined;
+      });
+      await this.loading;
+      return;
+    }
+  }
+
+  private reset(epoch: string, version: number): void {
+    this.runOf.clear();
+    this.slots = [];
+    this.flat = [];
+    this.epoch = epoch;
+    this.version = version;
+    this.newGeneration();
+  }
+
+  private newGeneration(): void {
+    this.generation++;
+    this.changes = [];
+  }
+
+  private async load(state: { version: number; epoch: string }): Promise<void> {
+    const full = state.epoch !== this.epoch;
+    const since = full ? -1 : this.version;
+    const rows = await this.store.machinesAbove(since);
+    const gpus = await this.store.gpusOf(rows.map((r) => r.id));
+    if (full) this.reset(state.epoch, state.version);
+    // A long log costs more to replay than a rebuild: start a new generation instead.
+    if (this.changes.length > this.slots.length) this.newGeneration();
+    for (const row of rows) {
+      const record = toRecord(row);
+      const sizes = bundleSizes(record.num_gpus);
+      let start = this.runOf.get(record.id);
+      if (start === undefined) {
+        start = this.slots.length;
+        this.runOf.set(record.id, start);
+        for (let k = 0; k < sizes.length; k++) this.slots.push(null);
+      } else {
+        for (let k = 0; k < sizes.length; k++) this.slots[start + k] = null;
+      }
+      for (const o of offersOf(record, gpus.get(row.id) ?? [])) this.slots[start + sizes.indexOf(o.num_gpus)] = o;
+      this.changes.push(start, sizes.length);
+    }
+    // Rows newer than `state` may have been read too; loading them again next time is harmless.
+    this.version = state.version;
+    if (rows.length) this.flat = undefined;
+  }
+}

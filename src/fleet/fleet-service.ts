@@ -1,0 +1,238 @@
+/**
+ * The fleet: GPU allocation (FleetApi, fleet-contract.ts), the simulated fleet's seeding, and the offer index.
+ * The database is the truth: an allocation reads and writes the GPU rows inside the caller's transaction and bumps
+ * the fleet version with them; every process's offer index follows that version.
+ */
+import type { Config } from '../config.js';
+import type { Clock } from '../platform/clock.js';
+import type { Store, Tx } from '../platform/db/connect.js';
+import type { Scheduler } from '../platform/scheduler.js';
+import { ApiError } from '../platform/errors.js';
+import { SeededRandom, type Random } from '../platform/random.js';
+import { drawMachine, type NewMachine } from './fleet-catalogue.js';
+import type { Allocation, AllocateRequest, FleetApi, HoldKind, MachineInfo } from './fleet-contract.js';
+import { FleetIndex } from './fleet-index.js';
+import { fleetHeartbeatFactory, type HostLostHook } from './fleet-heartbeat.js';
+import {
+  chooseGpus,
+  DEFAULT_ALLOCATED_STORAGE_GB,
+  isRentable,
+  offerJson,
+  offersOf,
+  parseOfferId,
+  type MachineFault,
+  type OfferEntry,
+} from './fleet-offers.js';
+import { fleetStore, toRecord } from './fleet-store.js';
+import { machineFromInput } from './fleet-emu-input.js';
+import type { NewMachineInput } from './fleet-types.js';
+
+export interface FleetDeps {
+  store: Store;
+  clock: Clock;
+  random: Random;
+  config: Pick<Config, 'mode' | 'seed' | 'simMachines'>;
+  /** Runs the simulated hosts' heartbeats; without it (benchmarks, unit tests) hosts are never reported lost. */
+  scheduler?: Scheduler;
+}
+
+/** Simulated hosts own 1 to this many machines. */
+const MAX_MACHINES_PER_SIM_HOST = 3;
+
+const unavailable = (offerId: number, why: string) => new ApiError('offer_unavailable', `offer ${offerId} is no longer available: ${why}`);
+
+export function fleetServiceFactory({ store, clock, random, config, scheduler }: FleetDeps) {
+  const fleet = fleetStore(store.db, store.dialect);
+  const heartbeat = scheduler && fleetHeartbeatFactory({ store, clock, scheduler });
+  heartbeat?.register();
+  const index = new FleetIndex(fleet);
+  const newEpoch = () => random.bytes(8).toString('hex');
+
+  /** The simulated fleet for a seed: the same seed and size give the same machines, prices and hosts. */
+  function simulatedMachines(seed: number, count: number): { machines: NewMachine[]; hostOf: (i: number) => number } {
+    const rnd = new SeededRandom(seed);
+    const machines: NewMachine[] = [];
+    const hosts: number[] = [];
+    let host = 0;
+    while (machines.length < count) {
+      const n = Math.min(count - machines.length, rnd.int(1, MAX_MACHINES_PER_SIM_HOST + 1));
+      const first = drawMachine(rnd, machines.length);
+      for (let j = 0; j < n; j++) {
+        // One host verifies once: its machines share the verification.
+        const m = j === 0 ? first : { ...drawMachine(rnd, machines.length), verification: first.verification };
+        machines.push(m);
+        hosts.push(host);
+      }
+      host++;
+    }
+    return { machines, hostOf: (i) => hosts[i] };
+  }
+
+  /** Seeds inside `tx` when the fleet has no state row yet; in emulator mode with the simulated fleet. */
+  async function seedIfEmpty(tx: Tx, simMachines = config.simMachines): Promise<boolean> {
+    if (!(await fleet.initState(tx, newEpoch()))) return false;
+    // Production has no simulated fleet: its machines come from real hosts.
+    if (config.mode !== 'emulator' || simMachines === 0) return true;
+    const { machines, hostOf } = simulatedMachines(config.seed, simMachines);
+    await fleet.insertMachines(tx, machines, { now: clock.now(), version: 1, hostOf, numberFromOne: true });
+    return true;
+  }
+
+  async function allocateOn(
+    tx: Tx,
+    machineId: number,
+    numGpus: number,
+    req: { instanceId: number; kind: HoldKind; bidPerGpuMicro?: number },
+    fail: (why: string) => never,
+    requireBundle: boolean,
+  ): Promise<{ gpuIndexes: number[]; outbid: number[]; before: OfferEntry | undefined; record: ReturnType<typeof toRecord> }> {
+    // The version bump comes first: it takes the fleet lock before any machine row (one lock order, no deadlock).
+    await fleet.bump(tx, []);
+    const row = await fleet.machine(machineId, tx, true);
+    if (!row) fail('no such machine');
+    const record = toRecord(row!);
+    if (!isRentable(record, clock.now())) fail(record.fault ? `its machine is ${record.fault}` : 'its listing has ended');
+    if (numGpus < 1 || numGpus > record.num_gpus) fail(`its machine has ${record.num_gpus} GPUs`);
+    const bid = req.kind === 'bid' ? (req.bidPerGpuMicro ?? 0) : 0;
+    if (req.kind === 'bid' && bid < record.min_bid_micro) {
+      throw new ApiError('bad_request', `price: the bid is below the offer's min_bid of $${record.min_bid_micro / 1e6}/hour per GPU`);
+    }
+    const gpus = await fleet.gpus(machineId, tx);
+    const before = offersOf(record, gpus).find((o) => o.num_gpus === numGpus);
+    if (requireBundle && !before) fail('its bundle cannot be filled');
+    const choice = chooseGpus(gpus, numGpus, req.kind, bid, req.instanceId);
+    if (!choice) fail(req.kind === 'bid' ? 'its GPUs are rented on demand or by higher bids' : 'its GPUs are rented');
+    const { gpuIndexes, outbid } = choice!;
+    const released = await fleet.releaseAll(tx, outbid);
+    const held = await fleet.hold(tx, machineId, gpuIndexes, { instanceId: req.instanceId, kind: req.kind, bidMicro: req.kind === 'bid' ? bid : null }, [req.instanceId]);
+    // The conditional update is the final guard: a GPU taken by a concurrent renter is not overwritten.
+    if (held !== gpuIndexes.length) fail('its GPUs were just rented');
+    await fleet.bump(tx, [...new Set([machineId, ...released])]);
+    return { gpuIndexes, outbid, before, record };
+  }
+
+  const api: FleetApi = {
+    async getOffer(offerId, tx) {
+      const { machineId, numGpus } = parseOfferId(offerId);
+      const row = await fleet.machine(machineId, tx ?? store.db);
+      if (!row) return undefined;
+      const o = offersOf(toRecord(row), await fleet.gpus(machineId, tx ?? store.db)).find((e) => e.num_gpus === numGpus);
+      return o && offerJson(o, { type: 'ondemand', storage_gb: DEFAULT_ALLOCATED_STORAGE_GB, now: clock.now() });
+    },
+
+    async allocate(tx, req: AllocateRequest): Promise<Allocation> {
+      const { offerId } = req;
+      const { machineId, numGpus } = parseOfferId(offerId);
+      if (!Number.isSafeInteger(offerId) || offerId < 1) throw unavailable(offerId, 'no such offer');
+      const fail = (why: string): never => {
+        throw unavailable(offerId, why);
+      };
+      const r = await allocateOn(tx, machineId, numGpus, req, fail, true);
+      const now = clock.now();
+      return {
+        machineId,
+        hostId: r.record.host_id,
+        gpuIndexes: r.gpuIndexes,
+        offer: offerJson(r.before!, { type: req.kind === 'bid' ? 'bid' : 'ondemand', storage_gb: DEFAULT_ALLOCATED_STORAGE_GB, now }),
+        outbid: r.outbid,
+      };
+    },
+
+    async reallocate(tx, req) {
+      try {
+        const r = await allocateOn(tx, req.machineId, req.numGpus, req, (why) => {
+          throw new ApiError('offer_unavailable', why);
+        }, false);
+        return { gpuIndexes: r.gpuIndexes, outbid: r.outbid };
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'offer_unavailable') return null;
+        throw err;
+      }
+    },
+
+    async release(tx, instanceId) {
+      await fleet.bump(tx, []);
+      const machines = await fleet.releaseAll(tx, [instanceId]);
+      if (machines.length) await fleet.bump(tx, machines);
+    },
+
+    async setBid(tx, instanceId, bidPerGpuMicro) {
+      await fleet.bump(tx, []);
+      const machines = await fleet.setBid(tx, instanceId, bidPerGpuMicro);
+      if (machines.length) await fleet.bump(tx, machines);
+    },
+
+    async machine(machineId, tx): Promise<MachineInfo | undefined> {
+      const row = await fleet.machine(machineId, tx ?? store.db);
+      if (!row) return undefined;
+      const m = toRecord(row);
+      return {
+        id: m.id,
+        host_id: m.host_id,
+        public_ipaddr: m.public_ipaddr,
+        ssh_host: m.public_ipaddr,
+        direct_port_start: m.direct_port_start,
+        direct_port_count: m.direct_port_count,
+        vms_enabled: m.vms_enabled,
+        price_gpu_micro: m.price_gpu_micro,
+        price_disk_micro: m.price_disk_micro,
+        price_inetu_micro: m.price_inetu_micro,
+        price_inetd_micro: m.price_inetd_micro,
+        min_bid_micro: m.min_bid_micro,
+        num_gpus: m.num_gpus,
+        gpu_name: m.gpu_name,
+        fault: m.fault,
+      };
+    },
+
+    async setMachineFault(tx, machineId, fault) {
+      await fleet.bump(tx, []);
+      const changed = await fleet.setFault(tx, machineId, fault as MachineFault);
+      if (!changed) throw new ApiError('not_found', `machine ${machineId} not found`);
+      await heartbeat?.faultChanged(tx, machineId, changed.before, fault);
+      await fleet.bump(tx, [machineId]);
+    },
+  };
+
+  return {
+    ...api,
+    index,
+    clock,
+
+    /** Start-up: creates the fleet (seeded in emulator mode) unless another process or an earlier run did. */
+    async ensureSeeded(): Promise<boolean> {
+      return store.db.transaction().execute((tx) => seedIfEmpty(tx));
+    },
+
+    /** `/_emu/reset` hook: the tables were just emptied in `tx`; seed the same fleet again under a new epoch. */
+    async reseed(tx: Tx): Promise<void> {
+      await seedIfEmpty(tx);
+    },
+
+    /** `POST /_emu/machines`: adds one machine (on a host of its own); its offers appear in search at once. */
+    async addMachine(input: NewMachineInput): Promise<{ machine_id: number; offer_ids: number[] }> {
+      return store.db.transaction().execute(async (tx) => {
+        await seedIfEmpty(tx, 0);
+        const version = await fleet.bump(tx, []);
+        const m = machineFromInput(input, config.seed, version);
+        const [id] = await fleet.insertMachines(tx, [m], { now: clock.now(), version });
+        const row = await fleet.machine(id, tx);
+        return { machine_id: id, offer_ids: offersOf(toRecord(row!), await fleet.gpus(id, tx)).map((o) => o.id) };
+      });
+    },
+
+    /** Who hears of a host that stopped heartbeating (the instances feature; wired in services.ts). */
+    onHostLost(hook: HostLostHook): void {
+      heartbeat?.onHostLost(hook);
+    },
+
+    heartbeat,
+
+    /** GPU model names in the fleet, for `GET /api/v0/gpu_names/unique/`. */
+    gpuNames: () => fleet.gpuNames(),
+
+    simulatedMachines,
+  };
+}
+
+export type FleetService = ReturnType<typeof fleetServiceFactory>;

@@ -1,0 +1,244 @@
+import { sql, type Selectable } from 'kysely';
+import type { DialectName, Tx } from '../platform/db/connect.js';
+import type { FleetMachinesTable } from './fleet-tables.js';
+import type { MachineSpec, NewMachine } from './fleet-catalogue.js';
+import { driverCode, type GpuHold, type MachineFault, type MachineRecord } from './fleet-offers.js';
+
+export type MachineRow = Selectable<FleetMachinesTable> & { verification: string };
+
+/** Rows per INSERT: well inside SQLite's 32,766 bound parameters at 17 columns per machine. */
+const INSERT_CHUNK = 500;
+
+export function toRecord(r: MachineRow): MachineRecord {
+  const spec = JSON.parse(r.spec) as MachineSpec;
+  return {
+    id: r.id,
+    host_id: r.host_id,
+    verification: r.verification,
+    gpu_name: r.gpu_name,
+    num_gpus: r.num_gpus,
+    price_gpu_micro: Number(r.price_gpu_micro),
+    price_disk_micro: Number(r.price_disk_micro),
+    price_inetu_micro: Number(r.price_inetu_micro),
+    price_inetd_micro: Number(r.price_inetd_micro),
+    min_bid_micro: Number(r.min_bid_micro),
+    public_ipaddr: r.public_ipaddr,
+    direct_port_start: r.direct_port_start,
+    direct_port_count: r.direct_port_count,
+    vms_enabled: r.vms_enabled === 1,
+    fault: r.fault as MachineFault,
+    end_date: r.end_date,
+    spec,
+    driver_code: driverCode(spec.driver_version),
+  };
+}
+
+export function fleetStore(db: Tx, dialect: DialectName) {
+  const machines = (tx: Tx) =>
+    tx
+      .selectFrom('fleet_machines as m')
+      .innerJoin('fleet_hosts as h', 'h.id', 'm.host_id')
+      .selectAll('m')
+      .select('h.verification');
+
+  return {
+    dialect,
+
+    async state(tx: Tx = db): Promise<{ version: number; epoch: string } | undefined> {
+      const r = await tx.selectFrom('fleet_state').select(['version', 'epoch']).where('id', '=', 1).executeTakeFirst();
+      return r && { version: Number(r.version), epoch: r.epoch };
+    },
+
+    /**
+     * Creates the state row unless one exists; true when this call created it. On PostgreSQL a second process's
+     * insert waits for the first transaction and then does nothing, so only one process seeds.
+     */
+    async initState(tx: Tx, epoch: string): Promise<boolean> {
+      const r = await tx
+        .insertInto('fleet_state')
+        .values({ id: 1, version: 1, epoch })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      return r !== undefined;
+    },
+
+    /**
+     * Bumps the fleet version and stamps the machines with it. Takes the state row's lock first (PostgreSQL), so
+     * fleet writers commit in version order and a cache that read version V has seen every change up to V.
+     */
+    async bump(tx: Tx, machineIds: number[]): Promise<number> {
+      const r = await tx
+        .updateTable('fleet_state')
+        .set({ version: sql`version + 1` })
+        .where('id', '=', 1)
+        .returning('version')
+        .executeTakeFirst();
+      if (!r) throw new Error('fleet state row missing');
+      const version = Number(r.version);
+      if (machineIds.length) await tx.updateTable('fleet_machines').set({ version }).where('id', 'in', machineIds).execute();
+      return version;
+    },
+
+    async machine(id: number, tx: Tx = db, lock = false): Promise<MachineRow | undefined> {
+      let q = machines(tx).where('m.id', '=', id);
+      if (lock && dialect === 'postgres') q = q.forUpdate();
+      return (await q.executeTakeFirst()) as MachineRow | undefined;
+    },
+
+    async machinesAbove(version: number, tx: Tx = db): Promise<MachineRow[]> {
+      return (await machines(tx).where('m.version', '>', version).execute()) as MachineRow[];
+    },
+
+    async gpus(machineId: number, tx: Tx = db): Promise<GpuHold[]> {
+      const rows = await tx
+        .selectFrom('fleet_gpus')
+        .select(['gpu_index', 'instance_id', 'hold_kind', 'bid_micro'])
+        .where('machine_id', '=', machineId)
+        .orderBy('gpu_index')
+        .execute();
+      return rows.map((g) => ({ ...g, bid_micro: g.bid_micro === null ? null : Number(g.bid_micro) }));
+    },
+
+    /** GPUs of many machines, grouped by machine. */
+    async gpusOf(machineIds: number[], tx: Tx = db): Promise<Map<number, GpuHold[]>> {
+      const out = new Map<number, GpuHold[]>();
+      for (let i = 0; i < machineIds.length; i += 5000) {
+        const rows = await tx
+          .selectFrom('fleet_gpus')
+          .select(['machine_id', 'gpu_index', 'instance_id', 'hold_kind', 'bid_micro'])
+          .where('machine_id', 'in', machineIds.slice(i, i + 5000))
+          .orderBy('machine_id')
+          .orderBy('gpu_index')
+          .execute();
+        for (const g of rows) {
+          let list = out.get(g.machine_id);
+          if (!list) out.set(g.machine_id, (list = []));
+          list.push({ gpu_index: g.gpu_index, instance_id: g.instance_id, hold_kind: g.hold_kind, bid_micro: g.bid_micro === null ? null : Number(g.bid_micro) });
+        }
+      }
+      return out;
+    },
+
+    /**
+     * Gives GPUs to an instance, only where they are free or held by one of `displaceable`. Returns how many rows
+     * changed: fewer than asked means someone else got there first, and the caller must fail.
+     */
+    async hold(
+      tx: Tx,
+      machineId: number,
+      gpuIndexes: number[],
+      h: { instanceId: number; kind: string; bidMicro: number | null },
+      displaceable: number[],
+    ): Promise<number> {
+      const r = await tx
+        .updateTable('fleet_gpus')
+        .set({ instance_id: h.instanceId, hold_kind: h.kind, bid_micro: h.bidMicro })
+        .where('machine_id', '=', machineId)
+        .where('gpu_index', 'in', gpuIndexes)
+        .where((eb) =>
+          displaceable.length ? eb.or([eb('instance_id', 'is', null), eb('instance_id', 'in', displaceable)]) : eb('instance_id', 'is', null),
+        )
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows);
+    },
+
+    /** Frees every GPU of the instances; returns the machines touched. */
+    async releaseAll(tx: Tx, instanceIds: number[]): Promise<number[]> {
+      if (!instanceIds.length) return [];
+      const rows = await tx.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', 'in', instanceIds).execute();
+      if (!rows.length) return [];
+      await tx.updateTable('fleet_gpus').set({ instance_id: null, hold_kind: null, bid_micro: null }).where('instance_id', 'in', instanceIds).execute();
+      return rows.map((r) => r.machine_id);
+    },
+
+    async setBid(tx: Tx, instanceId: number, bidMicro: number): Promise<number[]> {
+      const rows = await tx.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', '=', instanceId).where('hold_kind', '=', 'bid').execute();
+      if (!rows.length) return [];
+      await tx.updateTable('fleet_gpus').set({ bid_micro: bidMicro }).where('instance_id', '=', instanceId).where('hold_kind', '=', 'bid').execute();
+      return rows.map((r) => r.machine_id);
+    },
+
+    /** Sets the machine's fault; returns the fault it had, or undefined when there is no such machine. */
+    async setFault(tx: Tx, machineId: number, fault: MachineFault): Promise<{ before: string | null } | undefined> {
+      const row = await tx.selectFrom('fleet_machines').select('fault').where('id', '=', machineId).executeTakeFirst();
+      if (!row) return undefined;
+      await tx.updateTable('fleet_machines').set({ fault }).where('id', '=', machineId).execute();
+      return { before: row.fault };
+    },
+
+    async gpuNames(tx: Tx = db): Promise<string[]> {
+      const rows = await tx.selectFrom('fleet_machines').select('gpu_name').distinct().orderBy('gpu_name').execute();
+      return rows.map((r) => r.gpu_name);
+    },
+
+    /**
+     * Inserts machines (each on a host of its own unless `hostOf` groups them), their GPUs, all at `version`.
+     * `numberFromOne` (seeding an empty fleet) numbers hosts and machines 1, 2, … so that a re-seeded fleet has the
+     * same ids as before.
+     * Ids come back in insertion order: both dialects number the rows of one INSERT in VALUES order.
+     */
+    async insertMachines(
+      tx: Tx,
+      list: NewMachine[],
+      opts: { now: number; version: number; hostOf?: (i: number) => number; numberFromOne?: boolean },
+    ): Promise<number[]> {
+      const hostKey = opts.hostOf ?? ((i: number) => i);
+      const hostIndex = new Map<number, number>();
+      const hostRows: { id?: number; verification: string; created_at: number }[] = [];
+      list.forEach((m, i) => {
+        const key = hostKey(i);
+        if (!hostIndex.has(key)) {
+          hostIndex.set(key, hostRows.length);
+          hostRows.push({ verification: m.verification, created_at: opts.now, ...(opts.numberFromOne ? { id: hostRows.length + 1 } : {}) });
+        }
+      });
+      const hostIds: number[] = [];
+      for (let i = 0; i < hostRows.length; i += INSERT_CHUNK) {
+        const ids = await tx.insertInto('fleet_hosts').values(hostRows.slice(i, i + INSERT_CHUNK)).returning('id').execute();
+        hostIds.push(...ids.map((r) => r.id).sort((a, b) => a - b));
+      }
+      const machineIds: number[] = [];
+      for (let i = 0; i < list.length; i += INSERT_CHUNK) {
+        const chunk = list.slice(i, i + INSERT_CHUNK).map((m, j) => ({
+          host_id: hostIds[hostIndex.get(hostKey(i + j))!],
+          gpu_name: m.gpu_name,
+          num_gpus: m.num_gpus,
+          price_gpu_micro: m.price_gpu_micro,
+          price_disk_micro: m.price_disk_micro,
+          price_inetu_micro: m.price_inetu_micro,
+          price_inetd_micro: m.price_inetd_micro,
+          min_bid_micro: m.min_bid_micro,
+          public_ipaddr: m.public_ipaddr,
+          direct_port_start: m.direct_port_start,
+          direct_port_count: m.direct_port_count,
+          vms_enabled: m.vms_enabled ? 1 : 0,
+          fault: null,
+          heartbeat_at: opts.now,
+          end_date: opts.now + m.listed_for,
+          spec: JSON.stringify(m.spec),
+          version: opts.version,
+          created_at: opts.now,
+          ...(opts.numberFromOne ? { id: i + j + 1 } : {}),
+        }));
+        const ids = await tx.insertInto('fleet_machines').values(chunk).returning('id').execute();
+        machineIds.push(...ids.map((r) => r.id).sort((a, b) => a - b));
+      }
+      const gpuRows = list.flatMap((m, i) =>
+        Array.from({ length: m.num_gpus }, (_, g) => ({ machine_id: machineIds[i], gpu_index: g, instance_id: null, hold_kind: null, bid_micro: null })),
+      );
+      for (let i = 0; i < gpuRows.length; i += INSERT_CHUNK * 4) {
+        await tx.insertInto('fleet_gpus').values(gpuRows.slice(i, i + INSERT_CHUNK * 4)).execute();
+      }
+      // Explicit ids do not move PostgreSQL's sequences; later machines must number on from the seeded ones.
+      if (opts.numberFromOne && dialect === 'postgres') {
+        for (const t of ['fleet_hosts', 'fleet_machines']) {
+          await sql`SELECT setval(pg_get_serial_sequence(${t}, 'id'), (SELECT COALESCE(MAX(id), 0) + 1 FROM ${sql.table(t)}), false)`.execute(tx);
+        }
+      }
+      return machineIds;
+    },
+  };
+}
+
+export type FleetStore = ReturnType<typeof fleetStore>;

@@ -1,0 +1,300 @@
+/**
+ * Renting an offer: `PUT /api/v0/asks/{offer_id}/` (spec: Create instance, rules 1-8). The offer check, the GPU
+ * allocation, the instance row, the instance key and the first charges commit in one transaction, so each GPU goes
+ * to at most one instance under any concurrency (the fleet's allocate serializes on the GPUs).
+ */
+import type { Config } from '../config.js';
+import type { Principal } from '../platform/auth.js';
+import { scopeOf } from '../platform/auth.js';
+import type { Clock } from '../platform/clock.js';
+import { sha256Hex, type SecretBox } from '../platform/crypto.js';
+import type { Db, Tx } from '../platform/db/connect.js';
+import { ApiError, badRequest } from '../platform/errors.js';
+import { toMicro } from '../platform/money.js';
+import type { BillingApi } from '../billing/billing-contract.js';
+import type { FleetApi } from '../fleet/fleet-contract.js';
+import type { KeysService } from '../keys/keys-service.js';
+import { EnvParseError, mergeTemplateIntoRequest } from '../templates/template-merge.js';
+import { HOURS_PER_MONTH, type Lifecycle } from './instances-lifecycle.js';
+import type { SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
+import {
+  argsListToString, checkImage, checkImageLogin, DEFAULT_DISK_GB, directPortCapacity, directPortsWanted, MAX_LABEL_CHARS,
+  parseEnvObject, parseRuntype,
+  readOnstart, readVolumeInfo,
+} from './instances-request.js';
+import type { InstanceRow, InstancesStore } from './instances-store.js';
+import { txBatcher } from './instances-batch.js';
+
+/** How long a create reply is kept for its `Idempotency-Key`. */
+export const IDEMPOTENCY_RETENTION_S = 24 * 3600;
+export const IDEMPOTENCY_KEY_MAX_CHARS = 255;
+
+export interface CreateReply {
+  success: true;
+  new_contract: number;
+  instance_api_key: string;
+}
+
+export interface CreateDeps {
+  db: Db;
+  store: InstancesStore;
+  lifecycle: Lifecycle;
+  fleet: FleetApi;
+  billing: BillingApi;
+  keysService: KeysService;
+  clock: Clock;
+  config: Config;
+  secretBox: SecretBox;
+  templates?: TemplatesPort;
+  sshKeys?: SshKeysPort;
+  volumes?: VolumesPort;
+  /** Wakes event streams after a commit. */
+  notify?: () => void;
+}
+
+const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
+
+/** The body's options after the spec's rules, before the offer is looked at. */
+async function readBody(body: Record<string, any>, principal: Principal, deps: CreateDeps, tx?: Tx) {
+  if (given(body.template_id)) throw badRequest('body.template_id is not accepted for creation; use template_hash_id (spec rule 7)');
+  if (given(body.env)) parseEnvObject(body.env); // rule 5, checked before the template's env is merged in
+  let runtype = given(body.runtype) && body.runtype !== '' ? parseRuntype(String(body.runtype)) : null;
+  let argsStr: string | null = given(body.args_str) ? String(body.args_str) : null;
+  if (given(body.args)) {
+    if (!Array.isArray(body.args)) throw badRequest('body.args must be a list of strings');
+    argsStr = argsListToString(body.args);
+    runtype ??= 'args';
+  }
+  const request = {
+    image: given(body.image) ? String(body.image) : null,
+    disk: given(body.disk) ? body.disk : null,
+    runtype,
+    env: given(body.env) ? (body.env as Record<string, string>) : null,
+    onstart: given(body.onstart) ? readOnstart(String(body.onstart)) : null,
+    args_str: argsStr,
+    use_jupyter_lab: given(body.use_jupyter_lab) ? Boolean(body.use_jupyter_lab) : null,
+    jupyter_dir: given(body.jupyter_dir) ? String(body.jupyter_dir) : null,
+    image_login: given(body.image_login) && body.image_login !== '' ? String(body.image_login) : null,
+    volume_info: readVolumeInfo(body.volume_info),
+  };
+  let merged: ReturnType<typeof mergeTemplateIntoRequest<typeof request>> | null = null;
+  if (given(body.template_hash_id)) {
+    if (!deps.templates) throw new ApiError('not_found', 'template not found');
+    const template = await deps.templates.getForCreate(String(body.template_hash_id), scopeOf(principal), tx);
+    if (!template) throw new ApiError('not_found', `template ${JSON.stringify(body.template_hash_id)} not found`);
+    try {
+      merged = mergeTemplateIntoRequest(template, request);
+    } catch (err) {
+      if (err instanceof EnvParseError) throw badRequest(`template env: ${err.message}`);
+      throw err;
+    }
+  }
+  const image = merged?.image ?? request.image;
+  if (!image) throw badRequest('body.image is required (or a template_hash_id whose template has one)');
+  checkImage(image);
+  const finalRuntype = merged ? parseRuntype(merged.runtype) : (request.runtype ?? (argsStr ? 'args' : 'ssh_proxy'));
+  const finalArgs = merged ? merged.args_str : argsStr;
+  if (finalArgs && finalRuntype !== 'args' && request.args_str !== null) {
+    throw badRequest('body.args_str is only used with runtype args');
+  }
+  const env = parseEnvObject(merged?.env ?? request.env ?? {});
+  if (body.python_utf8 === true) env.vars.PYTHONIOENCODING ??= 'utf-8';
+  if (body.lang_utf8 === true) env.vars.LANG ??= 'C.UTF-8';
+  const imageLogin = merged?.image_login ?? request.image_login;
+  if (imageLogin && !merged?.docker_login_user) checkImageLogin(imageLogin);
+  const disk = merged?.disk ?? request.disk ?? DEFAULT_DISK_GB;
+  if (typeof disk !== 'number' || !(disk > 0)) throw badRequest('body.disk must be a positive number of GB');
+  const label = given(body.label) ? String(body.label) : null;
+  if (label !== null && label.length > MAX_LABEL_CHARS) throw badRequest(`body.label is longer than ${MAX_LABEL_CHARS} characters`);
+  const price = given(body.price) ? Number(body.price) : null;
+  if (price !== null && !(price > 0)) throw badRequest('body.price must be a positive bid in $/hour');
+  const vm = body.vm === true;
+  if (vm) {
+    const keys = deps.sshKeys ? await deps.sshKeys.publicKeysOf(principal.user.id, tx) : [];
+    if (keys.length === 0 && !principal.user.ssh_key) {
+      throw badRequest('body.vm: a VM needs an SSH key registered before creation (POST /api/v0/ssh/); it cannot be added later');
+    }
+  }
+  return {
+    image,
+    runtype: finalRuntype,
+    args_str: finalRuntype === 'args' ? finalArgs : null,
+    env,
+    onstart: merged ? merged.onstart : request.onstart,
+    image_login: imageLogin,
+    disk,
+    label,
+    price,
+    vm,
+    jupyter_dir: merged ? merged.jupyter_dir : request.jupyter_dir,
+    use_jupyter_lab: (merged ? merged.use_jupyter_lab : request.use_jupyter_lab) === true,
+    volume_info: request.volume_info,
+    template: merged ? { id: merged.template_id, hash_id: merged.template_hash_id } : null,
+    target_state: body.target_state === 'stopped' ? 'stopped' : 'running',
+    cancel_unavail: body.cancel_unavail === true,
+    options: { python_utf8: body.python_utf8 === true, lang_utf8: body.lang_utf8 === true, extra: body.extra ?? null, force: body.force ?? null },
+  };
+}
+
+export function createFactory(deps: CreateDeps) {
+  const { db, store, lifecycle, fleet, billing, keysService, clock, secretBox } = deps;
+  const batcher = txBatcher(db, store.dialect);
+
+  type Options = Awaited<ReturnType<typeof readBody>>;
+
+  async function rent(principal: Principal, offerId: number, opts: Options, tx: Tx): Promise<CreateReply> {
+    const scope = scopeOf(principal);
+    const now = clock.now();
+    await billing.assertCredit(principal.user.id, tx);
+    const offer = await fleet.getOffer(offerId, tx);
+    if (!offer) throw new ApiError('offer_unavailable', `offer ${offerId} is no longer available`);
+    const machine = await fleet.machine(Number(offer.machine_id), tx);
+    if (!machine) throw new ApiError('offer_unavailable', `offer ${offerId} is no longer available`);
+    if (opts.cancel_unavail && machine.fault !== null) {
+      throw new ApiError('offer_unavailable', `offer ${offerId} cannot start now (its host is ${machine.fault}); cancel_unavail was set`);
+    }
+    const numGpus = Number(offer.num_gpus);
+    let bidPerGpu: number | null = null;
+    if (opts.price !== null) {
+      // The client's --price is per machine ($/hour for the instance). The offer's `min_bid` is for the whole bundle
+      // and already counts bids it would displace; the machine's min_bid is per GPU (contract §2).
+      const minTotal = typeof offer.min_bid === 'number' ? toMicro(offer.min_bid) : machine.min_bid_micro * numGpus;
+      if (toMicro(opts.price) < minTotal) {
+        throw badRequest(`body.price ${opts.price} is below this offer's minimum bid of ${minTotal / 1e6} $/hour`);
+      }
+      bidPerGpu = Math.floor(toMicro(opts.price) / numGpus);
+    }
+    if (typeof offer.disk_space === 'number' && opts.disk > offer.disk_space) {
+      throw badRequest(`body.disk ${opts.disk} GB is more than the offer's ${offer.disk_space} GB`);
+    }
+    if (opts.vm && !machine.vms_enabled) throw badRequest('body.vm: this offer\'s machine cannot run VMs (vms_enabled is false)');
+    const wantedPorts = directPortsWanted(opts.runtype, opts.env.ports);
+    const capacity = directPortCapacity(machine, numGpus);
+    if (wantedPorts > capacity) {
+      throw badRequest(
+        `this offer has ${capacity} direct port${capacity === 1 ? '' : 's'} for ${numGpus} GPU${numGpus === 1 ? '' : 's'}; ` +
+          `runtype ${opts.runtype} and the -p mappings need ${wantedPorts}: use a proxy runtype or an offer with more direct_port_count`,
+      );
+    }
+
+    const row: Omit<InstanceRow, 'id'> = {
+      user_id: scope.userId,
+      team_id: scope.teamId,
+      offer_id: offerId,
+      machine_id: null,
+      host_id: null,
+      num_gpus: numGpus,
+      image: opts.image,
+      image_login_sealed: opts.image_login ? secretBox.seal(opts.image_login) : null,
+      runtype: opts.runtype,
+      args_str: opts.args_str,
+      env: JSON.stringify(opts.env.vars),
+      port_maps: JSON.stringify(opts.env.ports),
+      hostname: opts.env.hostname,
+      onstart: opts.onstart,
+      label: opts.label,
+      disk: opts.disk,
+      is_bid: bidPerGpu === null ? 0 : 1,
+      bid_per_gpu_micro: bidPerGpu,
+      gpu_rate_micro: (bidPerGpu ?? machine.price_gpu_micro) * numGpus,
+      disk_rate_micro: Math.round((machine.price_disk_micro * opts.disk) / HOURS_PER_MONTH),
+      actual_status: null,
+      intended_status: opts.target_state,
+      status_msg: null,
+      ports: null,
+      gpu_indexes: '[]',
+      offer_snapshot: '{}',
+      running_since: null,
+      state_version: 0,
+      boot_step_at: null,
+      boot_running_at: null,
+      destroyed_at: null,
+      template_hash_id: opts.template?.hash_id ?? null,
+      template_id: opts.template?.id ?? null,
+      vm: opts.vm ? 1 : 0,
+      jupyter_dir: opts.jupyter_dir,
+      use_jupyter_lab: opts.use_jupyter_lab ? 1 : 0,
+      options: JSON.stringify(opts.options),
+      volume_info: opts.volume_info ? JSON.stringify(opts.volume_info) : null,
+      created_at: now,
+    };
+    const id = await store.insert(row, tx);
+    const alloc = await fleet.allocate(tx, { offerId, instanceId: id, kind: bidPerGpu === null ? 'ondemand' : 'bid', bidPerGpuMicro: bidPerGpu ?? undefined });
+    await lifecycle.outbid(tx, alloc.outbid, now);
+    const placed = { machine_id: alloc.machineId, host_id: alloc.hostId, gpu_indexes: JSON.stringify(alloc.gpuIndexes), offer_snapshot: JSON.stringify(alloc.offer) };
+    await store.update(id, placed, tx);
+    if (opts.volume_info) {
+      // HOOK: the volumes feature attaches (or creates) the volume; until it is wired, volume_info is refused.
+      if (!deps.volumes) throw badRequest('body.volume_info: volumes are not available on this server yet');
+      const mounted = await deps.volumes.attachAtCreate(tx, { instanceId: id, machineId: alloc.machineId, scope, volume: opts.volume_info });
+      if (mounted) await store.update(id, { volume_info: JSON.stringify(mounted) }, tx);
+    }
+    const { secret } = await keysService.create({ user_id: scope.userId, team_id: scope.teamId, kind: 'instance', instance_id: id, name: `instance ${id}` }, tx);
+    if (opts.template && deps.templates) await deps.templates.recordUse(opts.template.id, now, tx);
+    const inst: InstanceRow = { ...row, ...placed, id };
+    await lifecycle.startDiskMeter(tx, inst, now);
+    if (opts.target_state === 'running') {
+      await lifecycle.boot(tx, inst, now);
+    } else {
+      await lifecycle.halt(tx, inst, now, { actual_status: 'stopped', intended_status: 'stopped', status_msg: null });
+    }
+    return { success: true, new_contract: id, instance_api_key: secret };
+  }
+
+  return {
+    /**
+     * Rents the offer inside the caller's transaction (the serverless autoscaler's job): every lookup uses `tx`, as a
+     * second connection would wait on SQLite. No Idempotency-Key; the caller notifies.
+     */
+    async createIn(tx: Tx, principal: Principal, offerId: number, body: Record<string, any>): Promise<CreateReply> {
+      return rent(principal, offerId, await readBody(body, principal, deps, tx), tx);
+    },
+
+    /**
+     * Rents the offer. With an `Idempotency-Key`, a retry of the same request returns the first reply (no second
+     * rental); the same key with a different request is a 409 `conflict`.
+     */
+    async create(principal: Principal, offerId: number, body: Record<string, any>, idemKey?: string): Promise<CreateReply> {
+      if (idemKey === undefined) {
+        // Read outside the transaction: other features' lookups use their own connection.
+        const opts = await readBody(body, principal, deps);
+        const reply = await batcher.run((tx) => rent(principal, offerId, opts, tx));
+        deps.notify?.();
+        return reply;
+      }
+      if (idemKey.length === 0 || idemKey.length > IDEMPOTENCY_KEY_MAX_CHARS || !/^[\x21-\x7e]+$/.test(idemKey)) {
+        throw badRequest(`Idempotency-Key must be 1-${IDEMPOTENCY_KEY_MAX_CHARS} printable characters`);
+      }
+      const userId = principal.user.id;
+      const requestHash = sha256Hex(JSON.stringify([offerId, principal.teamId, body]));
+      const replay = async (): Promise<CreateReply | undefined> => {
+        const found = await store.findIdempotent(userId, idemKey, clock.now() - IDEMPOTENCY_RETENTION_S);
+        if (!found) return undefined;
+        if (found.request_hash !== requestHash) {
+          throw new ApiError('conflict', 'this Idempotency-Key was used for a different request');
+        }
+        return JSON.parse(found.reply) as CreateReply;
+      };
+      const first = await replay();
+      if (first) return first;
+      const opts = await readBody(body, principal, deps);
+      try {
+        const out = await batcher.run(async (tx) => {
+          // An expired record of this key gives way to the new request.
+          await store.deleteExpiredIdempotent(userId, idemKey, clock.now() - IDEMPOTENCY_RETENTION_S, tx);
+          const reply = await rent(principal, offerId, opts, tx);
+          await store.insertIdempotent({ user_id: userId, idem_key: idemKey, request_hash: requestHash, reply: JSON.stringify(reply), created_at: clock.now() }, tx);
+          return reply;
+        });
+        deps.notify?.();
+        return out;
+      } catch (err) {
+        // A concurrent request with the same key committed first (we lost the offer to it, or its unique key rolled
+        // us back): its reply is ours.
+        const again = await replay();
+        if (again) return again;
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * No polling needed: a server-sent event stream of the caller's instance state changes, and a `wait` that answers
+ * when an instance reaches a state. Both read the `instance_events` table (written in the same transaction as each
+ * change), so they see changes made by any process sharing the database; within a process, `notify()` after each
+ * commit wakes them at once, and across processes they re-check every EVENTS_POLL_MS.
+ */
+import type { Scope } from '../platform/auth.js';
+import { ApiError } from '../platform/errors.js';
+import { FAILED_STATES } from './instances-lifecycle.js';
+import type { InstanceEventRow, InstancesStore } from './instances-store.js';
+
+/** How often streams and waiters re-read the events table when nothing woke them (changes from other processes). */
+export const EVENTS_POLL_MS = 250;
+/** A comment line on idle streams, so proxies keep the connection open. */
+export const SSE_KEEPALIVE_MS = 15_000;
+export const WAIT_DEFAULT_TIMEOUT_S = 60;
+export const WAIT_MAX_TIMEOUT_S = 600;
+/** Events read per query on a stream. */
+const EVENTS_BATCH = 100;
+
+/** Wakes everything waiting in this process. */
+export class EventsHub {
+  private waiters = new Set<() => void>();
+
+  notify(): void {
+    const all = [...this.waiters];
+    this.waiters.clear();
+    for (const w of all) w();
+  }
+
+  /** Resolves on the next notify, or after `ms`. */
+  next(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+    });
+  }
+}
+
+/** A real-time deadline (how long the caller is willing to hold the connection), independent of the service clock. */
+function deadline(seconds: number): { passed: () => boolean; cancel: () => void } {
+  let passed = false;
+  const t = setTimeout(() => (passed = true), seconds * 1000);
+  return { passed: () => passed, cancel: () => clearTimeout(t) };
+}
+
+export interface StreamSink {
+  write(chunk: string): void;
+  closed(): boolean;
+}
+
+export function toEventData(e: InstanceEventRow) {
+  return { id: e.instance_id, actual_status: e.actual_status, intended_status: e.intended_status, status_msg: e.status_msg, at: e.at };
+}
+
+export function instanceEventsFactory({ store, hub }: { store: InstancesStore; hub: EventsHub }) {
+  return {
+    /**
+     * Writes `event: instance` frames for the scope's changes after `since` (default: from now on) until the client
+     * goes away, `maxEvents` were sent, or `timeoutS` real seconds passed.
+     */
+    async stream(scope: Scope, sink: StreamSink, opts: { since?: number; maxEvents?: number; timeoutS?: number }): Promise<void> {
+      let last = opts.since ?? (await store.lastEventId());
+      let sent = 0;
+      const limit = deadline(opts.timeoutS ?? Number.MAX_SAFE_INTEGER / 1e6);
+      let idleMs = 0;
+      sink.write(`retry: 2000\n: listening for instance state changes after event ${last}\n\n`);
+      try {
+        while (!sink.closed() && !limit.passed()) {
+          const rows = await store.eventsSince(scope, last, EVENTS_BATCH);
+          for (const e of rows) {
+            sink.write(`id: ${e.id}\nevent: instance\ndata: ${JSON.stringify(toEventData(e))}\n\n`);
+            last = e.id;
+            if (opts.maxEvents !== undefined && ++sent >= opts.maxEvents) return;
+          }
+          if (rows.length === EVENTS_BATCH) continue;
+          await hub.next(EVENTS_POLL_MS);
+          idleMs = rows.length ? 0 : idleMs + EVENTS_POLL_MS;
+          if (idleMs >= SSE_KEEPALIVE_MS) {
+            sink.write(': keepalive\n\n');
+            idleMs = 0;
+          }
+        }
+      } finally {
+        limit.cancel();
+      }
+    },
+
+    /**
+     * Answers when the instance's `actual_status` is `until`: 200 with its status; 409 `instance_failed` when it lands
+     * in exited/unknown/offline first; 408 `wait_timeout` after `timeoutS` real seconds; 404 when it is not (or no
+     * longer) the caller's.
+     */
+    async wait(scope: Scope, id: number, until: string, timeoutS: number): Promise<{ success: true; id: number; actual_status: string }> {
+      const limit = deadline(timeoutS);
+      try {
+        for (;;) {
+          const inst = await store.findInScope(id, scope);
+          if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
+          const status = inst.actual_status;
+          if (status === until) return { success: true, id, actual_status: status };
+          if (status !== null && (FAILED_STATES as readonly string[]).includes(status) && !(FAILED_STATES as readonly string[]).includes(until)) {
+            throw new ApiError('instance_failed', `instance ${id} is ${status}${inst.status_msg ? ` (${inst.status_msg})` : ''}; it will not become ${until}`, {
+              actual_status: status,
+              status_msg: inst.status_msg,
+            });
+          }
+          if (limit.passed()) {
+            throw new ApiError('wait_timeout', `instance ${id} did not become ${until} within ${timeoutS} s; it is ${status ?? 'provisioning'}`, {
+              actual_status: status,
+            });
+          }
+          await hub.next(EVENTS_POLL_MS);
+        }
+      } finally {
+        limit.cancel();
+      }
+    },
+  };
+}

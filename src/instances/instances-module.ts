@@ -1,0 +1,93 @@
+/**
+ * Builds the instances feature from its dependencies (called once from services.ts) and registers its background
+ * jobs, emulator faults and billing hook.
+ */
+import type { Config } from '../config.js';
+import type { Clock } from '../platform/clock.js';
+import type { SecretBox } from '../platform/crypto.js';
+import type { Store, Tx } from '../platform/db/connect.js';
+import { ApiError } from '../platform/errors.js';
+import type { Random } from '../platform/random.js';
+import type { Scheduler } from '../platform/scheduler.js';
+import type { BillingApi, CreditExhaustedHook } from '../billing/billing-contract.js';
+import type { FleetApi } from '../fleet/fleet-contract.js';
+import type { KeysService } from '../keys/keys-service.js';
+import type { KeysStore } from '../keys/keys-store.js';
+import type { EmulatorService } from '../emulator/emulator-service.js';
+import { createFactory } from './instances-create.js';
+import { EventsHub, instanceEventsFactory } from './instances-events.js';
+import { INSTANCE_FAULTS, instanceJobsFactory } from './instances-jobs.js';
+import { lifecycleFactory } from './instances-lifecycle.js';
+import type { SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
+import { instancesServiceFactory } from './instances-service.js';
+import { instancesStore } from './instances-store.js';
+
+export interface InstancesModuleDeps {
+  store: Store;
+  clock: Clock;
+  random: Random;
+  scheduler: Scheduler;
+  config: Config;
+  secretBox: SecretBox;
+  keys: KeysStore;
+  keysService: KeysService;
+  emulator: Pick<EmulatorService, 'registerFault'>;
+  fleet: FleetApi;
+  billing: BillingApi & { onCreditExhausted?(hook: CreditExhaustedHook): void };
+  templates?: TemplatesPort;
+  sshKeys?: SshKeysPort;
+  volumes?: VolumesPort;
+}
+
+export function instancesModule(deps: InstancesModuleDeps) {
+  const db = deps.store.db;
+  const store = instancesStore(db, deps.store.dialect);
+  const hub = new EventsHub();
+  const notify = () => hub.notify();
+  const lifecycle = lifecycleFactory({ store, fleet: deps.fleet, billing: deps.billing, scheduler: deps.scheduler, config: deps.config });
+  const creator = createFactory({ ...deps, db, store, lifecycle, notify });
+  const service = instancesServiceFactory({ ...deps, db, store, lifecycle, notify });
+  const events = instanceEventsFactory({ store, hub });
+  const jobs = instanceJobsFactory({ db, store, lifecycle, fleet: deps.fleet, scheduler: deps.scheduler, clock: deps.clock, notify });
+
+  jobs.register();
+  for (const name of INSTANCE_FAULTS) deps.emulator.registerFault(name, (req) => jobs.fault(req));
+  // Out of credit: compute stops (disk keeps accruing, as on real clouds); the user starts it again after a top-up.
+  deps.billing.onCreditExhausted?.(async (tx, { userId, at, lockBilling }) => {
+    const rows = await tx.selectFrom('instances').select('id').where('user_id', '=', userId).where('destroyed_at', 'is', null)
+      .where('intended_status', '=', 'running').orderBy('id').execute();
+    // The order every request takes (no deadlock on PostgreSQL): all the instances first, then billing, then stops.
+    const locked = [];
+    for (const { id } of rows) {
+      const inst = await store.lock(id, tx);
+      if (inst && inst.actual_status !== 'stopped') locked.push(inst);
+    }
+    await lockBilling?.();
+    for (const inst of locked) {
+      await lifecycle.halt(tx, inst, at, { actual_status: 'stopped', intended_status: 'stopped', status_msg: 'stopped: credit exhausted' });
+    }
+  });
+
+  return {
+    ...service,
+    create: creator.create,
+    createIn: creator.createIn,
+    events,
+    hub,
+    /** For the fleet's host runtime: a host that stopped heartbeating. */
+    hostLost: jobs.hostLost,
+    /**
+     * Team deletion hook: a team that still has instances is not deleted (409), as a real cloud refuses to delete a
+     * project with live resources; destroying them silently would lose work and disk, leaving them would orphan them.
+     */
+    async refuseTeamDelete(teamId: number, tx: Tx): Promise<void> {
+      const live = await tx.selectFrom('instances').select('id').where('team_id', '=', teamId).where('destroyed_at', 'is', null).orderBy('id').execute();
+      if (live.length) {
+        const ids = live.slice(0, 10).map((r) => r.id).join(', ');
+        throw new ApiError('conflict', `the team still has ${live.length} instance(s) (${ids}${live.length > 10 ? ', …' : ''}): destroy them first`);
+      }
+    },
+  };
+}
+
+export type InstancesModule = ReturnType<typeof instancesModule>;

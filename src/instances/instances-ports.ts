@@ -1,0 +1,31 @@
+/**
+ * What the instances feature needs from other features, as narrow interfaces. The composition root (services.ts)
+ * passes the real services; each port names the one or two calls used.
+ */
+import type { Tx } from '../platform/db/connect.js';
+import type { Scope } from '../platform/auth.js';
+import type { TemplateForCreate } from '../templates/template-merge.js';
+import type { VolumeInfo } from './instances-request.js';
+
+export interface TemplatesPort {
+  /** The template with this hash_id that the scope may use (own, team's or public), credentials decrypted. */
+  getForCreate(hashId: string, scope: Scope, tx?: Tx): Promise<TemplateForCreate | undefined>;
+  /** Counts an instance created from it (`count_created`, `recent_create_date`). */
+  recordUse(templateId: number, at: number, tx?: Tx): Promise<void>;
+}
+
+export interface SshKeysPort {
+  /** Public keys registered on the account (a VM needs at least one at creation). */
+  publicKeysOf(userId: number, tx?: Tx): Promise<string[]>;
+}
+
+/**
+ * HOOK for the volumes feature: attach (or create and attach) the request's `volume_info` to the new instance,
+ * inside the creation transaction; throw ApiError for a volume that does not exist or is not the caller's.
+ */
+export interface VolumesPort {
+  /** Returns the volume as the instance shows it (for `create_new`, the new volume's id in place of the offer's). */
+  attachAtCreate(tx: Tx, req: { instanceId: number; machineId: number; scope: Scope; volume: VolumeInfo }): Promise<VolumeInfo | void>;
+  /** Detaches whatever the instance had attached (destroy). */
+  detachAll(tx: Tx, instanceId: number): Promise<void>;
+}

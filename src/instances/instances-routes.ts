@@ -1,0 +1,185 @@
+import { Type } from 'typebox';
+import type { TypedApp } from '../app.js';
+import { principalOf, scopeOf } from '../platform/auth.js';
+import { ErrorReply, Id, SuccessReply } from '../platform/schemas.js';
+import type { InstancesModule } from './instances-module.js';
+import { checkInstanceKey } from './instances-service.js';
+import { listPage } from './instances-list.js';
+import {
+  BulkBody, CreateBody, CreateReply, EventsQuery, IdParams, InstanceObject, LogsBody, OfferParams, UpdateBody, V1ListQuery, WaitQuery,
+} from './instances-schemas.js';
+
+const tags = ['instances'];
+const READ = { category: 'instance_read' } as const;
+const WRITE = { category: 'instance_write' } as const;
+/** Start, stop and destroy: the instance's own restricted key may call them (the service checks the id). */
+const OWN_KEY = { category: 'instance_write', instanceKey: true } as const;
+const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
+const Ok = Type.Object({ success: Type.Boolean(), msg: Type.Optional(Type.String()) }, { additionalProperties: true });
+
+export async function instancesRoutes(app: TypedApp, instances: InstancesModule): Promise<void> {
+  for (const method of ['PUT', 'POST'] as const) {
+    app.route({
+      method,
+      url: '/api/v0/asks/:offer_id/',
+      config: WRITE,
+      schema: {
+        tags,
+        summary: 'Rent an offer: create an instance',
+        description: 'An `Idempotency-Key` header makes a retry return the first reply instead of renting twice.',
+        params: OfferParams,
+        body: CreateBody,
+        response: { 200: CreateReply, 402: ErrorReply, 409: ErrorReply, 410: ErrorReply, ...errors },
+      },
+      handler: async (request) => {
+        const idem = request.headers['idempotency-key'];
+        return instances.create(principalOf(request), request.params.offer_id, request.body ?? {}, Array.isArray(idem) ? idem[0] : idem);
+      },
+    });
+  }
+
+  app.get('/api/v0/instances/', {
+    config: READ,
+    schema: {
+      tags, summary: 'List instances',
+      response: { 200: Type.Object({ instances_found: Type.Integer(), instances: Type.Array(InstanceObject) }), ...errors },
+    },
+  }, async (request) => {
+    const all = await instances.all(principalOf(request));
+    return { instances_found: all.length, instances: all };
+  });
+
+  app.get('/api/v1/instances/', {
+    config: READ,
+    schema: {
+      tags, summary: 'List instances, filtered, ordered and paginated', querystring: V1ListQuery,
+      response: {
+        200: Type.Object({ instances: Type.Array(InstanceObject), next_token: Type.Union([Type.String(), Type.Null()]), total_instances: Type.Integer() }),
+        ...errors,
+      },
+    },
+  }, async (request) => listPage(await instances.all(principalOf(request)), request.query));
+
+  app.get('/api/v0/instances/events/', {
+    config: READ,
+    schema: {
+      tags, summary: 'Server-sent events: the caller\'s instance state changes',
+      description: 'text/event-stream; `event: instance` frames with `{id, actual_status, intended_status, status_msg, at}`. '
+        + 'Resume with `Last-Event-ID` or `since`; `max_events` and `timeout` (seconds) end the stream.',
+      querystring: EventsQuery,
+      response: { 200: Type.String({ description: 'text/event-stream frames' }), ...errors },
+    },
+  }, async (request, reply) => {
+    const principal = principalOf(request);
+    const lastId = Number(request.headers['last-event-id']);
+    const since = request.query.since ?? (Number.isInteger(lastId) && lastId >= 0 && request.headers['last-event-id'] ? lastId : undefined);
+    let closed = false;
+    request.raw.on('close', () => (closed = true));
+    reply.hijack();
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    try {
+      await instances.events.stream(scopeOf(principal), { write: (c) => reply.raw.write(c), closed: () => closed || reply.raw.destroyed }, {
+        since, maxEvents: request.query.max_events, timeoutS: request.query.timeout,
+      });
+    } catch (err) {
+      request.log.error({ err }, 'instance event stream failed');
+    } finally {
+      reply.raw.end();
+    }
+  });
+
+  app.get('/api/v0/instances/:id/', {
+    config: READ,
+    schema: { tags, summary: 'Show an instance', params: IdParams, response: { 200: Type.Object({ instances: InstanceObject }), ...errors } },
+  }, async (request) => instances.show(principalOf(request), request.params.id));
+
+  app.get('/api/v0/instances/:id/wait/', {
+    config: READ,
+    schema: {
+      tags, summary: 'Answer when the instance reaches a state',
+      description: '200 when `actual_status` is `until`; 409 `instance_failed` on exited/unknown/offline; 408 `wait_timeout` after `timeout` seconds.',
+      params: IdParams, querystring: WaitQuery,
+      response: { 200: Type.Object({ success: Type.Boolean(), id: Type.Integer(), actual_status: Type.String() }), 408: ErrorReply, 409: ErrorReply, ...errors },
+    },
+  }, async (request) => {
+    const principal = principalOf(request);
+    checkInstanceKey(principal, request.params.id);
+    return instances.events.wait(scopeOf(principal), request.params.id, request.query.until ?? 'running', request.query.timeout ?? 60);
+  });
+
+  app.put('/api/v0/instances/:id/', {
+    config: OWN_KEY,
+    schema: {
+      tags, summary: 'Stop, start or label an instance', params: IdParams, body: UpdateBody,
+      response: { 200: Ok, 402: ErrorReply, 409: ErrorReply, ...errors },
+    },
+  }, async (request) => instances.update(principalOf(request), request.params.id, request.body ?? {}));
+
+  app.delete('/api/v0/instances/:id/', {
+    config: OWN_KEY,
+    schema: { tags, summary: 'Destroy an instance', params: IdParams, response: { 200: SuccessReply, ...errors } },
+  }, async (request) => instances.destroy(principalOf(request), request.params.id));
+
+  app.put('/api/v0/instances/', {
+    config: WRITE,
+    schema: { tags, summary: 'Start or stop several instances', body: BulkBody, response: { 200: Ok, ...errors } },
+  }, async (request) => instances.bulk(principalOf(request), request.body));
+
+  app.put('/api/v0/instances/bid_price/:id/', {
+    config: WRITE,
+    schema: {
+      tags, summary: 'Change the bid of an interruptible instance ($/hour for the instance)', params: IdParams,
+      body: Type.Object({ price: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 }) }, { additionalProperties: true }),
+      response: { 200: SuccessReply, ...errors },
+    },
+  }, async (request) => instances.changeBid(principalOf(request), request.params.id, request.body.price));
+
+  app.put('/api/v0/instances/request_logs/:id/', {
+    config: READ,
+    schema: {
+      tags, summary: 'Request the instance log; `result_url` serves it as text', params: IdParams, body: Type.Optional(LogsBody),
+      response: { 200: Type.Object({ success: Type.Boolean(), result_url: Type.String(), msg: Type.String() }), ...errors },
+    },
+  }, async (request) => {
+    const b = request.body ?? {};
+    return instances.requestLogs(principalOf(request), request.params.id, {
+      tail: b.tail === null || b.tail === undefined ? undefined : Number(b.tail),
+      filter: b.filter ?? undefined,
+    });
+  });
+
+  app.get('/api/v0/instances/logs/:token/', {
+    // The vastai client fetches result_url without a key: the unguessable, expiring token is the credential.
+    config: { category: 'public' },
+    schema: { tags, summary: 'An instance log (from request_logs)', params: Type.Object({ token: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$' }) }), response: { 200: Type.String(), 404: ErrorReply } },
+  }, async (request, reply) => {
+    const text = await instances.logText(request.params.token);
+    return reply.type('text/plain; charset=utf-8').send(text);
+  });
+
+  app.post('/api/v0/instances/:id/ssh/', {
+    config: WRITE,
+    schema: {
+      tags, summary: 'Attach an SSH public key to an instance', params: IdParams,
+      body: Type.Object({ ssh_key: Type.String({ minLength: 1, maxLength: 16384 }) }, { additionalProperties: true }),
+      response: { 200: Type.Object({ success: Type.Boolean(), key_id: Type.Integer(), msg: Type.String() }), ...errors },
+    },
+  }, async (request) => instances.attachSshKey(principalOf(request), request.params.id, request.body.ssh_key));
+
+  app.get('/api/v0/instances/:id/ssh/', {
+    config: READ,
+    schema: {
+      tags, summary: 'SSH keys attached to an instance', params: IdParams,
+      response: { 200: Type.Object({ success: Type.Boolean(), ssh_keys: Type.Array(Type.Object({ id: Type.Integer(), ssh_key: Type.String(), created_at: Type.Number() })) }), ...errors },
+    },
+  }, async (request) => instances.listSshKeys(principalOf(request), request.params.id));
+
+  app.delete('/api/v0/instances/:id/ssh/:key_id/', {
+    config: WRITE,
+    schema: {
+      tags, summary: 'Detach an SSH key from an instance',
+      params: Type.Object({ id: Id(), key_id: Id() }),
+      response: { 200: SuccessReply, ...errors },
+    },
+  }, async (request) => instances.detachSshKey(principalOf(request), request.params.id, request.params.key_id));
+}

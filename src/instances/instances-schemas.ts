@@ -1,0 +1,103 @@
+import { Type } from 'typebox';
+import { Id } from '../platform/schemas.js';
+
+/**
+ * Optional, and null allowed (the vastai client sends every key, null when unset). A JSON-schema type list, not an
+ * anyOf: with ajv's type coercion an anyOf would turn `null` into `""`/`0`, or `0` into `null`.
+ */
+const nullable = <T>(schema: Record<string, unknown>) =>
+  Type.Optional(Type.Unsafe<T | null>({ ...schema, type: [schema.type as string, 'null'] }));
+const NStr = (max = 65536) => nullable<string>({ type: 'string', maxLength: max });
+const NBool = () => nullable<boolean>({ type: 'boolean' });
+const NNum = (o: { exclusiveMinimum: number; maximum: number }) => nullable<number>({ type: 'number', ...o });
+
+/**
+ * Creation body (spec: Instance creation fields; client-compat). Every key may be null (= not given); keys the
+ * client adds (`client_id`, `extra`, `force`, `user`) are accepted. `env`, `volume_info` and `args` are checked by
+ * the service, which names the spec rule a bad value breaks.
+ */
+export const CreateBody = Type.Object(
+  {
+    image: NStr(512),
+    template_hash_id: NStr(128),
+    template_id: Type.Optional(Type.Unknown()),
+    label: NStr(1024),
+    disk: NNum({ exclusiveMinimum: 0, maximum: 1_000_000 }),
+    runtype: NStr(256),
+    args: Type.Optional(Type.Unknown()),
+    args_str: NStr(),
+    target_state: nullable<'running' | 'stopped'>({ type: 'string', enum: ['running', 'stopped', null] }),
+    price: NNum({ exclusiveMinimum: 0, maximum: 1_000_000 }),
+    env: Type.Optional(Type.Unknown()),
+    onstart: NStr(1024 * 1024),
+    use_jupyter_lab: NBool(),
+    jupyter_dir: NStr(1024),
+    python_utf8: NBool(),
+    lang_utf8: NBool(),
+    image_login: NStr(2048),
+    cancel_unavail: NBool(),
+    vm: NBool(),
+    volume_info: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: true },
+);
+
+export const CreateReply = Type.Object({ success: Type.Boolean(), new_contract: Type.Integer(), instance_api_key: Type.String() });
+
+export const InstanceObject = Type.Object(
+  { id: Type.Integer(), actual_status: Type.Union([Type.String(), Type.Null()]), start_date: Type.Number(), extra_env: Type.Array(Type.Array(Type.String())) },
+  { additionalProperties: true },
+);
+
+export const IdParams = Type.Object({ id: Id() });
+export const OfferParams = Type.Object({ offer_id: Type.Integer({ minimum: 1 }) });
+
+export const UpdateBody = Type.Object(
+  {
+    state: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('stopped')])),
+    label: NStr(1024),
+  },
+  { additionalProperties: true },
+);
+
+export const BulkBody = Type.Object({
+  state: Type.Union([Type.Literal('running'), Type.Literal('stopped')]),
+  ids: Type.Array(Id(), { minItems: 1, maxItems: 1000 }),
+});
+
+export const V1ListQuery = Type.Object(
+  {
+    select_filters: Type.Optional(Type.String({ maxLength: 8192 })),
+    order_by: Type.Optional(Type.String({ maxLength: 2048 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    after_token: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
+  { additionalProperties: true },
+);
+
+export const WaitQuery = Type.Object(
+  {
+    until: Type.Optional(
+      Type.Union(['running', 'stopped', 'loading', 'exited', 'unknown', 'offline'].map((s) => Type.Literal(s)), { default: 'running' }),
+    ),
+    timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600, default: 60 })),
+  },
+  { additionalProperties: true },
+);
+
+export const EventsQuery = Type.Object(
+  {
+    since: Type.Optional(Type.Integer({ minimum: 0 })),
+    max_events: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000 })),
+    timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86400 })),
+  },
+  { additionalProperties: true },
+);
+
+export const LogsBody = Type.Object(
+  {
+    tail: nullable<number>({ type: 'integer', minimum: 1, maximum: 100000 }),
+    filter: NStr(256),
+  },
+  { additionalProperties: true },
+);

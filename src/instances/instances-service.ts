@@ -1,0 +1,273 @@
+/**
+ * Instance operations after creation: show, stop/start, label, bulk state, destroy, change bid, SSH keys, logs.
+ * Each runs in one transaction and leaves the fleet's GPU holds, the billing meters and `actual_status` agreeing.
+ * The restricted instance key may start, stop and destroy its own instance and nothing else (spec Authentication 7).
+ */
+import type { Config } from '../config.js';
+import { scopeOf, type Principal } from '../platform/auth.js';
+import type { Clock } from '../platform/clock.js';
+import { sha256Hex } from '../platform/crypto.js';
+import type { Db, Tx } from '../platform/db/connect.js';
+import { ApiError, badRequest } from '../platform/errors.js';
+import { toMicro } from '../platform/money.js';
+import { secretToken, type Random } from '../platform/random.js';
+import type { BillingApi } from '../billing/billing-contract.js';
+import type { FleetApi, MachineInfo } from '../fleet/fleet-contract.js';
+import type { KeysStore } from '../keys/keys-store.js';
+import { contractOf, refOf, type Lifecycle } from './instances-lifecycle.js';
+import type { VolumesPort } from './instances-ports.js';
+import type { InstanceRow, InstancesStore } from './instances-store.js';
+import { toInstanceObject, type InstanceObject } from './instances-view.js';
+import { MAX_LABEL_CHARS } from './instances-request.js';
+import type { Scheduler } from '../platform/scheduler.js';
+import { transact } from './instances-batch.js';
+
+/** A `request_logs` result_url stays valid this long. */
+export const LOG_URL_TTL_S = 3600;
+export const MAX_SSH_KEY_CHARS = 16 * 1024;
+const SSH_KEY = /^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+={0,3}( [^\r\n]*)?$/;
+
+export interface ServiceDeps {
+  db: Db;
+  store: InstancesStore;
+  lifecycle: Lifecycle;
+  fleet: FleetApi;
+  billing: BillingApi;
+  keys: KeysStore;
+  scheduler: Scheduler;
+  clock: Clock;
+  random: Random;
+  config: Config;
+  volumes?: VolumesPort;
+  /** Called after a state change commits (wakes event streams and waiters in this process). */
+  notify: () => void;
+}
+
+/** An instance key reaches only its own instance; a user key only its scope's. Someone else's instance is 404. */
+export function checkInstanceKey(principal: Principal, id: number): void {
+  if (principal.key.kind === 'instance' && principal.key.instance_id !== id) {
+    throw new ApiError('permission_denied', 'an instance API key can only start, stop or destroy its own instance');
+  }
+}
+
+export function instancesServiceFactory(deps: ServiceDeps) {
+  const { db, store, lifecycle, fleet, billing, keys, clock, random, config, notify } = deps;
+
+  async function locked(principal: Principal, id: number, tx: Tx): Promise<InstanceRow> {
+    checkInstanceKey(principal, id);
+    const found = await store.findInScope(id, scopeOf(principal), tx);
+    const inst = found && (await store.lock(id, tx));
+    if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
+    return inst;
+  }
+
+  async function write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const out = await transact(db, fn);
+    notify();
+    return out;
+  }
+
+  const assertCredit = (tx: Tx) => (userId: number) => billing.assertCredit(userId, tx);
+
+  async function stop(tx: Tx, inst: InstanceRow, now: number): Promise<void> {
+    if (inst.actual_status === 'stopped' && inst.intended_status === 'stopped') return;
+    await lifecycle.halt(tx, inst, now, { actual_status: 'stopped', intended_status: 'stopped', status_msg: null });
+    await lifecycle.resumeWaiting(tx, inst.machine_id, now, assertCredit(tx));
+  }
+
+  async function start(tx: Tx, inst: InstanceRow, now: number): Promise<void> {
+    if (inst.intended_status === 'running' && (inst.actual_status === null || inst.actual_status === 'loading' || inst.actual_status === 'running')) return;
+    if (inst.actual_status === 'unknown' || inst.actual_status === 'offline') {
+      throw new ApiError('conflict', `instance ${inst.id} is ${inst.actual_status}: its host is unreachable; destroy it and rent another offer`);
+    }
+    await billing.assertCredit(inst.user_id, tx);
+    if (inst.actual_status === 'exited') {
+      // The crashed container still holds its GPUs: boot it again in place.
+      await lifecycle.boot(tx, inst, now, 'restarted after exit');
+      return;
+    }
+    const got = await fleet.reallocate(tx, {
+      instanceId: inst.id,
+      machineId: inst.machine_id!,
+      numGpus: inst.num_gpus,
+      kind: inst.is_bid ? 'bid' : 'ondemand',
+      bidPerGpuMicro: inst.bid_per_gpu_micro ?? undefined,
+    });
+    if (!got) {
+      throw new ApiError('conflict', `instance ${inst.id} cannot start: its machine's GPUs are in use by another instance; try again later`);
+    }
+    await lifecycle.outbid(tx, got.outbid, now);
+    await lifecycle.boot(tx, { ...inst, gpu_indexes: JSON.stringify(got.gpuIndexes) }, now);
+  }
+
+  async function setState(tx: Tx, inst: InstanceRow, state: 'running' | 'stopped', now: number) {
+    if (state === 'stopped') await stop(tx, inst, now);
+    else await start(tx, inst, now);
+  }
+
+  async function machineOf(id: number | null, cache = new Map<number, MachineInfo | undefined>()) {
+    if (id === null) return undefined;
+    if (!cache.has(id)) cache.set(id, await fleet.machine(id));
+    return cache.get(id);
+  }
+
+  /** Destroys the instance inside `tx`: GPUs freed, every meter stopped, its instance key revoked. */
+  async function destroyIn(tx: Tx, principal: Principal, id: number) {
+    const inst = await locked(principal, id, tx);
+    const now = clock.now();
+    await deps.scheduler.cancel(refOf(id), { tx });
+    await fleet.release(tx, id);
+    await billing.stopContract(tx, { contract: contractOf(id), at: now });
+    if (deps.volumes) await deps.volumes.detachAll(tx, id);
+    await lifecycle.transition(tx, inst, { actual_status: 'destroyed', intended_status: 'destroyed', status_msg: null, ports: null, running_since: null, gpu_indexes: '[]' }, now);
+    await store.update(id, { destroyed_at: now }, tx);
+    for (const k of await keys.listByUser(inst.user_id, tx)) {
+      if (k.kind === 'instance' && k.instance_id === id) await keys.revoke(k.id, now, tx);
+    }
+    await lifecycle.resumeWaiting(tx, inst.machine_id, now, assertCredit(tx));
+    return { success: true as const };
+  }
+
+  return {
+    async show(principal: Principal, id: number): Promise<{ instances: InstanceObject }> {
+      checkInstanceKey(principal, id);
+      const inst = await store.findInScope(id, scopeOf(principal));
+      if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
+      return { instances: toInstanceObject(inst, await machineOf(inst.machine_id), clock.now()) };
+    },
+
+    /** Every live instance of the caller's scope, as instance objects. */
+    async all(principal: Principal): Promise<InstanceObject[]> {
+      const rows = await store.listInScope(scopeOf(principal));
+      const cache = new Map<number, MachineInfo | undefined>();
+      const now = clock.now();
+      const out: InstanceObject[] = [];
+      for (const r of rows) out.push(toInstanceObject(r, await machineOf(r.machine_id, cache), now));
+      return out;
+    },
+
+    /** `PUT /api/v0/instances/{id}/` with `state` and/or `label`. */
+    async update(principal: Principal, id: number, body: { state?: 'running' | 'stopped'; label?: string | null }) {
+      if (body.state === undefined && body.label === undefined) throw badRequest('body: give state ("running" or "stopped") or label');
+      if (body.label !== undefined && principal.key.kind === 'instance') {
+        throw new ApiError('permission_denied', 'an instance API key can only start, stop or destroy its own instance');
+      }
+      if (body.label && body.label.length > MAX_LABEL_CHARS) throw badRequest(`body.label is longer than ${MAX_LABEL_CHARS} characters`);
+      return write(async (tx) => {
+        const inst = await locked(principal, id, tx);
+        const now = clock.now();
+        if (body.label !== undefined) await store.update(id, { label: body.label }, tx);
+        if (body.state !== undefined) await setState(tx, { ...inst, label: body.label ?? inst.label }, body.state, now);
+        return { success: true as const };
+      });
+    },
+
+    /** `PUT /api/v0/instances/` `{state, ids}`: each id on its own; the reply says which failed and why. */
+    async bulk(principal: Principal, body: { state: 'running' | 'stopped'; ids: number[] }) {
+      const ok: number[] = [];
+      const failed: { id: number; error: string; msg: string }[] = [];
+      for (const id of [...new Set(body.ids)]) {
+        try {
+          await write(async (tx) => setState(tx, await locked(principal, id, tx), body.state, clock.now()));
+          ok.push(id);
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          failed.push({ id, error: err.code, msg: err.message });
+        }
+      }
+      return { success: failed.length === 0, ids: ok, failed, ...(failed.length ? { msg: `${failed.length} of ${body.ids.length} failed` } : {}) };
+    },
+
+    /** Destroys the instance: GPUs freed, every meter stopped, its instance key revoked. */
+    async destroy(principal: Principal, id: number) {
+      return write((tx) => destroyIn(tx, principal, id));
+    },
+
+    /** The same inside the caller's transaction (the serverless autoscaler's job); the caller notifies. */
+    destroyIn,
+
+    /** `PUT /api/v0/instances/bid_price/{id}/` `{price}`: $/hour for the instance, at least the offer's min bid. */
+    async changeBid(principal: Principal, id: number, price: number) {
+      return write(async (tx) => {
+        const inst = await locked(principal, id, tx);
+        if (!inst.is_bid) throw badRequest(`instance ${id} is on-demand; only bid (interruptible) instances have a bid price`);
+        const machine = await fleet.machine(inst.machine_id!, tx);
+        const minTotal = (machine?.min_bid_micro ?? 0) * inst.num_gpus;
+        if (toMicro(price) < minTotal) throw badRequest(`body.price ${price} is below the minimum bid of ${minTotal / 1e6} $/hour`);
+        const perGpu = Math.floor(toMicro(price) / inst.num_gpus);
+        const now = clock.now();
+        const next = { ...inst, bid_per_gpu_micro: perGpu, gpu_rate_micro: perGpu * inst.num_gpus };
+        await store.update(id, { bid_per_gpu_micro: perGpu, gpu_rate_micro: next.gpu_rate_micro }, tx);
+        if ((JSON.parse(inst.gpu_indexes) as number[]).length > 0) await fleet.setBid(tx, id, perGpu);
+        if (inst.actual_status === 'running') await lifecycle.startGpuMeter(tx, next, now);
+        // A higher bid may win the GPUs back now.
+        await lifecycle.resumeWaiting(tx, inst.machine_id, now, assertCredit(tx));
+        return { success: true as const };
+      });
+    },
+
+    async attachSshKey(principal: Principal, id: number, sshKey: string) {
+      const key = sshKey.trim();
+      if (key.length > MAX_SSH_KEY_CHARS || !SSH_KEY.test(key)) throw badRequest('body.ssh_key must be an OpenSSH public key line (ssh-ed25519 AAAA… comment)');
+      return write(async (tx) => {
+        await locked(principal, id, tx);
+        const existing = (await store.sshKeysOf(id, tx)).find((k) => k.ssh_key === key);
+        const keyId = existing?.id ?? (await store.attachSshKey(id, key, clock.now(), tx));
+        return { success: true as const, key_id: keyId, msg: `SSH key attached to instance ${id}` };
+      });
+    },
+
+    async detachSshKey(principal: Principal, id: number, keyId: number) {
+      return write(async (tx) => {
+        await locked(principal, id, tx);
+        if (!(await store.detachSshKey(id, keyId, tx))) throw new ApiError('not_found', `SSH key ${keyId} is not attached to instance ${id}`);
+        return { success: true as const, msg: `SSH key detached from instance ${id}` };
+      });
+    },
+
+    async listSshKeys(principal: Principal, id: number) {
+      checkInstanceKey(principal, id);
+      if (!(await store.findInScope(id, scopeOf(principal)))) throw new ApiError('not_found', `instance ${id} not found`);
+      return { success: true as const, ssh_keys: (await store.sshKeysOf(id)).map((k) => ({ id: k.id, ssh_key: k.ssh_key, created_at: k.created_at })) };
+    },
+
+    /** `request_logs`: an unguessable, expiring `result_url` (the client fetches it without a key). */
+    async requestLogs(principal: Principal, id: number, opts: { tail?: number; filter?: string }) {
+      checkInstanceKey(principal, id);
+      if (!(await store.findInScope(id, scopeOf(principal)))) throw new ApiError('not_found', `instance ${id} not found`);
+      const token = secretToken(random, '');
+      await store.insertLogRequest({ instance_id: id, token_hash: sha256Hex(token), tail: opts.tail ?? null, filter: opts.filter ?? null, expires_at: clock.now() + LOG_URL_TTL_S });
+      return { success: true as const, result_url: `${config.publicUrl}/api/v0/instances/logs/${token}/`, msg: 'logs are ready at result_url' };
+    },
+
+    /** The simulated boot log behind a `result_url`, as plain text. */
+    async logText(token: string): Promise<string> {
+      const req = await store.findLogRequest(sha256Hex(token));
+      if (!req || req.expires_at < clock.now()) throw new ApiError('not_found', 'no such log, or it expired');
+      const inst = await db.selectFrom('instances').selectAll().where('id', '=', req.instance_id).executeTakeFirst();
+      if (!inst) throw new ApiError('not_found', 'no such log, or it expired');
+      const lines = bootLog(inst, await store.eventsOf(inst.id));
+      let out = req.filter ? lines.filter((l) => l.includes(req.filter!)) : lines;
+      if (req.tail !== null) out = out.slice(-req.tail);
+      return out.join('\n') + (out.length ? '\n' : '');
+    },
+  };
+}
+
+function bootLog(inst: InstanceRow, events: { actual_status: string | null; status_msg: string | null; at: number }[]): string[] {
+  const ts = (t: number) => new Date(t * 1000).toISOString();
+  const lines = [`${ts(inst.created_at)} instance ${inst.id} created on machine ${inst.machine_id ?? '?'} (${inst.num_gpus} GPU)`];
+  for (const e of events) {
+    const note = e.status_msg ? ` (${e.status_msg})` : '';
+    if (e.actual_status === null) lines.push(`${ts(e.at)} provisioning: pulling image ${inst.image}${note}`);
+    else if (e.actual_status === 'loading') lines.push(`${ts(e.at)} loading: image downloaded, starting container${note}`);
+    else if (e.actual_status === 'running') {
+      // The key itself is never stored (only its hash), so the log can only say that it was injected.
+      lines.push(`${ts(e.at)} running: container started (${inst.runtype}); CONTAINER_API_KEY injected`);
+      if (inst.onstart) lines.push(`${ts(e.at)} onstart: running ${inst.onstart.split('\n').length} line(s)`);
+    } else lines.push(`${ts(e.at)} ${e.actual_status}${note}`);
+  }
+  return lines;
+}
+
+export type InstancesService = ReturnType<typeof instancesServiceFactory>;

@@ -1,0 +1,115 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { DialectName, Tx } from '../platform/db/connect.js';
+import type { Scope } from '../platform/auth.js';
+import type { InstanceEventsTable, InstancesTable } from './instances-tables.js';
+
+export type InstanceRow = Selectable<InstancesTable>;
+export type InstanceEventRow = Selectable<InstanceEventsTable>;
+export type InstancePatch = Updateable<InstancesTable>;
+
+/** Rows of the caller's scope: its team's in a team context, else its own personal ones (auth.ts Scope). */
+function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, scope: Scope, prefix = ''): Q {
+  q = q.where(`${prefix}team_id`, scope.teamId === null ? 'is' : '=', scope.teamId);
+  return scope.teamId === null ? q.where(`${prefix}user_id`, '=', scope.userId) : q;
+}
+
+export function instancesStore(db: Tx, dialect: DialectName) {
+  return {
+    dialect,
+
+    async insert(row: Insertable<InstancesTable>, tx: Tx = db): Promise<number> {
+      const r = await tx.insertInto('instances').values(row).returning('id').executeTakeFirstOrThrow();
+      return r.id;
+    },
+
+    async update(id: number, patch: InstancePatch, tx: Tx = db): Promise<void> {
+      await tx.updateTable('instances').set(patch).where('id', '=', id).execute();
+    },
+
+    /** A live instance; on PostgreSQL the row is locked for the rest of the transaction (state changes serialize). */
+    async lock(id: number, tx: Tx): Promise<InstanceRow | undefined> {
+      let q = tx.selectFrom('instances').selectAll().where('id', '=', id).where('destroyed_at', 'is', null);
+      if (dialect === 'postgres') q = q.forUpdate();
+      return q.executeTakeFirst();
+    },
+
+    async find(id: number, tx: Tx = db): Promise<InstanceRow | undefined> {
+      return tx.selectFrom('instances').selectAll().where('id', '=', id).where('destroyed_at', 'is', null).executeTakeFirst();
+    },
+
+    async findInScope(id: number, scope: Scope, tx: Tx = db): Promise<InstanceRow | undefined> {
+      const q = tx.selectFrom('instances').selectAll().where('id', '=', id).where('destroyed_at', 'is', null);
+      return inScope(q, scope).executeTakeFirst();
+    },
+
+    async listInScope(scope: Scope, tx: Tx = db): Promise<InstanceRow[]> {
+      const q = tx.selectFrom('instances').selectAll().where('destroyed_at', 'is', null).orderBy('id');
+      return inScope(q, scope).execute();
+    },
+
+    async listOnMachine(machineId: number, tx: Tx = db): Promise<InstanceRow[]> {
+      return tx.selectFrom('instances').selectAll().where('machine_id', '=', machineId).where('destroyed_at', 'is', null).orderBy('id').execute();
+    },
+
+    async insertEvent(e: Omit<InstanceEventRow, 'id'>, tx: Tx = db): Promise<void> {
+      await tx.insertInto('instance_events').values(e).execute();
+    },
+
+    async eventsSince(scope: Scope, afterId: number, limit: number, tx: Tx = db): Promise<InstanceEventRow[]> {
+      const q = tx.selectFrom('instance_events').selectAll().where('id', '>', afterId).orderBy('id').limit(limit);
+      return inScope(q, scope).execute();
+    },
+
+    async lastEventId(tx: Tx = db): Promise<number> {
+      const r = await tx.selectFrom('instance_events').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst();
+      return Number(r?.m ?? 0);
+    },
+
+    async eventsOf(instanceId: number, tx: Tx = db): Promise<InstanceEventRow[]> {
+      return tx.selectFrom('instance_events').selectAll().where('instance_id', '=', instanceId).orderBy('id').execute();
+    },
+
+    async findIdempotent(userId: number, key: string, notBefore: number, tx: Tx = db) {
+      return tx
+        .selectFrom('instance_idempotency')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('idem_key', '=', key)
+        .where('created_at', '>=', notBefore)
+        .executeTakeFirst();
+    },
+
+    /** Forgets the key's record when it is older than `before` (its retention ended). */
+    async deleteExpiredIdempotent(userId: number, key: string, before: number, tx: Tx = db): Promise<void> {
+      await tx.deleteFrom('instance_idempotency').where('user_id', '=', userId).where('idem_key', '=', key).where('created_at', '<', before).execute();
+    },
+
+    async insertIdempotent(row: { user_id: number; idem_key: string; request_hash: string; reply: string; created_at: number }, tx: Tx = db) {
+      await tx.insertInto('instance_idempotency').values(row).execute();
+    },
+
+    async attachSshKey(instanceId: number, sshKey: string, at: number, tx: Tx = db): Promise<number> {
+      const r = await tx.insertInto('instance_ssh_keys').values({ instance_id: instanceId, ssh_key: sshKey, created_at: at }).returning('id').executeTakeFirstOrThrow();
+      return r.id;
+    },
+
+    async sshKeysOf(instanceId: number, tx: Tx = db) {
+      return tx.selectFrom('instance_ssh_keys').selectAll().where('instance_id', '=', instanceId).orderBy('id').execute();
+    },
+
+    async detachSshKey(instanceId: number, keyId: number, tx: Tx = db): Promise<boolean> {
+      const r = await tx.deleteFrom('instance_ssh_keys').where('instance_id', '=', instanceId).where('id', '=', keyId).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    },
+
+    async insertLogRequest(row: { instance_id: number; token_hash: string; tail: number | null; filter: string | null; expires_at: number }, tx: Tx = db) {
+      await tx.insertInto('instance_log_requests').values(row).execute();
+    },
+
+    async findLogRequest(tokenHash: string, tx: Tx = db) {
+      return tx.selectFrom('instance_log_requests').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    },
+  };
+}
+
+export type InstancesStore = ReturnType<typeof instancesStore>;

@@ -1,0 +1,92 @@
+/**
+ * The instance object as the API shows it (spec: Instance; client-compat: Instances). Every field the vastai client
+ * prints is present with the type it needs; `start_date` and `extra_env` always.
+ */
+import type { MachineInfo } from '../fleet/fleet-contract.js';
+import { toDollars } from '../platform/money.js';
+import { PROXY_SSH_PORT_BASE } from './instances-lifecycle.js';
+import type { InstanceRow } from './instances-store.js';
+
+export type InstanceObject = Record<string, unknown> & { id: number; actual_status: string | null; start_date: number; extra_env: string[][] };
+
+const num = (v: unknown, fallback = 0): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : v === undefined || v === null ? null : String(v));
+
+export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undefined, now: number): InstanceObject {
+  const offer = JSON.parse(inst.offer_snapshot) as Record<string, unknown>;
+  const options = JSON.parse(inst.options) as Record<string, unknown>;
+  const env = JSON.parse(inst.env) as Record<string, string>;
+  const ports = inst.ports ? (JSON.parse(inst.ports) as Record<string, { HostIp: string; HostPort: string }[]>) : {};
+  const running = inst.actual_status === 'running';
+  const direct = inst.runtype === 'ssh_direct' || inst.runtype === 'jupyter_direct';
+  const hasSsh = inst.runtype !== 'args';
+  let sshHost: string | null = null;
+  let sshPort: number | null = null;
+  if (running && hasSsh && machine) {
+    if (direct && ports['22/tcp']) {
+      sshHost = machine.public_ipaddr;
+      sshPort = Number(ports['22/tcp'][0].HostPort);
+    } else {
+      sshHost = machine.ssh_host;
+      sshPort = PROXY_SSH_PORT_BASE + inst.id;
+    }
+  }
+  const dph = toDollars(inst.gpu_rate_micro + inst.disk_rate_micro);
+  const extraEnv = Object.entries(env).map(([k, v]) => [k, v] as [string, string]);
+  return {
+    id: inst.id,
+    machine_id: inst.machine_id,
+    host_id: inst.host_id,
+    actual_status: inst.actual_status,
+    intended_status: inst.intended_status,
+    cur_state: running ? 'running' : 'stopped',
+    next_state: inst.intended_status === 'running' ? 'running' : 'stopped',
+    status_msg: inst.status_msg,
+    label: inst.label,
+    num_gpus: inst.num_gpus,
+    gpu_name: str(offer.gpu_name),
+    gpu_ram: num(offer.gpu_ram),
+    gpu_util: running ? 0 : null,
+    gpu_temp: null,
+    cpu_name: str(offer.cpu_name),
+    cpu_cores_effective: num(offer.cpu_cores_effective),
+    cpu_ram: num(offer.cpu_ram),
+    disk_space: inst.disk,
+    disk_util: 0,
+    ssh_host: sshHost,
+    ssh_port: sshPort,
+    ssh_idx: sshPort === null ? null : String(sshPort),
+    public_ipaddr: running && machine ? machine.public_ipaddr : null,
+    ports: running ? ports : {},
+    dph_total: dph,
+    dph_base: toDollars(inst.gpu_rate_micro),
+    storage_cost: machine ? toDollars(machine.price_disk_micro) : null,
+    is_bid: inst.is_bid === 1,
+    min_bid: machine ? toDollars(machine.min_bid_micro * inst.num_gpus) : null,
+    bid_price: inst.bid_per_gpu_micro === null ? null : toDollars(inst.bid_per_gpu_micro * inst.num_gpus),
+    image_uuid: inst.image,
+    image_args: inst.args_str ? [inst.args_str] : [],
+    image_runtype: inst.runtype,
+    onstart: inst.onstart,
+    jupyter_dir: inst.jupyter_dir,
+    use_jupyter_lab: inst.use_jupyter_lab === 1,
+    vm: inst.vm === 1,
+    template_id: inst.template_id,
+    template_hash_id: inst.template_hash_id,
+    inet_up: num(offer.inet_up),
+    inet_down: num(offer.inet_down),
+    reliability2: num(offer.reliability, 1),
+    geolocation: str(offer.geolocation),
+    cuda_max_good: num(offer.cuda_max_good),
+    driver_version: str(offer.driver_version),
+    verification: str(offer.verification) ?? 'verified',
+    direct_port_count: num(offer.direct_port_count),
+    start_date: inst.created_at,
+    uptime_mins: running && inst.running_since !== null ? Math.max(0, (now - inst.running_since) / 60) : 0,
+    extra_env: extraEnv,
+    hostname: inst.hostname,
+    python_utf8: options.python_utf8 === true,
+    lang_utf8: options.lang_utf8 === true,
+    volume_info: inst.volume_info ? JSON.parse(inst.volume_info) : null,
+  };
+}

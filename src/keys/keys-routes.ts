@@ -1,0 +1,70 @@
+import type { TypedApp } from '../app.js';
+import { principalOf } from '../platform/auth.js';
+import { ErrorReply } from '../platform/schemas.js';
+import type { Services } from '../services.js';
+import { ApiKeyObject, ApiKeysReply, CreateApiKeyBody, CreateApiKeyReply, DeleteApiKeyReply, KeyId } from './keys-schemas.js';
+
+const tags = ['api keys'];
+const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
+
+// Re-exported for modules that took the key schema from here before it moved to keys-schemas.ts.
+export { ApiKeyObject };
+
+/** API keys (contract §3): the secret is in the create reply only; list and show never carry it. */
+export async function keysRoutes(app: TypedApp, { apiKeys }: Services): Promise<void> {
+  app.post(
+    '/api/v0/auth/apikeys/',
+    {
+      config: { category: 'user_write' },
+      schema: {
+        tags,
+        summary: 'Create an API key (the secret is shown once, in this reply)',
+        description:
+          'Without `permissions` the key gets the rights of the key that creates it; with them, no more than those. ' +
+          'With `team_id` (a team you are a member of) the key acts for the team, bounded by your role at every request.',
+        body: CreateApiKeyBody,
+        response: {
+          200: CreateApiKeyReply,
+          ...errors,
+        },
+      },
+    },
+    async (request) => apiKeys.create(principalOf(request), request.body ?? {}),
+  );
+
+  app.get(
+    '/api/v0/auth/apikeys/',
+    {
+      config: { category: 'user_read' },
+      schema: {
+        tags,
+        summary: "List the caller's API keys (a team key lists that team's keys)",
+        response: { 200: ApiKeysReply, ...errors },
+      },
+    },
+    async (request) => apiKeys.list(principalOf(request)),
+  );
+
+  app.get(
+    '/api/v0/auth/apikeys/:id/',
+    {
+      config: { category: 'user_read' },
+      schema: { tags, summary: 'Show an API key (without its secret)', params: KeyId, response: { 200: ApiKeyObject, ...errors } },
+    },
+    async (request) => apiKeys.show(principalOf(request), request.params.id),
+  );
+
+  app.delete(
+    '/api/v0/auth/apikeys/:id/',
+    {
+      config: { category: 'user_write' },
+      schema: {
+        tags,
+        summary: 'Delete (revoke) an API key; every process refuses it from the next request',
+        params: KeyId,
+        response: { 200: DeleteApiKeyReply, ...errors },
+      },
+    },
+    async (request) => apiKeys.remove(principalOf(request), request.params.id),
+  );
+}

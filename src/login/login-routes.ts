@@ -1,0 +1,60 @@
+import type { TypedApp } from '../app.js';
+import { principalOf } from '../platform/auth.js';
+import { ErrorReply } from '../platform/schemas.js';
+import type { Services } from '../services.js';
+import { LoginBody, LoginOk, LoginReply, ResendVerificationBody, SignUpBody, SignUpReply, VerifyEmailBody } from './login-schemas.js';
+
+const tags = ['auth'];
+const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 409: ErrorReply, 429: ErrorReply, 503: ErrorReply };
+const Ok = LoginOk;
+
+/** Sign-up with e-mail verification, password login, logout (contract §3). */
+export async function loginRoutes(app: TypedApp, { login }: Services): Promise<void> {
+  app.post('/api/v0/users/', {
+    config: { category: 'public' },
+    schema: {
+      tags,
+      summary: 'Sign up; a verification code is e-mailed to the address',
+      body: SignUpBody,
+      response: { 200: SignUpReply, ...errors },
+    },
+  }, async (request) => login.signUp(request.body));
+
+  app.post('/api/v0/users/verify-email/', {
+    config: { category: 'public' },
+    schema: {
+      tags,
+      summary: 'Verify the e-mail address with the code sent to it',
+      body: VerifyEmailBody,
+      response: { 200: Ok, ...errors },
+    },
+  }, async (request) => login.verifyEmail(request.body));
+
+  app.post('/api/v0/users/verify-email/resend/', {
+    config: { category: 'public' },
+    schema: { tags, summary: 'E-mail a new verification code', body: ResendVerificationBody, response: { 200: Ok, ...errors } },
+  }, async (request) => login.resendVerification(request.body));
+
+  app.post('/api/v0/auth/login/', {
+    config: { category: 'public' },
+    schema: {
+      tags,
+      summary: 'Log in with a password; with 2FA on, finish with POST /api/v0/tfa/',
+      body: LoginBody,
+      response: { 200: LoginReply, ...errors },
+    },
+  }, async (request, reply) => {
+    const r = await login.login(request.body);
+    if (r.cookie) reply.header('set-cookie', r.cookie);
+    return r.body;
+  });
+
+  app.post('/api/v0/auth/logout/', {
+    config: { category: 'misc' },
+    schema: { tags, summary: 'End the session that made the call', response: { 200: Ok, ...errors } },
+  }, async (request, reply) => {
+    const r = await login.logout(principalOf(request));
+    reply.header('set-cookie', r.cookie);
+    return { success: r.success, msg: r.msg };
+  });
+}

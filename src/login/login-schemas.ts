@@ -1,0 +1,39 @@
+/**
+ * TypeBox schemas of sign-up, e-mail verification, login and logout (contract §3), exported so the SDK takes its
+ * request and reply types from what the server validates (`import type` + `Static<>`).
+ */
+import { Type } from 'typebox';
+import { UserObject } from '../users/users-types.js';
+import { Method } from '../tfa/tfa-schemas.js';
+
+const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' });
+
+export const LoginOk = Type.Object({ success: Type.Boolean(), msg: Type.String() });
+
+export const SignUpBody = Type.Object({
+  email: Email,
+  password: Type.String({ minLength: 8, maxLength: 1024 }),
+  full_name: Type.Optional(Type.String({ maxLength: 200 })),
+});
+export const SignUpReply = Type.Object({ success: Type.Boolean(), msg: Type.String(), user: UserObject });
+
+export const VerifyEmailBody = Type.Object({ email: Email, code: Type.String({ minLength: 1, maxLength: 64 }) });
+export const ResendVerificationBody = Type.Object({ email: Email });
+
+export const LoginBody = Type.Object({
+  username: Type.String({ minLength: 1, maxLength: 254 }),
+  password: Type.String({ minLength: 1, maxLength: 1024 }),
+  client: Type.Optional(Type.Union([Type.Literal('cli'), Type.Literal('ui')])),
+});
+
+/** Either the 2FA challenge (finish with `POST /api/v0/tfa/`) or the user with its session. */
+export const LoginReply = Type.Union([
+  Type.Object({
+    success: Type.Boolean(),
+    tfa_required: Type.Literal(true),
+    tfa_secret: Type.String(),
+    methods: Type.Array(Method),
+    legacy_tfa_user: Type.Optional(Type.Boolean()),
+  }),
+  Type.Intersect([UserObject, Type.Object({ success: Type.Boolean(), session_key: Type.Optional(Type.String()) })]),
+]);

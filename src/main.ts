@@ -1,0 +1,113 @@
+import { createServer } from 'node:net';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pino, type Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type Built } from './app.js';
+import type { Config } from './config.js';
+import { RealClock, VirtualClock, type Clock } from './platform/clock.js';
+import { SecretBox } from './platform/crypto.js';
+import { openStore, type Store } from './platform/db/connect.js';
+import { cryptoRandom, type Random } from './platform/random.js';
+import { EMU_OWNER_CREDIT } from './users/users-service.js';
+
+export interface Server extends Built {
+  app: FastifyInstance;
+  store: Store;
+  clock: Clock;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Where generated files live: beside the SQLite file, or `./data`. */
+function dataDir(config: Config): string {
+  const m = /^sqlite:(.+)$/.exec(config.databaseUrl);
+  return m && m[1] !== ':memory:' ? dirname(m[1]) : './data';
+}
+
+/** In emulator mode a missing GPUPLANE_SECRET_KEY is generated once into the data folder and reused. */
+function resolveSecretKey(config: Config, random: Random): string {
+  if (config.secretKey) return config.secretKey;
+  const file = join(dataDir(config), 'secret.key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dirname(file), { recursive: true });
+  const key = random.bytes(32).toString('hex');
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
+export interface StartOptions {
+  log?: Logger;
+  random?: Random;
+  /** Prints the generated owner key (default: to stdout). */
+  announce?: (line: string) => void;
+  pgSchema?: string;
+}
+
+/** Opens the store, builds the app, creates the owner on an empty database, listens, and starts background work. */
+/** A free TCP port on `host`, for `--port 0`: picked before the app is built so absolute URLs name the real port. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<Server> {
+  if (config.port === 0) {
+    const defaultUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:0`;
+    const port = await freePort(config.host);
+    config = { ...config, port, publicUrl: config.publicUrl === defaultUrl ? defaultUrl.replace(/:0$/, `:${port}`) : config.publicUrl };
+  }
+  // Asynchronous writes: under load, lines queue while a write is in flight and go out together, instead of one
+  // blocking write per request; an idle server still writes each line at once. Flushed on close.
+  const destination = options.log ? undefined : pino.destination({ dest: 1, sync: false });
+  const log = options.log ?? pino({ level: config.logLevel, base: { pid: process.pid } }, destination);
+  const random = options.random ?? cryptoRandom;
+  const store = await openStore(config.databaseUrl, { pgSchema: options.pgSchema, sqliteSync: config.sqliteSync });
+  const clock: Clock = config.clock === 'virtual' ? new VirtualClock(config.clockStart ?? Date.now() / 1000) : new RealClock();
+  const secretBox = new SecretBox(resolveSecretKey(config, random), random);
+  const built = await buildApp({ config, store, clock, random, log, secretBox });
+  await built.scheduler.restoreVirtualNow();
+
+  const owner = await built.services.users.ensureOwner(config.bootstrapApiKey, config.mode === 'emulator' ? EMU_OWNER_CREDIT : 0);
+  if (owner.generatedKey) {
+    // Printed once, straight to the terminal, never through the logger.
+    (options.announce ?? ((line) => process.stdout.write(`${line}\n`)))(
+      `gpuplane: created the owner account (${'owner@gpuplane.local'}); its API key, shown only this once:\n\n    ${owner.generatedKey}\n`,
+    );
+  }
+  await built.services.onStart?.();
+
+  await built.app.listen({ host: config.host, port: config.port });
+  const address = built.app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  built.scheduler.start();
+  // Route schemas compile on first use, so listening comes sooner; the rest compile now, between requests.
+  const compileStart = performance.now();
+  built
+    .compileSchemas()
+    .then(() => log.info({ ms: Math.round(performance.now() - compileStart) }, 'route schemas compiled'))
+    .catch((err) => log.error({ err }, 'a route schema does not compile'));
+  log.info({ port, mode: config.mode, clock: config.clock, db: config.databaseUrl.split(':')[0] }, 'gpuplane listening');
+
+  let closed = false;
+  return {
+    ...built,
+    store,
+    clock,
+    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await built.scheduler.stop();
+      await built.app.close();
+      await store.close();
+      destination?.flushSync();
+    },
+  };
+}

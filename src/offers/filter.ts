@@ -1,0 +1,378 @@
+/**
+ * The offers' filter language, reusable by every search that speaks it (offers, volumes, workergroup
+ * `search_params`): `{<field>: {<op>: <value>, ...}, order: [[<field>, "asc"|"desc"], ...], limit: N, ...}`.
+ *
+ * Strict by design: an unknown field, an unknown operator or a value that cannot be coerced to the field's type is
+ * a 400 that names it. A silently dropped filter rents the wrong GPU.
+ *
+ *   const q = parseFilterBody(body, FIELDS, { options: { type: parseType } });
+ *   const rows = selectRows(allRows, ctx, q, FIELDS, limit);
+ */
+import { ApiError } from '../platform/errors.js';
+
+export const OPS = ['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'in', 'notin'] as const;
+export type Op = (typeof OPS)[number];
+
+/**
+ * `version`: a dotted version compared in the client's integer encoding (535.86.05 → 535086005); the field's
+ * `get` returns the encoded number.
+ */
+export type FieldType = 'number' | 'integer' | 'boolean' | 'string' | 'version';
+export type Comparable = number | string | boolean | null;
+
+export interface FieldDef<R, C> {
+  type: FieldType;
+  /** The row's value, comparable as the type says (strings already passed through `normalize`). */
+  get: (row: R, ctx: C) => Comparable;
+  /** Applied to string filter values (and, by `get`, to row values): e.g. gpu_name `RTX_4090` = `RTX 4090`. */
+  normalize?: (s: string) => string;
+  /**
+   * The value depends on the row alone, not on the search context: it is read once per row set into a column
+   * (Float64Array for numbers and booleans) and filters scan that column instead of calling `get`.
+   */
+  static?: boolean;
+}
+
+export type FieldTable<R, C> = Record<string, FieldDef<R, C>>;
+export type Pred<R, C> = (i: number, row: R, ctx: C) => boolean;
+
+export interface Clause {
+  field: string;
+  op: Op;
+  value: Comparable | Comparable[];
+}
+
+export interface OrderKey {
+  field: string;
+  desc: boolean;
+}
+
+export interface ParsedQuery {
+  clauses: Clause[];
+  order: OrderKey[];
+  limit: number | undefined;
+  /** The non-field top-level keys, as their parsers returned them. */
+  options: Record<string, unknown>;
+}
+
+export interface ParseOptions {
+  /** Top-level keys that are not fields (`type`, `allocated_storage` …), each with a parser that throws a 400. */
+  options?: Record<string, (value: unknown) => unknown>;
+  /** Other names for fields (`dph` → `dph_total`), as the vastai client's query language has. */
+  aliases?: Record<string, string>;
+  /** Largest `limit`; a larger one is served as this many (a server maximum, as for charges). */
+  maxLimit: number;
+}
+
+const bad = (msg: string) => new ApiError('bad_request', msg);
+const NUMERIC = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
+const TRUE = new Set(['true', 'True', 'TRUE', '1']);
+const FALSE = new Set(['false', 'False', 'FALSE', '0']);
+
+/** Encodes `535.86.05` as 535086005; NaN when it is not a dotted version. */
+export function versionCode(v: string): number {
+  const parts = v.trim().split('.');
+  if (parts.length < 2 || parts.length > 3 || parts.some((p) => !/^\d{1,3}$/.test(p))) return Number.NaN;
+  while (parts.length < 3) parts.push('0');
+  return Number(parts[0]) * 1_000_000 + Number(parts[1]) * 1000 + Number(parts[2]);
+}
+
+/** Coerces one filter value to the field's type, or throws a 400 naming `where`. */
+export function coerce(def: FieldDef<any, any>, value: unknown, where: string): Comparable {
+  if (value === null) return null;
+  const fail = (): never => {
+    throw bad(`${where}: ${JSON.stringify(value)} is not a valid ${def.type === 'integer' ? 'number' : def.type}`);
+  };
+  switch (def.type) {
+    case 'number':
+    case 'integer':
+      if (typeof value === 'number' && Number.isFinite(value)) return value;
+      if (typeof value === 'string' && NUMERIC.test(value)) return Number(value);
+      return fail();
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      if (value === 1 || value === 0) return value === 1;
+      if (typeof value === 'string' && TRUE.has(value.trim())) return true;
+      if (typeof value === 'string' && FALSE.has(value.trim())) return false;
+      return fail();
+    case 'string': {
+      if (typeof value !== 'string' && !(typeof value === 'number' && Number.isFinite(value))) return fail();
+      const s = String(value);
+      return def.normalize ? def.normalize(s) : s;
+    }
+    case 'version': {
+      if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+      if (typeof value === 'string' && /^\s*\d+\s*$/.test(value)) return Number(value);
+      if (typeof value === 'string') {
+        const code = versionCode(value);
+        if (!Number.isNaN(code)) return code;
+      }
+      return fail();
+    }
+  }
+}
+
+function parseLimit(value: unknown, maxLimit: number): number {
+  const n = typeof value === 'string' && NUMERIC.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw bad(`limit: ${JSON.stringify(value)} is not a positive integer`);
+  return Math.min(n, maxLimit);
+}
+
+function parseOrder<R, C>(value: unknown, fields: FieldTable<R, C>, aliases: Record<string, string>): OrderKey[] {
+  if (!Array.isArray(value)) throw bad('order: must be an array of [field, "asc"|"desc"] pairs');
+  return value.map((entry, i) => {
+    const pair = typeof entry === 'string' ? [entry] : entry;
+    if (!Array.isArray(pair) || pair.length < 1 || pair.length > 2 || typeof pair[0] !== 'string') {
+      throw bad(`order[${i}]: must be a [field, "asc"|"desc"] pair`);
+    }
+    const field = aliases[pair[0]] ?? pair[0];
+    if (!Object.hasOwn(fields, field)) throw bad(`order[${i}]: unknown field ${JSON.stringify(pair[0])}`);
+    const dir = pair.length === 2 ? pair[1] : 'asc';
+    if (dir !== 'asc' && dir !== 'desc') throw bad(`order[${i}]: direction must be "asc" or "desc", got ${JSON.stringify(dir)}`);
+    return { field, desc: dir === 'desc' };
+  });
+}
+
+/** Parses and validates a filter body against a field table. Throws ApiError `bad_request` naming what is wrong. */
+export function parseFilterBody<R, C>(body: unknown, fields: FieldTable<R, C>, opts: ParseOptions): ParsedQuery {
+  if (body === undefined || body === null) body = {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw bad('body: must be a JSON object of filters');
+  const aliases = opts.aliases ?? {};
+  const q: ParsedQuery = { clauses: [], order: [], limit: undefined, options: {} };
+  for (const [key, raw] of Object.entries(body as Record<string, unknown>)) {
+    if (key === 'order') {
+      q.order = parseOrder(raw, fields, aliases);
+      continue;
+    }
+    if (key === 'limit') {
+      if (raw !== null) q.limit = parseLimit(raw, opts.maxLimit);
+      continue;
+    }
+    if (opts.options && Object.hasOwn(opts.options, key)) {
+      q.options[key] = opts.options[key](raw);
+      continue;
+    }
+    const field = aliases[key] ?? key;
+    if (!Object.hasOwn(fields, field)) throw bad(`${key}: unknown field`);
+    const def = fields[field];
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      throw bad(`${key}: must be an object of operators, e.g. {"eq": value}`);
+    }
+    for (const [op, value] of Object.entries(raw as Record<string, unknown>)) {
+      if (!(OPS as readonly string[]).includes(op)) throw bad(`${key}.${op}: unknown operator (use ${OPS.join(', ')})`);
+      if (op === 'in' || op === 'notin') {
+        if (!Array.isArray(value)) throw bad(`${key}.${op}: must be an array`);
+        q.clauses.push({ field, op, value: value.map((v, i) => coerce(def, v, `${key}.${op}[${i}]`)) });
+        continue;
+      }
+      const v = coerce(def, value, `${key}.${op}`);
+      if (v === null && op !== 'eq' && op !== 'neq') throw bad(`${key}.${op}: null can only be compared with eq or neq`);
+      q.clauses.push({ field, op: op as Op, value: v });
+    }
+  }
+  return q;
+}
+
+type Column = Float64Array | Comparable[];
+
+const rank = (v: Comparable): number | string => (typeof v === 'boolean' ? Number(v) : (v as number | string));
+const isNumeric = (t: FieldType) => t !== 'string';
+/** Numbers, booleans (0/1) and versions as one number; null as NaN, which no comparison matches. */
+export const toNum = (v: Comparable): number => (v === null ? Number.NaN : typeof v === 'boolean' ? Number(v) : (v as number));
+
+/**
+ * Columns of static fields, per row set: a row set (an array) is immutable once searched, so its columns are built
+ * at most once, on first use, and dropped with it.
+ */
+export class ColumnCache<R> {
+  private readonly sets = new WeakMap<readonly R[], Map<string, Column>>();
+
+  column<C>(rows: readonly R[], name: string, def: FieldDef<R, C>, ctx: C): Column {
+    let cols = this.sets.get(rows);
+    if (!cols) this.sets.set(rows, (cols = new Map()));
+    let col = cols.get(name);
+    if (!col) {
+      if (isNumeric(def.type)) {
+        const f = new Float64Array(rows.length);
+        for (let i = 0; i < rows.length; i++) f[i] = toNum(def.get(rows[i], ctx));
+        col = f;
+      } else {
+        col = rows.map((r) => def.get(r, ctx));
+      }
+      cols.set(name, col);
+    }
+    return col;
+  }
+}
+
+/** A reader of one field: from its column when static, else through `get`. Numeric fields read as numbers. */
+function reader<R, C>(rows: readonly R[], name: string, def: FieldDef<R, C>, ctx: C, cache?: ColumnCache<R>): (i: number, row: R) => Comparable {
+  if (def.static && cache) {
+    const col = cache.column(rows, name, def, ctx);
+    return (i) => col[i];
+  }
+  const get = def.get;
+  return isNumeric(def.type) ? (_i, r) => toNum(get(r, ctx)) : (_i, r) => get(r, ctx);
+}
+
+export function compileClause<R, C>(c: Clause, read: (i: number, row: R) => Comparable, numeric: boolean): Pred<R, C> {
+  const norm = (v: Comparable) => (numeric ? toNum(v) : v);
+  if (c.op === 'in' || c.op === 'notin') {
+    const set = new Set((c.value as Comparable[]).map(norm));
+    return c.op === 'in' ? (i, r) => set.has(read(i, r)) : (i, r) => !set.has(read(i, r));
+  }
+  const v = norm(c.value as Comparable);
+  if (c.op === 'eq') return Number.isNaN(v) ? (i, r) => Number.isNaN(read(i, r)) : (i, r) => read(i, r) === v;
+  if (c.op === 'neq') return Number.isNaN(v) ? (i, r) => !Number.isNaN(read(i, r)) : (i, r) => read(i, r) !== v;
+  const t = v as number | string;
+  // NaN (a missing number) satisfies no ordering comparison; a missing string (null) neither.
+  switch (c.op) {
+    case 'lt':
+      return (i, r) => {
+        const a = read(i, r);
+        return a !== null && (a as number | string) < t;
+      };
+    case 'lte':
+      return (i, r) => {
+        const a = read(i, r);
+        return a !== null && (a as number | string) <= t;
+      };
+    case 'gt':
+      return (i, r) => {
+        const a = read(i, r);
+        return a !== null && (a as number | string) > t;
+      };
+    default:
+      return (i, r) => {
+        const a = read(i, r);
+        return a !== null && (a as number | string) >= t;
+      };
+  }
+}
+
+/** One predicate for all clauses: every operator on every field must hold. Column clauses run first (cheapest). */
+export function compileFilter<R, C>(clauses: Clause[], fields: FieldTable<R, C>, rows: readonly R[], ctx: C, cache?: ColumnCache<R>): Pred<R, C> {
+  const sorted = [...clauses].sort((a, b) => Number(!fields[a.field].static) - Number(!fields[b.field].static));
+  const preds = sorted.map((c) => compileClause<R, C>(c, reader(rows, c.field, fields[c.field], ctx, cache), isNumeric(fields[c.field].type)));
+  if (preds.length === 0) return () => true;
+  return (i, row, ctx) => {
+    for (let k = 0; k < preds.length; k++) if (!preds[k](i, row, ctx)) return false;
+    return true;
+  };
+}
+
+/**
+ * Narrows candidate row indexes with one comparison over a numeric column: a tight loop per operator, so a static
+ * filter costs about a nanosecond a row.
+ */
+function narrow(col: Float64Array, op: Op, t: number, cand: Int32Array | null, n: number): Int32Array {
+  const out = new Int32Array(cand ? cand.length : n);
+  let k = 0;
+  const len = cand ? cand.length : n;
+  const isNaNT = Number.isNaN(t);
+  for (let j = 0; j < len; j++) {
+    const i = cand ? cand[j] : j;
+    const a = col[i];
+    let ok: boolean;
+    switch (op) {
+      case 'lt': ok = a < t; break;
+      case 'lte': ok = a <= t; break;
+      case 'gt': ok = a > t; break;
+      case 'gte': ok = a >= t; break;
+      case 'eq': ok = isNaNT ? a !== a : a === t; break;
+      default: ok = isNaNT ? a === a : a !== t;
+    }
+    if (ok) out[k++] = i;
+  }
+  return out.subarray(0, k);
+}
+
+/**
+ * Indexes of the rows that pass every clause: static numeric comparisons first, as column scans; the rest (sets,
+ * strings, fields that depend on the search) through predicates over what is left.
+ */
+export function filterIndexes<R, C>(rows: readonly R[], clauses: Clause[], fields: FieldTable<R, C>, ctx: C, cache?: ColumnCache<R>): Int32Array {
+  let cand: Int32Array | null = null;
+  const rest: Clause[] = [];
+  for (const c of clauses) {
+    const def = fields[c.field];
+    if (cache && def.static && isNumeric(def.type) && c.op !== 'in' && c.op !== 'notin') {
+      cand = narrow(cache.column(rows, c.field, def, ctx) as Float64Array, c.op, toNum(c.value as Comparable), cand, rows.length);
+    } else {
+      rest.push(c);
+    }
+  }
+  if (!rest.length) return cand ?? Int32Array.from({ length: rows.length }, (_, i) => i);
+  const pass = compileFilter(rest, fields, rows, ctx, cache);
+  const len = cand ? cand.length : rows.length;
+  const out = new Int32Array(len);
+  let k = 0;
+  for (let j = 0; j < len; j++) {
+    const i = cand ? cand[j] : j;
+    if (pass(i, rows[i], ctx)) out[k++] = i;
+  }
+  return out.subarray(0, k);
+}
+
+/** Compares two key values in a direction; missing values (null, NaN) sort last either way. */
+function compareKey(x: Comparable, y: Comparable, desc: boolean): number {
+  const xm = x === null || (typeof x === 'number' && Number.isNaN(x));
+  const ym = y === null || (typeof y === 'number' && Number.isNaN(y));
+  if (xm || ym) return xm === ym ? 0 : xm ? 1 : -1;
+  const rx = rank(x);
+  const ry = rank(y);
+  if (rx === ry) return 0;
+  const lt = rx < ry ? -1 : 1;
+  return desc ? -lt : lt;
+}
+
+function compareKeys(a: Comparable[], b: Comparable[], desc: boolean[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const c = compareKey(a[i], b[i], desc[i]);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/**
+ * The rows that pass the query's filters, in its order, at most `limit` (offer search runs the column engine in
+ * offer-search.ts instead; this stays the row-by-row reference it is tested against). Keeps only the best `limit` while
+ * scanning (no full sort), so a search over 100,000 rows costs one pass. `tiebreak` ends every order (e.g. `id`).
+ * `cache` keeps the columns of static fields between searches over the same row set.
+ */
+export function selectRows<R, C>(
+  rows: readonly R[],
+  ctx: C,
+  q: ParsedQuery,
+  fields: FieldTable<R, C>,
+  limit: number,
+  tiebreak: OrderKey,
+  cache?: ColumnCache<R>,
+): R[] {
+  const passing = filterIndexes(rows, q.clauses, fields, ctx, cache);
+  const order = [...q.order, tiebreak];
+  const readers = order.map((k) => reader(rows, k.field, fields[k.field], ctx, cache));
+  const desc = order.map((k) => k.desc);
+  const read0 = readers[0];
+  const desc0 = desc[0];
+  const top: { row: R; keys: Comparable[] }[] = [];
+  for (let j = 0; j < passing.length; j++) {
+    const i = passing[j];
+    const row = rows[i];
+    const first = read0(i, row);
+    // Cheap reject on the first key before building the whole tuple.
+    if (top.length === limit && compareKey(first, top[limit - 1].keys[0], desc0) > 0) continue;
+    const keys = readers.map((r) => r(i, row));
+    if (top.length === limit && compareKeys(keys, top[limit - 1].keys, desc) >= 0) continue;
+    let lo = 0;
+    let hi = top.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareKeys(top[mid].keys, keys, desc) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    top.splice(lo, 0, { row, keys });
+    if (top.length > limit) top.pop();
+  }
+  return top.map((t) => t.row);
+}

@@ -1,0 +1,247 @@
+/**
+ * Every offer field a search may filter or order on, with its type (client-compat.md: the fields the vastai client
+ * prints and the ones users filter on). Derived fields are computed from the search (type, allocated_storage) and
+ * the clock, exactly as offerJson shows them.
+ */
+import {
+  dlperfOf,
+  dphTotal,
+  gpuPriceMicro,
+  HOURS_PER_MONTH,
+  isRentable,
+  scoreOf,
+  storageHourly,
+  totalFlopsOf,
+  type OfferContext,
+  type OfferEntry,
+  UNRENTABLE_FAULTS,
+} from '../fleet/fleet-offers.js';
+import type { FieldDef, FieldTable, FieldType } from './filter.js';
+
+type Def = FieldDef<OfferEntry, OfferContext>;
+// Fields are static (depend on the offer alone, cached as columns) unless wrapped in `dyn` (they depend on the
+// search's type, storage or the clock).
+const f = (type: FieldType, get: Def['get'], normalize?: (s: string) => string): Def => ({ type, get, normalize, static: true });
+const dyn = (d: Def): Def => ({ ...d, static: false });
+const num = (get: (o: OfferEntry, c: OfferContext) => number | null) => f('number', get);
+const int = (get: (o: OfferEntry, c: OfferContext) => number | null) => f('integer', get);
+const bool = (get: (o: OfferEntry, c: OfferContext) => boolean) => f('boolean', get);
+const str = (get: (o: OfferEntry) => string) => f('string', get);
+const frac = (o: OfferEntry) => o.num_gpus / o.machine.num_gpus;
+
+/** GPU names compare with `_` read as a space (the CLI's `RTX_4090`) and without regard to case. */
+export const normalizeGpuName = (s: string) => s.replace(/_/g, ' ').trim().toLowerCase();
+const gpuNameKeys = new WeakMap<object, string>();
+const gpuNameKey = (o: OfferEntry) => {
+  let k = gpuNameKeys.get(o.machine);
+  if (k === undefined) gpuNameKeys.set(o.machine, (k = normalizeGpuName(o.machine.gpu_name)));
+  return k;
+};
+
+export const OFFER_FIELDS: FieldTable<OfferEntry, OfferContext> = {
+  id: int((o) => o.id),
+  ask_contract_id: int((o) => o.id),
+  bundle_id: int((o) => o.id),
+  machine_id: int((o) => o.machine.id),
+  host_id: int((o) => o.machine.host_id),
+  num_gpus: int((o) => o.num_gpus),
+  gpu_name: f('string', gpuNameKey, normalizeGpuName),
+  gpu_ram: num((o) => o.machine.spec.gpu_ram),
+  gpu_total_ram: num((o) => o.machine.spec.gpu_ram * o.num_gpus),
+  gpu_frac: num(frac),
+  gpu_mem_bw: num((o) => o.machine.spec.gpu_mem_bw),
+  gpu_max_power: num((o) => o.machine.spec.gpu_max_power),
+  gpu_max_temp: num((o) => o.machine.spec.gpu_max_temp),
+  gpu_arch: str((o) => o.machine.spec.gpu_arch),
+  gpu_display_active: bool((o) => o.machine.spec.gpu_display_active),
+  compute_cap: int((o) => o.machine.spec.compute_cap),
+  total_flops: num(totalFlopsOf),
+  dlperf: num(dlperfOf),
+  dlperf_per_dphtotal: dyn(num((o, c) => dlperfOf(o) / dphTotal(o, c))),
+  flops_per_dphtotal: dyn(num((o, c) => totalFlopsOf(o) / dphTotal(o, c))),
+  score: dyn(num(scoreOf)),
+  bw_nvlink: num((o) => o.machine.spec.bw_nvlink),
+  pci_gen: num((o) => o.machine.spec.pci_gen),
+  pcie_bw: num((o) => o.machine.spec.pcie_bw),
+  cpu_name: str((o) => o.machine.spec.cpu_name),
+  cpu_arch: str((o) => o.machine.spec.cpu_arch),
+  cpu_cores: int((o) => o.machine.spec.cpu_cores),
+  cpu_cores_effective: num((o) => o.machine.spec.cpu_cores * frac(o)),
+  cpu_ghz: num((o) => o.machine.spec.cpu_ghz),
+  cpu_ram: num((o) => Math.round(o.machine.spec.cpu_ram * frac(o))),
+  has_avx: bool((o) => o.machine.spec.has_avx),
+  mobo_name: str((o) => o.machine.spec.mobo_name),
+  disk_space: num((o) => o.machine.spec.disk_space * frac(o)),
+  disk_bw: num((o) => o.machine.spec.disk_bw),
+  disk_name: str((o) => o.machine.spec.disk_name),
+  inet_up: num((o) => o.machine.spec.inet_up),
+  inet_down: num((o) => o.machine.spec.inet_down),
+  inet_up_cost: num((o) => o.machine.price_inetu_micro / 1e6),
+  inet_down_cost: num((o) => o.machine.price_inetd_micro / 1e6),
+  driver_version: f('version', (o) => o.machine.driver_code),
+  cuda_max_good: num((o) => o.machine.spec.cuda_max_good),
+  ubuntu_version: str((o) => o.machine.spec.ubuntu_version),
+  reliability: num((o) => o.machine.spec.reliability),
+  reliability2: num((o) => o.machine.spec.reliability),
+  geolocation: str((o) => o.machine.spec.geolocation),
+  datacenter: bool((o) => o.machine.spec.datacenter),
+  hosting_type: int((o) => (o.machine.spec.datacenter ? 1 : 0)),
+  static_ip: bool((o) => o.machine.spec.static_ip),
+  external: bool((o) => o.machine.spec.external),
+  cluster_id: int((o) => o.machine.spec.cluster_id),
+  verification: str((o) => o.machine.verification),
+  verified: bool((o) => o.machine.verification === 'verified'),
+  rentable: dyn(bool((o, c) => isRentable(o.machine, c.now))),
+  rented: bool((o) => o.rented),
+  is_bid: dyn(bool((_o, c) => c.type === 'bid')),
+  direct_port_count: int((o) => o.machine.direct_port_count),
+  public_ipaddr: str((o) => o.machine.public_ipaddr),
+  vms_enabled: bool((o) => o.machine.vms_enabled),
+  min_bid: num((o) => (o.bid_floor_micro * o.num_gpus) / 1e6),
+  dph_base: dyn(num((o, c) => gpuPriceMicro(o, c.type) / 1e6)),
+  dph_total: dyn(num(dphTotal)),
+  discounted_dph_total: dyn(num((o, c) => dphTotal(o, c) * (1 - o.machine.spec.reserved_discount))),
+  storage_cost: num((o) => o.machine.price_disk_micro / 1e6),
+  storage_total_cost: dyn(num((o, c) => storageHourly(o, c.storage_gb))),
+  duration: dyn(num((o, c) => Math.max(0, o.machine.end_date - c.now))),
+  end_date: num((o) => o.machine.end_date),
+};
+
+/** Short names of the vastai query language, accepted from raw API callers too. */
+export const OFFER_FIELD_ALIASES: Record<string, string> = {
+  cuda_vers: 'cuda_max_good',
+  dph: 'dph_total',
+  dlperf_usd: 'dlperf_per_dphtotal',
+  flops_usd: 'flops_per_dphtotal',
+  display_active: 'gpu_display_active',
+};
+
+/**
+ * Per-offer parts of the search-dependent fields, kept as columns like the static fields: a search combines them
+ * with the same arithmetic as fleet-offers.ts (same operations in the same order, so the same doubles).
+ */
+export const OFFER_PARTS: Record<string, (o: OfferEntry) => number> = {
+  price_gpu_ondemand_micro: (o) => gpuPriceMicro(o, 'ondemand'),
+  price_gpu_bid_micro: (o) => gpuPriceMicro(o, 'bid'),
+  reserved_discount: (o) => o.machine.spec.reserved_discount,
+  fault_ok: (o) => (UNRENTABLE_FAULTS.has(o.machine.fault ?? '') ? 0 : 1),
+};
+
+/** A column by name: a static field of OFFER_FIELDS or a part of OFFER_PARTS. */
+export type ColumnOf = (name: string) => Float64Array;
+/** Writes a field's value for each candidate slot `i` into `out[i]`. */
+export type Fill = (cand: Int32Array, out: Float64Array) => void;
+type Dynamic = (col: ColumnOf, c: OfferContext) => Fill;
+
+// Each field has its own loop over the candidates: a loop that called a per-field function would be one
+// megamorphic call site, several times slower than the arithmetic itself.
+
+/** dphTotal over columns (gpuPriceMicro / 1e6 + storageHourly), for each candidate. */
+function fillDph(col: ColumnOf, c: OfferContext): Fill {
+  const gpu = col(c.type === 'bid' ? 'price_gpu_bid_micro' : 'price_gpu_ondemand_micro');
+  const disk = col('storage_cost');
+  const gb = c.storage_gb;
+  // A local: an imported binding is a property read on the module object on every row.
+  const hours = HOURS_PER_MONTH;
+  return (cand, out) => {
+    for (let j = 0; j < cand.length; j++) {
+      const i = cand[j];
+      out[i] = gpu[i] / 1e6 + (disk[i] * gb) / hours;
+    }
+  };
+}
+
+/** `value / dph_total` for a static column (dlperf, total_flops). */
+function perDph(name: string): Dynamic {
+  return (col, c) => {
+    const v = col(name);
+    const dph = fillDph(col, c);
+    return (cand, out) => {
+      dph(cand, out);
+      for (let j = 0; j < cand.length; j++) {
+        const i = cand[j];
+        out[i] = v[i] / out[i];
+      }
+    };
+  };
+}
+
+/**
+ * Every field that is not static, over columns, with the same operations in the same order as fleet-offers.ts
+ * (so the same doubles; test/offers-columns.test.ts checks each against its `get`). Booleans as 1/0.
+ */
+export const OFFER_DYNAMIC: Record<string, Dynamic> = {
+  dlperf_per_dphtotal: perDph('dlperf'),
+  flops_per_dphtotal: perDph('total_flops'),
+  score: (col, c) => {
+    const dl = col('dlperf');
+    const rel = col('reliability');
+    const dph = fillDph(col, c);
+    return (cand, out) => {
+      dph(cand, out);
+      for (let j = 0; j < cand.length; j++) {
+        const i = cand[j];
+        out[i] = (dl[i] / out[i]) * rel[i];
+      }
+    };
+  },
+  rentable: (col, c) => {
+    const ok = col('fault_ok');
+    const end = col('end_date');
+    const now = c.now;
+    return (cand, out) => {
+      for (let j = 0; j < cand.length; j++) {
+        const i = cand[j];
+        out[i] = ok[i] === 1 && end[i] > now ? 1 : 0;
+      }
+    };
+  },
+  is_bid: (_col, c) => {
+    const v = c.type === 'bid' ? 1 : 0;
+    return (cand, out) => {
+      for (let j = 0; j < cand.length; j++) out[cand[j]] = v;
+    };
+  },
+  dph_base: (col, c) => {
+    const gpu = col(c.type === 'bid' ? 'price_gpu_bid_micro' : 'price_gpu_ondemand_micro');
+    return (cand, out) => {
+      for (let j = 0; j < cand.length; j++) {
+        const i = cand[j];
+        out[i] = gpu[i] / 1e6;
+      }
+    };
+  },
+  dph_total: fillDph,
+  discounted_dph_total: (col, c) => {
+    const disc = col('reserved_discount');
+    const dph = fillDph(col, c);
+    return (cand, out) => {
+      dph(cand, out);
+      for (let j = 0; j < cand.length; j++) {
+        const i = cand[j];
+        out[i] = out[i] * (1 - disc[i]);
+      }
+    };
+  },
+  storage_total_cost: (col, c) => {
+    const disk = col('storage_cost');
+    const gb = c.storage_gb;
+    const hours = HOURS_PER_MONTH;
+    return (cand, out) => {
+      for (let j = 0; j < cand.length; j++) {
+        const i = cand[j];
+        out[i] = (disk[i] * gb) / hours;
+      }
+    };
+  },
+  duration: (col, c) => {
+    const end = col('end_date');
+    const now = c.now;
+    return (cand, out) => {
+      for (let j = 0; j < cand.length; j++) {
+        const i = cand[j];
+        out[i] = Math.max(0, end[i] - now);
+      }
+    };
+  },
+};

@@ -1,0 +1,49 @@
+import { Type } from 'typebox';
+import type { FastifyReply } from 'fastify';
+import type { TypedApp } from '../app.js';
+import { ErrorReply } from '../platform/schemas.js';
+import type { Services } from '../services.js';
+
+const OffersReply = Type.Object({
+  offers: Type.Array(Type.Object({ id: Type.Integer() }, { additionalProperties: true })),
+});
+const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply };
+
+/**
+ * Sends JSON the service has already serialized (per-offer fragments, offer-json.ts): Fastify sends a string as is,
+ * so the schema above documents the reply without running a serializer over ~90 KB per search.
+ */
+const sendJsonText = (reply: FastifyReply, text: string) => reply.type('application/json').send(text);
+
+export async function offersRoutes(app: TypedApp, { offers }: Services): Promise<void> {
+  app.post(
+    '/api/v0/bundles/',
+    {
+      config: { category: 'misc' },
+      schema: {
+        summary: 'Search offers',
+        description:
+          'The body is the filter object: `{<field>: {<op>: value}}` with op eq, neq, lt, lte, gt, gte, in, notin; ' +
+          'plus `order` ([[field, "asc"|"desc"]…]), `type` (ondemand, on-demand, bid, reserved), `limit`, `allocated_storage` (GB).',
+        tags: ['offers'],
+        response: { 200: OffersReply, ...errors },
+      },
+    },
+    async (request, reply) => sendJsonText(reply, await offers.searchText(request.body)),
+  );
+
+  // Older vastai releases send the same query as `GET /api/v0/bundles?q=<json>`.
+  app.get(
+    '/api/v0/bundles/',
+    {
+      config: { category: 'misc' },
+      schema: {
+        summary: 'Search offers (older clients: the filter object as the JSON query parameter `q`)',
+        tags: ['offers'],
+        querystring: Type.Object({ q: Type.Optional(Type.String({ maxLength: 65536 })) }, { additionalProperties: true }),
+        response: { 200: OffersReply, ...errors },
+      },
+    },
+    async (request, reply) => sendJsonText(reply, await offers.searchJsonText((request.query as { q?: string }).q)),
+  );
+}

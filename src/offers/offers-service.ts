@@ -1,0 +1,122 @@
+/**
+ * Offer search (`POST /api/v0/bundles/`): the filter language over the fleet's in-memory offer index.
+ */
+import { ApiError } from '../platform/errors.js';
+import type { Clock } from '../platform/clock.js';
+import { DEFAULT_ALLOCATED_STORAGE_GB, offerJson, type OfferContext, type OfferEntry, type SearchType } from '../fleet/fleet-offers.js';
+import type { FleetIndex } from '../fleet/fleet-index.js';
+import { coerce, parseFilterBody, type ParsedQuery } from './filter.js';
+import { OfferColumns } from './offer-columns.js';
+import { offersReplyText } from './offer-json.js';
+import { searchOffers } from './offer-search.js';
+import { OFFER_FIELD_ALIASES, OFFER_FIELDS } from './offer-fields.js';
+
+/** Offers returned when a search gives no `limit`. */
+export const OFFER_SEARCH_DEFAULT_LIMIT = 64;
+/** A server maximum: a larger `limit` is served as this many. */
+export const OFFER_SEARCH_MAX_LIMIT = 1000;
+/** Largest `allocated_storage` (GB) a search may price in. */
+export const MAX_ALLOCATED_STORAGE_GB = 1_000_000;
+
+const SEARCH_TYPES: Record<string, SearchType> = {
+  ondemand: 'ondemand',
+  'on-demand': 'ondemand',
+  bid: 'bid',
+  // Older clients' name for bid (`--type=interruptible`).
+  interruptible: 'bid',
+  reserved: 'reserved',
+};
+
+const bad = (msg: string) => new ApiError('bad_request', msg);
+
+/** The top-level keys the vastai client sends besides filters, order and limit. */
+export const OFFER_SEARCH_OPTIONS = {
+  type: (v: unknown): SearchType => {
+    if (v === null || v === undefined) return 'ondemand';
+    if (typeof v !== 'string' || !Object.hasOwn(SEARCH_TYPES, v)) {
+      throw bad(`type: must be one of ${Object.keys(SEARCH_TYPES).join(', ')}, got ${JSON.stringify(v)}`);
+    }
+    return SEARCH_TYPES[v];
+  },
+  allocated_storage: (v: unknown): number => {
+    if (v === null || v === undefined) return DEFAULT_ALLOCATED_STORAGE_GB;
+    const n = coerce({ type: 'number', get: () => null }, v, 'allocated_storage') as number;
+    if (n < 0 || n > MAX_ALLOCATED_STORAGE_GB) throw bad(`allocated_storage: must be from 0 to ${MAX_ALLOCATED_STORAGE_GB} GB`);
+    return n;
+  },
+  // Deprecated in the client ("--disable-bundling: Deprecated"); bundles are always offered, the flag changes nothing.
+  disable_bundling: (v: unknown): boolean => {
+    if (v === null || v === undefined) return false;
+    return coerce({ type: 'boolean', get: () => null }, v, 'disable_bundling') as boolean;
+  },
+};
+
+export interface OffersDeps {
+  index: FleetIndex;
+  clock: Clock;
+}
+
+/** Ends every search's order, so that equal keys come back in one order (offer id ascending). */
+export const OFFER_SEARCH_TIEBREAK = { field: 'id', desc: false } as const;
+
+/** A search body as a query and the context its derived fields are computed in, at time `now`. */
+export function parseOfferSearch(body: unknown, now: number): { q: ParsedQuery; ctx: OfferContext; limit: number } {
+  const q = parseFilterBody(body, OFFER_FIELDS, { options: OFFER_SEARCH_OPTIONS, aliases: OFFER_FIELD_ALIASES, maxLimit: OFFER_SEARCH_MAX_LIMIT });
+  const ctx: OfferContext = {
+    type: (q.options.type as SearchType | undefined) ?? 'ondemand',
+    storage_gb: (q.options.allocated_storage as number | undefined) ?? DEFAULT_ALLOCATED_STORAGE_GB,
+    now,
+  };
+  // An offer without room for the storage asked for cannot host the instance.
+  q.clauses.push({ field: 'disk_space', op: 'gte', value: ctx.storage_gb });
+  // The vastai client's default order.
+  if (q.order.length === 0) q.order = [{ field: 'score', desc: true }];
+  return { q, ctx, limit: q.limit ?? OFFER_SEARCH_DEFAULT_LIMIT };
+}
+
+export function offersServiceFactory({ index, clock }: OffersDeps) {
+  const columns = new OfferColumns();
+
+  /** The offers a search body selects, in order (validated; 400 naming the mistake). */
+  async function select(body: unknown): Promise<{ rows: OfferEntry[]; ctx: OfferContext }> {
+    const { q, ctx, limit } = parseOfferSearch(body, clock.now());
+    columns.sync(await index.current());
+    const rows = searchOffers(columns, q, ctx, limit, OFFER_SEARCH_TIEBREAK);
+    return { rows, ctx };
+  }
+
+  function parseQ(q: string | undefined): unknown {
+    if (q === undefined) return {};
+    try {
+      return JSON.parse(q);
+    } catch {
+      throw bad('q: must be a JSON object of filters');
+    }
+  }
+
+  return {
+    /** Validates and runs a search body; replies `{offers}`. */
+    async search(body: unknown): Promise<{ offers: ReturnType<typeof offerJson>[] }> {
+      const { rows, ctx } = await select(body);
+      return { offers: rows.map((o) => offerJson(o, ctx)) };
+    },
+
+    /** The same reply, already serialized (the route sends it as is: no schema-driven serializer over ~90 KB). */
+    async searchText(body: unknown): Promise<string> {
+      const { rows, ctx } = await select(body);
+      return offersReplyText(rows, ctx);
+    },
+
+    /** The same search with the filter object as a JSON string (older clients' `GET /bundles?q=`). */
+    async searchJson(q: string | undefined): Promise<{ offers: ReturnType<typeof offerJson>[] }> {
+      return this.search(parseQ(q));
+    },
+
+    /** `searchJson`, serialized. */
+    async searchJsonText(q: string | undefined): Promise<string> {
+      return this.searchText(parseQ(q));
+    },
+  };
+}
+
+export type OffersService = ReturnType<typeof offersServiceFactory>;

@@ -1,0 +1,136 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyRow, KeysStore, UserRow } from '../keys/keys-store.js';
+import type { KeysService } from '../keys/keys-service.js';
+import { digestEqual, sha256Hex } from './crypto.js';
+import { ApiError } from './errors.js';
+import { allows, intersect, type Category, type PermissionDoc } from './permissions.js';
+
+/** Who is calling: the user, the key they presented, and what that key may do. */
+export interface Principal {
+  user: UserRow;
+  key: KeyRow;
+  /** Parsed permission document of the key; null is full access. */
+  permissions: PermissionDoc | null;
+  /** The team this key acts for (team context), or null for the personal context. */
+  teamId: number | null;
+  /** The secret the request presented (echoed as `api_key` by users/current; never logged). */
+  presentedKey: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The permission category of the route, or `public` for routes that need no key. Every route declares one. */
+    category?: Category | 'public';
+    /** The restricted `instance_api_key` may call this route; the service checks it is the key's own instance. */
+    instanceKey?: boolean;
+    /** Only admin accounts (the emulator control API). */
+    adminOnly?: boolean;
+    /** The route authenticates by itself (2FA routes, which also accept a `tfa_secret`). */
+    customAuth?: boolean;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
+
+/** Parses the Authorization header: the key, `null` when absent, or throws when malformed. */
+export function bearerKey(header: string | undefined): string | null {
+  if (header === undefined || header === '') return null;
+  const m = BEARER.exec(header.trim());
+  if (!m) throw new ApiError('auth_error', 'malformed Authorization header; expected "Bearer <api key>"');
+  return m[1];
+}
+
+/** The UI's login session cookie (set by `POST /api/v0/auth/login/` and the 2FA login; see src/login/sessions.ts). */
+export const SESSION_COOKIE = 'gpuplane_session';
+
+/** The session secret from a Cookie header, or null. Only `session` keys are accepted this way. */
+export function sessionCookie(header: string | undefined): string | null {
+  const m = header ? new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([A-Za-z0-9_-]{1,512})(?:;|$)`).exec(header) : null;
+  return m ? m[1] : null;
+}
+
+export interface AuthDeps {
+  keys: KeysStore;
+  keysService: KeysService;
+  /** The member's current team role document (`undefined`: not a member); bounds every team key (teams store). */
+  teamRole(teamId: number, userId: number): Promise<{ permissions: string | null } | undefined>;
+}
+
+export function authenticatorFactory({ keys, keysService, teamRole }: AuthDeps) {
+  /** The principal for a presented key, or null when it matches no live key. */
+  async function resolve(secret: string): Promise<Principal | null> {
+    const hash = sha256Hex(secret);
+    const found = await keys.findLiveByHash(hash);
+    // The lookup is by digest; the final check is constant-time all the same.
+    if (!found || !digestEqual(found.key.key_hash, hash)) return null;
+    let permissions = found.key.permissions ? (JSON.parse(found.key.permissions) as PermissionDoc) : null;
+    // A team key acts within the member's CURRENT role, read on every request (one extra query, team keys only), so
+    // role changes apply at once and a removed member's team keys stop working. Instance keys are bound to their
+    // instance instead.
+    if (found.key.team_id !== null && found.key.kind !== 'instance') {
+      const role = await teamRole(found.key.team_id, found.user.id);
+      if (!role) return null;
+      permissions = intersect(permissions, role.permissions ? (JSON.parse(role.permissions) as PermissionDoc) : null);
+    }
+    keysService.touchIfStale(found.key).catch(() => undefined);
+    return {
+      user: found.user,
+      key: found.key,
+      permissions,
+      teamId: found.key.team_id,
+      presentedKey: secret,
+    };
+  }
+
+  /** The onRequest hook: every route not marked public or custom needs a live key that covers its category. */
+  async function onRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    request.principal = null;
+    const config = request.routeOptions.config;
+    const category = config?.category;
+    if (category === undefined || category === 'public' || config.customAuth) return;
+    const bearer = bearerKey(request.headers.authorization);
+    // Without a Bearer key, the UI's session cookie; a cookie never carries an API key, only a session.
+    const cookie = bearer === null ? sessionCookie(request.headers.cookie) : null;
+    const secret = bearer ?? cookie;
+    if (secret === null) throw new ApiError('auth_error', 'an API key is required: send "Authorization: Bearer <api key>"');
+    const principal = await resolve(secret);
+    if (!principal || (cookie !== null && principal.key.kind !== 'session')) throw new ApiError('auth_error', 'invalid or revoked API key');
+    request.principal = principal;
+    if (principal.key.kind === 'instance' && !config.instanceKey) {
+      throw new ApiError('permission_denied', 'an instance API key can only start, stop or destroy its own instance');
+    }
+    if (config.adminOnly && !principal.user.is_admin) {
+      throw new ApiError('permission_denied', 'this route needs an admin account');
+    }
+    if (!allows(principal.permissions, category)) {
+      throw new ApiError('permission_denied', `this API key lacks the ${category} permission`);
+    }
+  }
+
+  return { resolve, onRequest };
+}
+
+export type Authenticator = ReturnType<typeof authenticatorFactory>;
+
+/**
+ * Who owns what a request creates or may see: resources carry `user_id` and `team_id`. In a team context
+ * (a key made for a team) resources belong to the team and members see the team's; otherwise the user's own,
+ * with `team_id` null.
+ */
+export interface Scope {
+  userId: number;
+  teamId: number | null;
+}
+
+export function scopeOf(principal: Principal): Scope {
+  return { userId: principal.user.id, teamId: principal.teamId };
+}
+
+/** The principal of an authenticated route (the hook guarantees it). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new ApiError('auth_error', 'an API key is required');
+  return request.principal;
+}

@@ -1,0 +1,101 @@
+import { Kysely, SqliteDialect, type Transaction } from 'kysely';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Database } from './schema.js';
+import { migrate } from './migrations.js';
+import { SchemaScopedPostgresDialect } from './pg-introspector.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+export type Db = Kysely<Database>;
+/** A store function's optional transaction (Infisical's `tx || db`). */
+export type Tx = Kysely<Database> | Transaction<Database>;
+
+export interface Store {
+  db: Db;
+  dialect: DialectName;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** PostgreSQL schema to use (created if missing); tests give each app its own. */
+  pgSchema?: string;
+  pgPoolSize?: number;
+  /** SQLite commit durability (config `sqliteSync`). @default 'normal' */
+  sqliteSync?: 'normal' | 'full';
+}
+
+// bigint (COUNT, money) and numeric (SUM) come back from pg as strings; amounts here are integer micro-dollars
+// well inside 2^53, so numbers are exact.
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20 || oid === 1700) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+} as pg.CustomTypesConfig;
+
+export async function openStore(url: string, options: OpenOptions = {}): Promise<Store> {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options.sqliteSync ?? 'normal');
+  return openPostgres(url, options);
+}
+
+async function openSqlite(path: string, sqliteSync: 'normal' | 'full'): Promise<Store> {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new SQLite(path);
+  sqlite.pragma('journal_mode = WAL');
+  // In WAL mode a commit is written to the log before it is acknowledged, so a killed process (SIGKILL) loses
+  // nothing with NORMAL. FULL also fsyncs the log on every commit, so a power cut loses nothing either, at several
+  // milliseconds per commit (GPUPLANE_SQLITE_SYNC).
+  sqlite.pragma(`synchronous = ${sqliteSync === 'full' ? 'FULL' : 'NORMAL'}`);
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  cachePreparedStatements(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  await migrate(db, 'sqlite');
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/** Distinct SQL texts kept prepared; the queries of the code are a fixed, small set, so this is never reached. */
+const STATEMENT_CACHE_SIZE = 2000;
+
+/**
+ * Kysely prepares every query anew, and with better-sqlite3 preparing costs more than running a simple indexed
+ * query (the key lookup of every request). Statements are reused by their SQL text; one still running (an iterator)
+ * is not shared.
+ */
+function cachePreparedStatements(sqlite: SQLite.Database): void {
+  const prepare = sqlite.prepare.bind(sqlite);
+  const cache = new Map<string, SQLite.Statement>();
+  sqlite.prepare = ((source: string) => {
+    const cached = cache.get(source);
+    if (cached && !cached.busy) return cached;
+    const stmt = prepare(source);
+    if (!cached) {
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+      cache.set(source, stmt);
+    }
+    return stmt;
+  }) as typeof sqlite.prepare;
+}
+
+async function openPostgres(url: string, options: OpenOptions): Promise<Store> {
+  if (options.pgSchema) {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA IF NOT EXISTS "${options.pgSchema}"`);
+    } finally {
+      await admin.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.pgPoolSize ?? 10,
+    types: pgTypes,
+    ...(options.pgSchema ? { options: `-c search_path="${options.pgSchema}"` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
+  await migrate(db, 'postgres');
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}

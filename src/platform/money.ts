@@ -1,0 +1,17 @@
+/** Money is kept as whole micro-dollars; the API shows dollars as JSON numbers (contract §5). */
+export const MICRO_PER_DOLLAR = 1_000_000;
+
+/**
+ * Hours in the average month (365 × 24 / 12). Disk and volume prices (`price_disk`, `storage_cost`) are $/GB/month;
+ * search (`dph_total`, `storage_total_cost`) and the ledger convert them to $/hour with this one constant, so what
+ * search shows is what is charged (contract §6).
+ */
+export const HOURS_PER_MONTH = 730;
+
+export function toMicro(dollars: number): number {
+  return Math.round(dollars * MICRO_PER_DOLLAR);
+}
+
+export function toDollars(micro: number): number {
+  return micro / MICRO_PER_DOLLAR;
+}

@@ -1,0 +1,50 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { CATEGORIES } from './permissions.js';
+
+export const OPENAPI_PATH = '/api/v0/openapi.json';
+export const DOCS_PATH = '/docs';
+
+/**
+ * The OpenAPI 3.1.0 document, built from the route schemas. Each operation carries its permission category as
+ * `x-permission-category` (collected from the route configs) and the document lists the categories.
+ */
+export async function installOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
+  const categories = new Map<string, string>();
+  app.addHook('onRoute', (route) => {
+    const category = route.config?.category;
+    if (!category) return;
+    const path = route.url.replace(/:(\w+)/g, '{$1}');
+    for (const method of [route.method].flat()) categories.set(`${method.toLowerCase()} ${path}`, category);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'gpuplane API',
+        version: '1.0.0',
+        description:
+          'GPU cloud control plane: offers, instances, templates, charges, volumes, serverless endpoints, teams, ' +
+          'API keys and two-factor authentication. Authenticate with `Authorization: Bearer <api key>`.',
+      },
+      servers: [{ url: publicUrl }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+    },
+    transformObject: (documentObject) => {
+      const doc = (documentObject as { openapiObject: Record<string, any> }).openapiObject;
+      for (const [path, item] of Object.entries<Record<string, any>>(doc.paths ?? {})) {
+        for (const [method, op] of Object.entries<Record<string, any>>(item)) {
+          const category = categories.get(`${method} ${path}`);
+          if (!category) continue;
+          op['x-permission-category'] = category;
+          if (category !== 'public') op.security = [{ bearerAuth: [] }];
+        }
+      }
+      doc['x-permission-categories'] = [...CATEGORIES];
+      return doc as any;
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: DOCS_PATH, uiConfig: { docExpansion: 'list', deepLinking: true } });
+}

@@ -1,0 +1,166 @@
+import { sql, type Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import { isVirtual, type Clock } from './clock.js';
+import type { Database } from './db/schema.js';
+import type { Store, Tx } from './db/connect.js';
+
+export interface JobContext {
+  tx: Transaction<Database>;
+  /** When the job was due; with a virtual clock the clock stands at this time while the job runs. */
+  dueAt: number;
+  now: number;
+}
+
+export type JobHandler = (payload: any, ctx: JobContext) => Promise<void>;
+
+/** How long a job that threw waits before it is tried again. */
+export const JOB_RETRY_DELAY_S = 5;
+const VIRTUAL_CLOCK_KEY = 'virtual_clock_now';
+
+/**
+ * Runs due work: boot steps, billing, expiries. Jobs are rows; running one and deleting it happen in one
+ * transaction, and on PostgreSQL the row is claimed with `FOR UPDATE SKIP LOCKED`, so with any number of processes
+ * each due job runs once. SQLite is a single-process store; its writes are serialized.
+ */
+export class Scheduler {
+  private readonly handlers = new Map<string, JobHandler>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  /** Called after each job commits (e.g. to push instance events to listeners). */
+  readonly afterJob: Array<(kind: string, payload: any) => void> = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  register(kind: string, handler: JobHandler): void {
+    if (this.handlers.has(kind)) throw new Error(`job kind ${kind} registered twice`);
+    this.handlers.set(kind, handler);
+  }
+
+  /**
+   * Adds a job. `ref` names what it is about (e.g. `instance:12`) so that it can be cancelled with `cancel(ref)`.
+   */
+  async schedule(kind: string, dueAt: number, payload: unknown, opts: { tx?: Tx; ref?: string } = {}): Promise<void> {
+    await (opts.tx ?? this.store.db)
+      .insertInto('jobs')
+      .values({ kind, due_at: dueAt, payload: JSON.stringify(payload), ref: opts.ref ?? null })
+      .execute();
+  }
+
+  /** Removes every scheduled job about `ref` (of one kind, when given). */
+  async cancel(ref: string, opts: { tx?: Tx; kind?: string } = {}): Promise<void> {
+    let q = (opts.tx ?? this.store.db).deleteFrom('jobs').where('ref', '=', ref);
+    if (opts.kind) q = q.where('kind', '=', opts.kind);
+    await q.execute();
+  }
+
+  /**
+   * Runs every job due at or before `until`, in time order. With a virtual clock the clock steps to each job's due
+   * time before it runs, so work sees the time it was due at.
+   */
+  runDue(until: number = this.clock.now()): Promise<number> {
+    // One pass at a time per process; a second caller waits for the pass in flight and then runs its own.
+    const prev = this.running ?? Promise.resolve(0);
+    const next = prev.catch(() => 0).then(() => this.drain(until));
+    this.running = next;
+    return next;
+  }
+
+  private async drain(until: number): Promise<number> {
+    let ran = 0;
+    for (;;) {
+      const done = await this.runOne(until);
+      if (done === 'none') break;
+      if (done === 'ran') ran++;
+    }
+    return ran;
+  }
+
+  private async runOne(until: number): Promise<'ran' | 'failed' | 'none'> {
+    let claimed: { id: number; kind: string; payload: string; due_at: number } | undefined;
+    try {
+      await this.store.db.transaction().execute(async (tx) => {
+        let q = tx
+          .selectFrom('jobs')
+          .select(['id', 'kind', 'payload', 'due_at'])
+          .where('due_at', '<=', until)
+          .orderBy('due_at')
+          .orderBy('id')
+          .limit(1);
+        if (this.store.dialect === 'postgres') q = q.forUpdate().skipLocked();
+        claimed = await q.executeTakeFirst();
+        if (!claimed) return;
+        if (isVirtual(this.clock)) this.clock.set(claimed.due_at);
+        const handler = this.handlers.get(claimed.kind);
+        if (handler) {
+          await handler(JSON.parse(claimed.payload), { tx, dueAt: claimed.due_at, now: this.clock.now() });
+        } else {
+          this.log.warn({ kind: claimed.kind }, 'no handler for job kind; dropped');
+        }
+        await tx.deleteFrom('jobs').where('id', '=', claimed.id).execute();
+      });
+    } catch (err) {
+      if (!claimed) throw err;
+      this.log.error({ err, kind: claimed.kind, job: claimed.id }, 'job failed; will retry');
+      await this.store.db
+        .updateTable('jobs')
+        .set({ due_at: this.clock.now() + JOB_RETRY_DELAY_S })
+        .where('id', '=', claimed.id)
+        .execute();
+      return 'failed';
+    }
+    if (!claimed) return 'none';
+    for (const fn of this.afterJob) fn(claimed.kind, JSON.parse(claimed.payload));
+    return 'ran';
+  }
+
+  /** Moves a virtual clock forward by `seconds`, running everything that fell due on the way. */
+  async advance(seconds: number): Promise<number> {
+    if (!isVirtual(this.clock)) throw new Error('advance needs a virtual clock');
+    const target = this.clock.now() + seconds;
+    await this.runDue(target);
+    this.clock.set(target);
+    await this.saveVirtualNow();
+    return this.clock.now();
+  }
+
+  /** A virtual clock survives restarts: it resumes where it stood. */
+  async restoreVirtualNow(): Promise<void> {
+    if (!isVirtual(this.clock)) return;
+    const row = await this.store.db.selectFrom('kv').select('value').where('key', '=', VIRTUAL_CLOCK_KEY).executeTakeFirst();
+    if (row) this.clock.set(Number(row.value));
+  }
+
+  async saveVirtualNow(): Promise<void> {
+    const value = String(this.clock.now());
+    await this.store.db
+      .insertInto('kv')
+      .values({ key: VIRTUAL_CLOCK_KEY, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+      .execute();
+  }
+
+  /** With a real clock, polls for due work. A virtual clock runs work only when advanced. */
+  start(intervalMs = 250): void {
+    if (isVirtual(this.clock) || this.timer) return;
+    this.timer = setInterval(() => {
+      this.runDue().catch((err) => this.log.error({ err }, 'scheduler pass failed'));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => undefined);
+  }
+
+  /** Number of jobs waiting (tests and diagnostics). */
+  async pending(): Promise<number> {
+    const r = await this.store.db.selectFrom('jobs').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+}

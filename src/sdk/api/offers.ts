@@ -1,0 +1,22 @@
+/** Offer search: `POST /api/v0/bundles/`. */
+import type { offerJson } from '../../fleet/fleet-offers.js';
+import type { Transport } from '../transport.js';
+
+/** An offer as search shows it. */
+export type Offer = ReturnType<typeof offerJson>;
+export type FilterOp = 'eq' | 'neq' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | 'notin';
+
+/** The filter body: `{<field>: {<op>: value}}` plus `order`, `type`, `limit`, `allocated_storage` (GB). */
+export interface OfferSearch {
+  [field: string]: unknown;
+  order?: [string, 'asc' | 'desc'][];
+  type?: 'on-demand' | 'ondemand' | 'bid' | 'reserved';
+  limit?: number;
+  allocated_storage?: number;
+}
+
+export function offersApi(t: Transport) {
+  return {
+    search: (query: OfferSearch) => t.request<{ offers: Offer[] }>('POST', '/api/v0/bundles/', { body: query }),
+  };
+}

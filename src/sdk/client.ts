@@ -1,0 +1,57 @@
+/**
+ * The gpuplane SDK: a typed client for the API over plain fetch (Node 20+ and browsers). Request and reply types come
+ * from the server's own TypeBox schemas and services through `import type`, so no server code reaches a bundle.
+ *
+ * @example
+ *   const gp = createClient({ url: 'http://127.0.0.1:8080', apiKey: process.env.GPUPLANE_API_KEY });
+ *   const me = await gp.account.currentUser();
+ */
+import { accountApi } from './api/account.js';
+import { emulatorApi } from './api/emulator.js';
+import { billingApi } from './api/billing.js';
+import { apiKeysApi, teamApi } from './api/keys.js';
+import { offersApi } from './api/offers.js';
+import { instancesApi } from './api/instances.js';
+import { serverlessApi, volumesApi } from './api/serverless.js';
+import { sshKeysApi, templatesApi } from './api/templates.js';
+import { loginApi, tfaApi } from './api/tfa.js';
+import { createTransport, type ClientOptions } from './transport.js';
+import { waitForInstance, type InstanceState, type WaitOptions } from './wait.js';
+import { GpuplaneError } from './errors.js';
+
+export function createClient(options: ClientOptions) {
+  const t = createTransport(options);
+  const showForWait = async (id: number, signal: AbortSignal): Promise<InstanceState | null> => {
+    try {
+      const r = await t.request<{ instances: InstanceState | null }>('GET', `/api/v0/instances/${id}/`, { signal });
+      return r.instances;
+    } catch (err) {
+      if (err instanceof GpuplaneError && err.status === 404) return null;
+      throw err;
+    }
+  };
+  return {
+    /** The transport, for routes this SDK does not wrap yet: `request(method, path, {query, body})`. */
+    transport: t,
+    account: accountApi(t),
+    emulator: emulatorApi(t),
+    offers: offersApi(t),
+    instances: instancesApi(t),
+    volumes: volumesApi(t),
+    serverless: serverlessApi(t),
+    templates: templatesApi(t),
+    sshKeys: sshKeysApi(t),
+    apiKeys: apiKeysApi(t),
+    team: teamApi(t),
+    billing: billingApi(t),
+    auth: loginApi(t),
+    tfa: tfaApi(t),
+    /**
+     * Waits until instance `id` is in `until` (default `running`), on the server's instance events. Rejects with
+     * InstanceFailedError on `exited`/`unknown`/`offline` and with WaitTimeoutError after `timeout` seconds.
+     */
+    waitForInstance: (id: number, opts?: WaitOptions) => waitForInstance(t, showForWait, id, opts),
+  };
+}
+
+export type GpuplaneClient = ReturnType<typeof createClient>;

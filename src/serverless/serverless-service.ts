@@ -1,0 +1,201 @@
+/**
+ * Serverless endpoints (`/api/v0/endptjobs/`) and workergroups (`/api/v0/autojobs/`): the spec's creation defaults,
+ * the client's bodies (every key present, null meaning "not given"), and the simulated autoscaler
+ * (serverless-scaler.ts) that keeps each workergroup's real instances following the endpoint's load.
+ */
+import { scopeOf, type Principal } from '../platform/auth.js';
+import type { Clock } from '../platform/clock.js';
+import type { Store, Tx } from '../platform/db/connect.js';
+import { ApiError, badRequest } from '../platform/errors.js';
+import type { Scheduler } from '../platform/scheduler.js';
+import type { BillingApi } from '../billing/billing-contract.js';
+import type { TemplatesPort } from '../instances/instances-ports.js';
+import { parseFilterBody, type FieldTable } from '../offers/filter.js';
+import { AUTOSCALE_JOB, scalerFactory, settingsOf, workergroupRef, type OffersInTx, type ScalerInstancesPort } from './serverless-scaler.js';
+import { parseSearchParams } from './serverless-query.js';
+import { serverlessStore, type EndpointRow, type WorkergroupRow } from './serverless-store.js';
+
+/** Spec "Create serverless endpoint" defaults. */
+export const ENDPOINT_DEFAULTS = { min_load: 10, min_cold_load: 0, target_util: 0.9, cold_mult: 2.5, cold_workers: 5, max_workers: 20, endpoint_name: 'default-endpoint' } as const;
+/** Most workers one workergroup may keep. */
+export const MAX_WORKERS_LIMIT = 100;
+export const DECISIONS_SHOWN = 100;
+
+export interface ServerlessDeps {
+  store: Store;
+  clock: Clock;
+  scheduler: Scheduler;
+  billing: Pick<BillingApi, 'setServerlessGroup'>;
+  instances: ScalerInstancesPort;
+  templates: Pick<TemplatesPort, 'getForCreate'>;
+  offersIn: OffersInTx;
+  /** The offers' field table, to validate a workergroup's search query strictly. */
+  offerFields: FieldTable<any, any>;
+}
+
+type Settings = Partial<Record<'min_load' | 'min_cold_load' | 'target_util' | 'cold_mult' | 'cold_workers' | 'max_workers' | 'max_queue_time' | 'target_queue_time' | 'inactivity_timeout', number | null>>;
+const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
+
+/** Checks the settings a body gives (nulls are "not given"), against each other as they will stand. */
+function checkSettings(s: Settings, merged: { cold_workers: number; max_workers: number }): void {
+  if (given(s.target_util) && !(s.target_util > 0 && s.target_util <= 1)) throw badRequest('target_util must be more than 0 and at most 1');
+  if (given(s.cold_mult) && !(s.cold_mult >= 0)) throw badRequest('cold_mult must not be negative');
+  if (given(s.min_load) && !(s.min_load >= 0)) throw badRequest('min_load must not be negative');
+  if (merged.max_workers < 1 || merged.max_workers > MAX_WORKERS_LIMIT) throw badRequest(`max_workers must be from 1 to ${MAX_WORKERS_LIMIT}`);
+  if (merged.cold_workers < 0 || merged.cold_workers > merged.max_workers) throw badRequest('cold_workers must be from 0 to max_workers');
+}
+
+export function serverlessServiceFactory(deps: ServerlessDeps) {
+  const { store, clock, scheduler } = deps;
+  const sls = serverlessStore(store.db, store.dialect);
+  const scaler = scalerFactory({ store: sls, scheduler, billing: deps.billing, instances: deps.instances, offersIn: deps.offersIn });
+  const tx = <T>(fn: (t: Tx) => Promise<T>) => store.db.transaction().execute(fn);
+
+  function searchFilter(searchParams: string): Record<string, unknown> {
+    const filter = parseSearchParams(searchParams);
+    // Validated by the offers' own parser now: a workergroup never fails later on its query.
+    parseFilterBody(filter, deps.offerFields, { maxLimit: 1 });
+    return filter;
+  }
+
+  function endpointObject(e: EndpointRow, workers: number) {
+    const { deleted_at: _d, ...rest } = e;
+    return { ...rest, endpoint_state: 'active', workers };
+  }
+
+  async function workergroupObject(wg: WorkergroupRow, ep: EndpointRow | undefined, t: Tx = store.db) {
+    const workers = (await sls.workers([wg.id], t)).map((w) => w.instance_id);
+    const { deleted_at: _d, search_filter, ...rest } = wg;
+    return { ...rest, endpoint_name: ep?.endpoint_name ?? null, search_query: JSON.parse(search_filter), effective: ep ? settingsOf(ep, wg) : null, workers };
+  }
+
+  return {
+    scaler,
+
+    async createEndpoint(principal: Principal, body: Settings & { endpoint_name?: string | null }) {
+      const scope = scopeOf(principal);
+      const pick = <K extends keyof typeof ENDPOINT_DEFAULTS>(k: K) => (body as any)[k] ?? ENDPOINT_DEFAULTS[k];
+      const row = {
+        user_id: scope.userId, team_id: scope.teamId, endpoint_name: pick('endpoint_name') as string,
+        min_load: pick('min_load') as number, min_cold_load: pick('min_cold_load') as number, target_util: pick('target_util') as number,
+        cold_mult: pick('cold_mult') as number, cold_workers: pick('cold_workers') as number, max_workers: pick('max_workers') as number,
+        max_queue_time: body.max_queue_time ?? null, target_queue_time: body.target_queue_time ?? null, inactivity_timeout: body.inactivity_timeout ?? null,
+        load: 0, created_at: clock.now(), deleted_at: null,
+      };
+      checkSettings(body, row);
+      return { success: true as const, result: await sls.insertEndpoint(row) };
+    },
+
+    async listEndpoints(principal: Principal) {
+      const rows = await sls.endpointsInScope(scopeOf(principal));
+      const results = [];
+      for (const e of rows) results.push(endpointObject(e, (await sls.workers((await sls.workergroupsOf(e.id)).map((w) => w.id))).length));
+      return { success: true as const, results };
+    },
+
+    async updateEndpoint(principal: Principal, id: number, body: Settings & { endpoint_name?: string | null }) {
+      return tx(async (t) => {
+        const e = await sls.endpointInScope(id, scopeOf(principal), t, true);
+        if (!e) throw new ApiError('not_found', `endpoint ${id} not found`);
+        const set = Object.fromEntries(Object.entries(body).filter(([k, v]) => given(v) && k in e && k !== 'id')) as Settings;
+        checkSettings(set, { ...e, ...set } as EndpointRow);
+        if (Object.keys(set).length) await sls.updateEndpoint(id, set as Record<string, number>, t);
+        return { success: true as const, msg: `endpoint ${id} updated` };
+      });
+    },
+
+    /** Deleting an endpoint releases its workers: every workergroup's instances are destroyed in the same transaction. */
+    async deleteEndpoint(principal: Principal, id: number) {
+      return tx(async (t) => {
+        const e = await sls.endpointInScope(id, scopeOf(principal), t, true);
+        if (!e) throw new ApiError('not_found', `endpoint ${id} not found`);
+        const now = clock.now();
+        for (const wg of await sls.workergroupsOf(id, t)) await scaler.retire(t, wg, now, `endpoint ${id} deleted: workers released`);
+        await sls.updateEndpoint(id, { deleted_at: now }, t);
+        return { success: true as const, msg: `endpoint ${id} deleted` };
+      });
+    },
+
+    /** The emulator's load setting: what the autoscaler follows from its next run. */
+    async setLoad(id: number, load: number) {
+      const e = await sls.endpoint(id);
+      if (!e) throw new ApiError('not_found', `endpoint ${id} not found`);
+      await sls.updateEndpoint(id, { load });
+      return { success: true as const, load };
+    },
+
+    async createWorkergroup(principal: Principal, body: Record<string, any>) {
+      const scope = scopeOf(principal);
+      if (!given(body.template_hash) || body.template_hash === '') {
+        throw badRequest(given(body.template_id) ? 'template_hash is required (the template\'s hash_id); template_id alone is not accepted' : 'template_hash is required');
+      }
+      const template = await deps.templates.getForCreate(String(body.template_hash), scope);
+      if (!template) throw new ApiError('not_found', `template ${JSON.stringify(body.template_hash)} not found`);
+      const searchParams = given(body.search_params) ? String(body.search_params) : '';
+      const filter = searchFilter(searchParams);
+      return tx(async (t) => {
+        const ep = given(body.endpoint_id)
+          ? await sls.endpointInScope(Number(body.endpoint_id), scope, t, true)
+          : given(body.endpoint_name) ? await sls.endpointByName(String(body.endpoint_name), scope, t) : undefined;
+        if (!ep) throw new ApiError('not_found', given(body.endpoint_id) || given(body.endpoint_name) ? 'endpoint not found' : 'endpoint_id or endpoint_name is required');
+        const s: Settings = { min_load: body.min_load, target_util: body.target_util, cold_mult: body.cold_mult, cold_workers: body.cold_workers, max_workers: body.max_workers };
+        checkSettings(s, { cold_workers: s.cold_workers ?? ep.cold_workers, max_workers: s.max_workers ?? ep.max_workers });
+        const now = clock.now();
+        const id = await sls.insertWorkergroup({
+          endpoint_id: ep.id, user_id: scope.userId, team_id: scope.teamId, template_hash: template.hash_id, search_params: searchParams,
+          search_filter: JSON.stringify(filter), launch_args: given(body.launch_args) ? String(body.launch_args) : null,
+          gpu_ram: given(body.gpu_ram) ? Number(body.gpu_ram) : null, min_load: s.min_load ?? null, target_util: s.target_util ?? null,
+          cold_mult: s.cold_mult ?? null, cold_workers: s.cold_workers ?? null, max_workers: s.max_workers ?? null,
+          test_workers: given(body.test_workers) ? Number(body.test_workers) : null, created_at: now, deleted_at: null,
+        }, t);
+        // The first autoscaler run is due at once; it reschedules itself.
+        await scheduler.schedule(AUTOSCALE_JOB, now, { workergroup_id: id }, { tx: t, ref: workergroupRef(id) });
+        return { success: true as const, id };
+      });
+    },
+
+    async listWorkergroups(principal: Principal) {
+      const results = [];
+      for (const wg of await sls.workergroupsInScope(scopeOf(principal))) results.push(await workergroupObject(wg, await sls.endpoint(wg.endpoint_id)));
+      return { success: true as const, results };
+    },
+
+    async updateWorkergroup(principal: Principal, id: number, body: Record<string, any>) {
+      const filter = given(body.search_params) ? searchFilter(String(body.search_params)) : undefined;
+      return tx(async (t) => {
+        const wg = await sls.workergroupInScope(id, scopeOf(principal), t, true);
+        const ep = wg && (await sls.endpoint(wg.endpoint_id, t));
+        if (!wg || !ep) throw new ApiError('not_found', `workergroup ${id} not found`);
+        const s: Settings = Object.fromEntries(['min_load', 'target_util', 'cold_mult', 'cold_workers', 'max_workers'].filter((k) => given(body[k])).map((k) => [k, body[k]]));
+        checkSettings(s, { cold_workers: s.cold_workers ?? wg.cold_workers ?? ep.cold_workers, max_workers: s.max_workers ?? wg.max_workers ?? ep.max_workers });
+        const set = {
+          ...s,
+          ...(given(body.test_workers) ? { test_workers: Number(body.test_workers) } : {}),
+          ...(filter ? { search_params: String(body.search_params), search_filter: JSON.stringify(filter) } : {}),
+        };
+        // An update that names no known field changes nothing (an empty UPDATE is not valid SQL).
+        if (Object.keys(set).length) await sls.updateWorkergroup(id, set, t);
+        return { success: true as const, msg: `workergroup ${id} updated` };
+      });
+    },
+
+    async deleteWorkergroup(principal: Principal, id: number) {
+      return tx(async (t) => {
+        const wg = await sls.workergroupInScope(id, scopeOf(principal), t, true);
+        if (!wg) throw new ApiError('not_found', `workergroup ${id} not found`);
+        await scaler.retire(t, wg, clock.now(), `workergroup ${id} deleted: workers released`);
+        return { success: true as const, msg: `workergroup ${id} deleted` };
+      });
+    },
+
+    /** The autoscaler's decisions for a workergroup, newest first. */
+    async decisions(principal: Principal, id: number) {
+      const wg = await sls.workergroupInScope(id, scopeOf(principal));
+      if (!wg) throw new ApiError('not_found', `workergroup ${id} not found`);
+      const rows = await sls.decisions(id, DECISIONS_SHOWN);
+      return { success: true as const, decisions: rows.map((r) => ({ ...r, instances: JSON.parse(r.instances) as number[] })) };
+    },
+  };
+}
+
+export type ServerlessService = ReturnType<typeof serverlessServiceFactory>;

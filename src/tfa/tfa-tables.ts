@@ -1,0 +1,109 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Tables of the 2FA subsystem, login sessions and the message providers (migration `0006_tfa`).
+ * Same conventions as the rest of the schema: booleans 0/1, times in Unix seconds.
+ */
+
+/** A persistent 2FA method (spec: 2FA method). E-mail is never stored as one. */
+export interface TfaMethodsTable {
+  id: Generated<number>;
+  user_id: number;
+  /** `sms` or `totp`. */
+  method: string;
+  label: string;
+  /** Full E.164 number (needed to send); only ever shown masked. */
+  phone_number: string | null;
+  /** The TOTP secret sealed with the SecretBox (AES-GCM); never returned. */
+  totp_secret: string | null;
+  is_primary: number;
+  fail_count: number;
+  locked_until: number | null;
+  /** Last TOTP time step accepted: a code is accepted only once. */
+  last_totp_step: number | null;
+  created_at: number;
+  last_used: number | null;
+}
+
+/** Backup codes: SHA-256 of the normalized code only. */
+export interface TfaBackupCodesTable {
+  id: Generated<number>;
+  user_id: number;
+  code_hash: string;
+  created_at: number;
+  used_at: number | null;
+  /** Soft delete (replaced by a regeneration, or 2FA disabled). */
+  deleted_at: number | null;
+}
+
+/**
+ * A verification challenge, found by the SHA-256 of its `secret` (`tfa_secret`). `login` challenges also stand in
+ * for a Bearer token in the logged-out flow; `email_verify` ones verify a sign-up address.
+ */
+export interface TfaChallengesTable {
+  id: Generated<number>;
+  user_id: number;
+  secret_hash: string;
+  /** `login`, `verify`, `authorize`, `setup` (a code to a new number) or `email_verify`. */
+  purpose: string;
+  /** `email`, `sms` or `totp` once a channel is chosen; null for a login secret with no code yet. */
+  channel: string | null;
+  code_hash: string | null;
+  phone_number: string | null;
+  method_id: number | null;
+  /** For login challenges: `cli` or `ui`, which decides how the session is handed over. */
+  client: string | null;
+  fail_count: Generated<number>;
+  last_sent_at: number | null;
+  code_expires_at: number | null;
+  /** Until when the secret itself is valid. */
+  expires_at: number;
+  consumed_at: number | null;
+  created_at: number;
+}
+
+/** Per-account security state that is not part of the user object. */
+export interface TfaAccountsTable {
+  user_id: number;
+  /** End of the add-method authorization window, or null. */
+  new_method_until: number | null;
+  /** Set when the account is flagged for SMS fraud; cleared by support. */
+  sms_fraud_at: number | null;
+  login_fail_count: number;
+  login_locked_until: number | null;
+}
+
+/** Every SMS actually sent, for the per-account and per-number limits. */
+export interface SmsSendsTable {
+  id: Generated<number>;
+  user_id: number;
+  phone_number: string;
+  /** 1 when sent to a number that is not (yet) a method of the account. */
+  preauth: number;
+  sent_at: number;
+}
+
+/** Remaining count of each injected emulator fault (kept in the database: several processes share it). */
+export interface EmuFaultCountersTable {
+  name: string;
+  remaining: number;
+}
+
+/** Login sessions: an `api_keys` row of kind `session` plus when it expires. */
+export interface SessionsTable {
+  key_id: number;
+  user_id: number;
+  client: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface TfaTables {
+  tfa_methods: TfaMethodsTable;
+  tfa_backup_codes: TfaBackupCodesTable;
+  tfa_challenges: TfaChallengesTable;
+  tfa_accounts: TfaAccountsTable;
+  sms_sends: SmsSendsTable;
+  emu_fault_counters: EmuFaultCountersTable;
+  sessions: SessionsTable;
+}

@@ -1,0 +1,199 @@
+/**
+ * Volumes (contract §3): search volume offers with the offers' filter language, create, list, delete; and the
+ * instances feature's VolumesPort, which links a volume to a new instance or creates one for it. A volume lives on
+ * one machine, is billed from creation to deletion (a `volume` meter on contract `volume-<id>`) and may be mounted
+ * by instances of that machine.
+ */
+import { scopeOf, type Principal, type Scope } from '../platform/auth.js';
+import type { Clock } from '../platform/clock.js';
+import type { Store, Tx } from '../platform/db/connect.js';
+import { ApiError, badRequest } from '../platform/errors.js';
+import { HOURS_PER_MONTH, toDollars } from '../platform/money.js';
+import type { BillingApi } from '../billing/billing-contract.js';
+import { isRentable, type MachineRecord } from '../fleet/fleet-offers.js';
+import { coerce, parseFilterBody, selectRows } from '../offers/filter.js';
+import type { VolumesPort } from '../instances/instances-ports.js';
+import type { VolumeInfo } from '../instances/instances-request.js';
+import {
+  DEFAULT_VOLUME_STORAGE_GB, machineOfVolumeOffer, VOLUME_OFFER_ALIASES, VOLUME_OFFER_FIELDS, volumeOfferJson,
+  type VolumeOffer, type VolumeOfferContext,
+} from './volume-offers.js';
+import { volumesStore, type VolumeRow } from './volumes-store.js';
+
+export const VOLUME_SEARCH_DEFAULT_LIMIT = 64;
+export const VOLUME_SEARCH_MAX_LIMIT = 1000;
+export const MAX_VOLUME_NAME_CHARS = 128;
+/** Largest `allocated_storage` a volume search may price in, GB. */
+export const MAX_VOLUME_STORAGE_GB = 1_000_000;
+
+/** The machines behind volume offers. The fleet has no list call in FleetApi yet; services.ts wires a read of it. */
+export interface VolumesFleetPort {
+  machines(): Promise<MachineRecord[]>;
+  machine(id: number, tx?: Tx): Promise<MachineRecord | undefined>;
+}
+
+export interface VolumesDeps {
+  store: Store;
+  clock: Clock;
+  billing: Pick<BillingApi, 'startMeter' | 'stopContract' | 'assertCredit'>;
+  fleet: VolumesFleetPort;
+}
+
+export const volumeContractOf = (id: number) => `volume-${id}`;
+
+export function volumesServiceFactory({ store, clock, billing, fleet }: VolumesDeps) {
+  const volumes = volumesStore(store.db, store.dialect);
+
+  const searchOptions = {
+    allocated_storage: (v: unknown): number => {
+      if (v === null || v === undefined) return DEFAULT_VOLUME_STORAGE_GB;
+      const n = coerce({ type: 'number', get: () => null }, v, 'allocated_storage') as number;
+      if (n < 0 || n > MAX_VOLUME_STORAGE_GB) throw badRequest(`allocated_storage: must be from 0 to ${MAX_VOLUME_STORAGE_GB} GB`);
+      return n;
+    },
+  };
+
+  /** Creates the volume inside `tx`: space checked under the machine's lock, meter started at the same second. */
+  async function createIn(tx: Tx, scope: Scope, offerId: number, sizeGb: number, name: string | null, expectMachine?: number): Promise<VolumeRow> {
+    const machineId = machineOfVolumeOffer(offerId);
+    const machine = machineId === undefined ? undefined : await fleet.machine(machineId, tx);
+    if (!machine) throw new ApiError('not_found', `volume offer ${offerId} not found`);
+    if (expectMachine !== undefined && machine.id !== expectMachine) {
+      throw badRequest(`volume_info.volume_id: volume offer ${offerId} is on machine ${machine.id}, not on the instance's machine ${expectMachine}`);
+    }
+    const now = clock.now();
+    if (!isRentable(machine, now)) throw new ApiError('offer_unavailable', `volume offer ${offerId} is no longer available`);
+    if (!(sizeGb > 0) || !Number.isFinite(sizeGb)) throw badRequest('size must be a positive number of GB');
+    if (name !== null && name.length > MAX_VOLUME_NAME_CHARS) throw badRequest(`name is longer than ${MAX_VOLUME_NAME_CHARS} characters`);
+    await billing.assertCredit(scope.userId, tx);
+    await volumes.lockMachineSpace(machine.id, tx);
+    const free = machine.spec.disk_space - ((await volumes.usedGb(machine.id, tx)).get(machine.id) ?? 0);
+    if (sizeGb > free) throw badRequest(`size ${sizeGb} GB is more than the ${Math.max(0, free)} GB free on volume offer ${offerId}`);
+    const row = {
+      user_id: scope.userId,
+      team_id: scope.teamId,
+      offer_id: offerId,
+      machine_id: machine.id,
+      host_id: machine.host_id,
+      name,
+      size_gb: sizeGb,
+      price_disk_micro: machine.price_disk_micro,
+      rate_micro: Math.round((machine.price_disk_micro * sizeGb) / HOURS_PER_MONTH),
+      created_at: now,
+      deleted_at: null,
+    };
+    const id = await volumes.insert(row, tx);
+    await billing.startMeter(tx, {
+      contract: volumeContractOf(id),
+      type: 'volume',
+      kind: 'volume',
+      userId: scope.userId,
+      teamId: scope.teamId,
+      rateMicroPerHour: row.rate_micro,
+      at: now,
+      description: `${sizeGb} GB volume ${id} on machine ${machine.id}`,
+      metadata: name ? { label: name } : {},
+    });
+    return { id, ...row };
+  }
+
+  /** The volume object of `show volumes` (the fields the vastai client prints, plus size and price). */
+  function toVolumeObject(v: VolumeRow, m: MachineRecord | undefined, instances: number[], now: number) {
+    return {
+      id: v.id,
+      name: v.name,
+      label: v.name,
+      cluster_id: m?.spec.cluster_id ?? null,
+      machine_id: v.machine_id,
+      host_id: v.host_id,
+      disk_space: v.size_gb,
+      size: v.size_gb,
+      status: instances.length ? 'in_use' : 'ready',
+      instances,
+      storage_cost: toDollars(v.price_disk_micro),
+      dph_total: toDollars(v.rate_micro),
+      disk_name: m?.spec.disk_name ?? null,
+      driver_version: m?.spec.driver_version ?? null,
+      inet_up: m?.spec.inet_up ?? 0,
+      inet_down: m?.spec.inet_down ?? 0,
+      reliability2: m?.spec.reliability ?? 0,
+      geolocation: m?.spec.geolocation ?? null,
+      verification: m?.verification ?? null,
+      start_date: v.created_at,
+      duration: Math.max(0, now - v.created_at),
+    };
+  }
+
+  const port: VolumesPort = {
+    async attachAtCreate(tx, { instanceId, machineId, scope, volume }): Promise<VolumeInfo> {
+      let volumeId = volume.volume_id;
+      if (volume.create_new) {
+        volumeId = (await createIn(tx, scope, volume.volume_id, volume.size ?? 0, volume.name, machineId)).id;
+      } else {
+        const found = await volumes.findInScope(volume.volume_id, scope, tx, true);
+        if (!found) throw new ApiError('not_found', `volume ${volume.volume_id} not found`);
+        if (found.machine_id !== machineId) {
+          throw badRequest(`volume_info.volume_id: volume ${found.id} is on machine ${found.machine_id}; rent an offer of that machine to mount it`);
+        }
+      }
+      await volumes.mount({ volume_id: volumeId, instance_id: instanceId, mount_path: volume.mount_path, attached_at: clock.now() }, tx);
+      // What the instance shows: the volume it mounts (for create_new, the new volume's id, not the offer's).
+      return { ...volume, volume_id: volumeId, create_new: false };
+    },
+
+    async detachAll(tx, instanceId) {
+      await volumes.unmountInstance(instanceId, tx);
+    },
+  };
+
+  return {
+    port,
+
+    /** `POST /api/v0/volumes/search/`: the offers' filter body over volume offers. */
+    async search(body: unknown): Promise<{ offers: VolumeOffer[] }> {
+      const q = parseFilterBody(body, VOLUME_OFFER_FIELDS, { options: searchOptions, aliases: VOLUME_OFFER_ALIASES, maxLimit: VOLUME_SEARCH_MAX_LIMIT });
+      const ctx: VolumeOfferContext = { storage_gb: (q.options.allocated_storage as number | undefined) ?? DEFAULT_VOLUME_STORAGE_GB, now: clock.now() };
+      // An offer without room for the storage asked for cannot hold it.
+      q.clauses.push({ field: 'disk_space', op: 'gte', value: ctx.storage_gb });
+      if (q.order.length === 0) q.order = [{ field: 'score', desc: true }];
+      const used = await volumes.usedGb();
+      const rows = (await fleet.machines())
+        .filter((m) => isRentable(m, ctx.now))
+        .map((m) => volumeOfferJson(m, used.get(m.id) ?? 0, ctx));
+      return { offers: selectRows(rows, ctx, q, VOLUME_OFFER_FIELDS, q.limit ?? VOLUME_SEARCH_DEFAULT_LIMIT, { field: 'id', desc: false }) };
+    },
+
+    /** `PUT /api/v0/volumes/` `{id: volume offer id, size, name?}`. */
+    async create(principal: Principal, body: { id: number; size: number; name?: string | null }) {
+      const v = await store.db.transaction().execute((tx) => createIn(tx, scopeOf(principal), body.id, body.size, body.name ?? null));
+      return { success: true as const, volume_id: v.id, id: v.id, msg: `volume ${v.id} created: ${v.size_gb} GB on machine ${v.machine_id}` };
+    },
+
+    /** `GET /api/v0/volumes/`: the scope's live volumes. */
+    async list(principal: Principal) {
+      const rows = await volumes.listInScope(scopeOf(principal));
+      const mounts = await volumes.mountsOf(rows.map((r) => r.id));
+      const machines = new Map<number, MachineRecord | undefined>();
+      for (const r of rows) if (!machines.has(r.machine_id)) machines.set(r.machine_id, await fleet.machine(r.machine_id));
+      const now = clock.now();
+      const list = rows.map((r) => toVolumeObject(r, machines.get(r.machine_id), mounts.filter((m) => m.volume_id === r.id).map((m) => m.instance_id), now));
+      return { success: true as const, volumes: list };
+    },
+
+    /** `DELETE /api/v0/volumes/?id=N`: only once no live instance mounts it; billing stops at that second. */
+    async remove(principal: Principal, id: number) {
+      return store.db.transaction().execute(async (tx) => {
+        const v = await volumes.findInScope(id, scopeOf(principal), tx, true);
+        if (!v) throw new ApiError('not_found', `volume ${id} not found`);
+        const using = (await volumes.mountsOf([id], tx)).map((m) => m.instance_id);
+        if (using.length) throw new ApiError('conflict', `volume ${id} is mounted by instance ${using.join(', ')}: destroy those instances first`);
+        const now = clock.now();
+        await volumes.markDeleted(id, now, tx);
+        await billing.stopContract(tx, { contract: volumeContractOf(id), at: now });
+        return { success: true as const, msg: `volume ${id} deleted` };
+      });
+    },
+  };
+}
+
+export type VolumesService = ReturnType<typeof volumesServiceFactory>;

@@ -1,0 +1,76 @@
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { Scope } from '../platform/auth.js';
+import type { DialectName, Tx } from '../platform/db/connect.js';
+import type { VolumeMountsTable, VolumesTable } from './volumes-tables.js';
+
+export type VolumeRow = Selectable<VolumesTable>;
+export type MountRow = Selectable<VolumeMountsTable>;
+
+/** Namespace of the PostgreSQL advisory locks that serialize volume creation per machine (its free space). */
+const MACHINE_SPACE_LOCK = 0x766f6c; // "vol"
+
+/** Rows of the caller's scope: its team's in a team context, else its own personal ones (auth.ts Scope). */
+function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, scope: Scope): Q {
+  q = q.where('team_id', scope.teamId === null ? 'is' : '=', scope.teamId);
+  return scope.teamId === null ? q.where('user_id', '=', scope.userId) : q;
+}
+
+export function volumesStore(db: Tx, dialect: DialectName) {
+  const pg = dialect === 'postgres';
+  return {
+    async insert(row: Insertable<VolumesTable>, tx: Tx = db): Promise<number> {
+      const r = await tx.insertInto('volumes').values(row).returning('id').executeTakeFirstOrThrow();
+      return r.id;
+    },
+
+    /** A live volume of the scope; locked (PostgreSQL) when `lock`. */
+    async findInScope(id: number, scope: Scope, tx: Tx = db, lock = false): Promise<VolumeRow | undefined> {
+      let q = inScope(tx.selectFrom('volumes').selectAll().where('id', '=', id).where('deleted_at', 'is', null), scope);
+      if (pg && lock) q = q.forUpdate();
+      return q.executeTakeFirst();
+    },
+
+    async listInScope(scope: Scope, tx: Tx = db): Promise<VolumeRow[]> {
+      return inScope(tx.selectFrom('volumes').selectAll().where('deleted_at', 'is', null).orderBy('id'), scope).execute();
+    },
+
+    /**
+     * Until the caller's transaction ends, no other transaction creates a volume on the machine (PostgreSQL; SQLite
+     * serializes writers anyway), so two creations cannot both take the last free space.
+     */
+    async lockMachineSpace(machineId: number, tx: Tx): Promise<void> {
+      if (pg) await sql`SELECT pg_advisory_xact_lock(${MACHINE_SPACE_LOCK}, ${machineId})`.execute(tx);
+    },
+
+    /** GB held by live volumes, per machine (all machines when `machineId` is not given). */
+    async usedGb(machineId?: number, tx: Tx = db): Promise<Map<number, number>> {
+      let q = tx
+        .selectFrom('volumes')
+        .select(['machine_id', (eb) => eb.fn.sum<number>('size_gb').as('gb')])
+        .where('deleted_at', 'is', null)
+        .groupBy('machine_id');
+      if (machineId !== undefined) q = q.where('machine_id', '=', machineId);
+      const rows = await q.execute();
+      return new Map(rows.map((r) => [r.machine_id, Number(r.gb)]));
+    },
+
+    async markDeleted(id: number, at: number, tx: Tx = db): Promise<void> {
+      await tx.updateTable('volumes').set({ deleted_at: at }).where('id', '=', id).execute();
+    },
+
+    async mount(m: MountRow, tx: Tx = db): Promise<void> {
+      await tx.insertInto('volume_mounts').values(m).execute();
+    },
+
+    async mountsOf(volumeIds: number[], tx: Tx = db): Promise<MountRow[]> {
+      if (volumeIds.length === 0) return [];
+      return tx.selectFrom('volume_mounts').selectAll().where('volume_id', 'in', volumeIds).orderBy('instance_id').execute();
+    },
+
+    async unmountInstance(instanceId: number, tx: Tx = db): Promise<void> {
+      await tx.deleteFrom('volume_mounts').where('instance_id', '=', instanceId).execute();
+    },
+  };
+}
+
+export type VolumesStore = ReturnType<typeof volumesStore>;

@@ -1,0 +1,164 @@
+/**
+ * Helpers of the CLI and SDK end-to-end tests: a real gpuplane server process (virtual clock, SQLite in memory) and
+ * the CLI spawned as a real process (`node bin/gpuplane.mjs …`), each with its own config directory.
+ */
+import { after, before } from 'node:test';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import assert from 'node:assert/strict';
+import { createClient } from '../src/sdk/client.js';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+export const BIN = join(ROOT, 'bin', 'gpuplane.mjs');
+export const OWNER_KEY = 'gpk_cli_test_owner_key_0123456789abcdef';
+/** Where the server's virtual clock starts (2027-01-15T08:00:00Z), as in the other tests. */
+export const T0 = 1_800_000_000;
+const START_TIMEOUT_MS = 60_000;
+
+export interface ServerProcess {
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  close(): Promise<void>;
+}
+
+/** Starts `gpuplane serve` on a free port and waits for its "gpuplane listening" log line. */
+export async function startServer(extra: string[] = []): Promise<ServerProcess> {
+  const proc = spawn(
+    process.execPath,
+    [
+      BIN, 'serve', '--port', '0', '--clock', 'virtual', '--clock-start', String(T0), '--database-url', 'sqlite::memory:',
+      '--bootstrap-api-key', OWNER_KEY, '--secret-key', 'cli-test-secret-key-0123456789', '--sim-machines', '20',
+      // The test runner silences logs through the environment; the port is read from the log, so a flag turns it on.
+      '--log-level', 'info', ...extra,
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += String(d)));
+  const port = await new Promise<number>((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in time\n${stderr}`)), START_TIMEOUT_MS);
+    proc.once('exit', (code) => reject(new Error(`server exited with ${code}\n${stderr}`)));
+    // Keeps draining stdout for the server's whole life, so its request log never blocks it.
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      try {
+        const rec = JSON.parse(line);
+        if (rec.msg === 'gpuplane listening') {
+          clearTimeout(timer);
+          resolvePort(rec.port);
+        }
+      } catch {
+        /* not a log line */
+      }
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    proc,
+    close: () =>
+      new Promise<void>((done) => {
+        if (proc.exitCode !== null) return done();
+        proc.once('exit', () => done());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A fresh, empty config directory (the CLI's XDG_CONFIG_HOME). */
+export function tempConfigHome(): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'gpuplane-cli-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Runs the CLI as a process. `env` is added to a clean environment (no GPUPLANE_* from the caller). */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void): Promise<CliResult> {
+  const base: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GPUPLANE_')) base[k] = v;
+  const merged = { ...base, ...env };
+  for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
+  return new Promise((done, reject) => {
+    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: merged as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d) => (stdout += String(d)));
+    proc.stderr.on('data', (d) => {
+      stderr += String(d);
+      onStderr?.(stderr);
+    });
+    proc.on('error', reject);
+    proc.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/**
+ * One server per test file: registers before/after hooks and returns `cli(args, env)` (the owner's key and a private
+ * config directory unless overridden; an `undefined` value removes a variable) and the server's URL.
+ */
+export function useServer(): {
+  cli: (args: string[], env?: Record<string, string | undefined>, onStderr?: (text: string) => void) => Promise<CliResult>;
+  url: () => string;
+  home: () => string;
+} {
+  let srv: ServerProcess | undefined;
+  let home: ReturnType<typeof tempConfigHome> | undefined;
+  before(async () => {
+    srv = await startServer();
+    home = tempConfigHome();
+  });
+  after(async () => {
+    await srv?.close();
+    home?.cleanup();
+  });
+  return {
+    cli: (args, env = {}, onStderr) => runCli(args, { GPUPLANE_URL: srv!.url, GPUPLANE_API_KEY: OWNER_KEY, XDG_CONFIG_HOME: home!.dir, ...env }, onStderr),
+    url: () => srv!.url,
+    home: () => home!.dir,
+  };
+}
+
+/**
+ * Instance steps shared by the CLI instance tests: a fresh single-GPU offer on a machine with direct ports (the
+ * instances use a direct SSH runtype), an instance made through the SDK, and a waiting command run while the virtual
+ * clock is moved forward until it ends (the instance boots only when the clock moves).
+ */
+export function instanceSteps(server: ReturnType<typeof useServer>) {
+  const sdk = () => createClient({ url: server.url(), apiKey: OWNER_KEY });
+
+  async function offer(): Promise<number> {
+    const { offers } = await sdk().offers.search({
+      num_gpus: { eq: 1 }, rentable: { eq: true }, rented: { eq: false }, direct_port_count: { gte: 16 },
+      order: [['dph_total', 'asc']], limit: 1,
+    });
+    assert.ok(offers.length, 'the simulated fleet has a free single-GPU offer');
+    return offers[0].id;
+  }
+
+  async function instance(extra: Record<string, unknown> = {}): Promise<number> {
+    const r = await sdk().instances.create(await offer(), { image: 'alpine', runtype: 'ssh_direc ssh_proxy', ...extra });
+    return r.new_contract;
+  }
+
+  async function waitWhileAdvancing(args: string[], advance = 60) {
+    let done = false;
+    let watching = false;
+    const waiting = server.cli(args, {}, (err) => (watching ||= /: \S+ \(\d+s\)/.test(err))).finally(() => (done = true));
+    while (!done && !watching) await new Promise((r) => setTimeout(r, 100));
+    while (!done) {
+      await new Promise((r) => setTimeout(r, 1000));
+      if (!done) await sdk().emulator.advance(advance);
+    }
+    return waiting;
+  }
+
+  return { sdk, offer, instance, waitWhileAdvancing };
+}

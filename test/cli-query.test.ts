@@ -1,0 +1,108 @@
+// The offer query language of `gpuplane search offers` (vastai's, client side): filters, aliases, units, errors.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_OFFER_QUERY, numericVersion, parseOfferQuery, parseOrder, QueryError } from '../src/cli/offer-query.js';
+
+test('the issue example: names with _, >=, >, in [list]', () => {
+  assert.deepEqual(parseOfferQuery('gpu_name=RTX_4090 num_gpus>=2 reliability>0.99 geolocation in [US,CA]'), {
+    gpu_name: { eq: 'RTX 4090' },
+    num_gpus: { gte: 2 },
+    reliability: { gt: 0.99 },
+    geolocation: { in: ['US', 'CA'] },
+  });
+});
+
+test('every operator, symbolic and word forms, with spaces around them', () => {
+  assert.deepEqual(
+    parseOfferQuery('num_gpus = 1 cpu_cores==4 disk_space != 10 dph_total < 1.5 inet_up <= 100 inet_down > 5 pcie_bw >= 3 geolocation notin [CN, VN]'),
+    {
+      num_gpus: { eq: 1 },
+      cpu_cores: { eq: 4 },
+      disk_space: { neq: 10 },
+      dph_total: { lt: 1.5 },
+      inet_up: { lte: 100 },
+      inet_down: { gt: 5 },
+      pcie_bw: { gte: 3 },
+      geolocation: { notin: ['CN', 'VN'] },
+    },
+  );
+  assert.deepEqual(parseOfferQuery('geolocation not in [CN] num_gpus gte 2 gpu_name nin [A100]'), {
+    geolocation: { notin: ['CN'] },
+    num_gpus: { gte: 2 },
+    gpu_name: { notin: ['A100'] },
+  });
+});
+
+test('units as the vastai client converts them: RAM in GB sent in MB, duration in days sent in seconds', () => {
+  assert.deepEqual(parseOfferQuery('gpu_ram>=23 cpu_ram>64 gpu_total_ram>=0.1 duration>=2.5'), {
+    gpu_ram: { gte: 23000 },
+    cpu_ram: { gt: 64000 },
+    gpu_total_ram: { gte: 100 },
+    duration: { gte: 216000 },
+  });
+});
+
+test('driver_version 535.86.05 is sent as 535086005; an integer is kept', () => {
+  assert.equal(numericVersion('535.86.05'), 535086005);
+  assert.equal(numericVersion('550.54'), 550054000);
+  assert.deepEqual(parseOfferQuery('driver_version>=535.86.05'), { driver_version: { gte: 535086005 } });
+  assert.deepEqual(parseOfferQuery('driver_version>=535086005'), { driver_version: { gte: 535086005 } });
+});
+
+test('aliases: cuda_vers, dph, dlperf_usd, flops_usd, display_active', () => {
+  assert.deepEqual(parseOfferQuery('cuda_vers>=12.1 dph<2 dlperf_usd>10 flops_usd>1 display_active=false'), {
+    cuda_max_good: { gte: 12.1 },
+    dph_total: { lt: 2 },
+    dlperf_per_dphtotal: { gt: 10 },
+    flops_per_dphtotal: { gt: 1 },
+    gpu_display_active: { eq: false },
+  });
+});
+
+test('quoted names keep their spaces and underscores; booleans in any case', () => {
+  assert.deepEqual(parseOfferQuery('gpu_name in ["RTX 4090", "RTX_3090"] verified=False rentable=TRUE'), {
+    gpu_name: { in: ['RTX 4090', 'RTX_3090'] },
+    verified: { eq: false },
+    rentable: { eq: true },
+  });
+});
+
+test('over the defaults: a comparison replaces the default, =any removes it', () => {
+  const q = parseOfferQuery('verified=false rented=any num_gpus>=2', DEFAULT_OFFER_QUERY());
+  assert.deepEqual(q, { verified: { eq: false }, external: { eq: false }, rentable: { eq: true }, num_gpus: { gte: 2 } });
+  assert.deepEqual(DEFAULT_OFFER_QUERY().rented, { eq: false }, 'the defaults are not mutated');
+});
+
+test('several operators on one field are all kept', () => {
+  assert.deepEqual(parseOfferQuery('reliability>0.9 reliability<0.99'), { reliability: { gt: 0.9, lt: 0.99 } });
+});
+
+for (const [query, why] of [
+  ['gpu_nam=RTX_4090', /unknown field "gpu_nam"/],
+  ['num_gpus=>2', /unknown operator "=>"/],
+  ['num_gpus 2', /expected an operator/],
+  ['num_gpus>=', /missing value/],
+  ['num_gpus>=two', /num_gpus: "two" is not an integer/],
+  ['num_gpus>=2.5', /not an integer/],
+  ['reliability>high', /not a number/],
+  ['verified=yes', /true or false/],
+  ['gpu_name>RTX_4090', /text field/],
+  ['verified>true', /yes\/no field/],
+  ['geolocation in [US', /unclosed \[/],
+  ['geolocation in []', /list is empty/],
+  ['num_gpus=[1,2]', /needs in or notin/],
+  ['num_gpus>any', /only makes sense with =/],
+  ['driver_version>=5.x', /not a version/],
+  ['>3', /expected a field name/],
+] as const) {
+  test(`malformed query is an error: ${query}`, () => {
+    assert.throws(() => parseOfferQuery(query), (err: unknown) => err instanceof QueryError && why.test(err.message));
+  });
+}
+
+test('order: a trailing - sorts descending, + or nothing ascending; aliases resolve; unknown fields fail', () => {
+  assert.deepEqual(parseOrder('dph_total,score-'), [['dph_total', 'asc'], ['score', 'desc']]);
+  assert.deepEqual(parseOrder('dph+, num_gpus-'), [['dph_total', 'asc'], ['num_gpus', 'desc']]);
+  assert.throws(() => parseOrder('price-'), /unknown field "price"/);
+  assert.throws(() => parseOrder('score--'), QueryError);
+});

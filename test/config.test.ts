@@ -1,0 +1,190 @@
+// Configuration (contract §1): every variable, its default, its `gpuplane serve --flag` mirror, and a clear start-up
+// error naming the variable when a value is bad.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig, parseServeFlags, SETTINGS, type Config } from '../src/config.js';
+
+/** A production secret long enough to pass validation. */
+const SECRET = 'production-secret-0123456789';
+
+describe('config: defaults (contract §1)', () => {
+  test('an empty environment gives the contract defaults', () => {
+    const c = loadConfig({});
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.port, 8080);
+    assert.equal(c.databaseUrl, 'sqlite:./data/gpuplane.db');
+    assert.equal(c.mode, 'emulator');
+    assert.equal(c.bootstrapApiKey, undefined);
+    assert.equal(c.clock, 'real');
+    assert.equal(c.clockStart, undefined);
+    assert.equal(c.seed, 1);
+    assert.equal(c.simMachines, 200);
+    assert.deepEqual(c.simBootSeconds, { min: 5, max: 20 });
+    assert.equal(c.secretKey, undefined);
+    assert.equal(c.publicUrl, 'http://127.0.0.1:8080');
+    assert.equal(c.logLevel, 'info');
+  });
+
+  test('the public URL follows host and port unless set', () => {
+    assert.equal(loadConfig({ GPUPLANE_HOST: '0.0.0.0', GPUPLANE_PORT: '9000' }).publicUrl, 'http://0.0.0.0:9000');
+    assert.equal(loadConfig({ GPUPLANE_HOST: '::1' }).publicUrl, 'http://[::1]:8080');
+    assert.equal(loadConfig({ GPUPLANE_PUBLIC_URL: 'https://gpu.example.com/' }).publicUrl, 'https://gpu.example.com');
+  });
+
+  test('an empty variable counts as unset', () => {
+    assert.equal(loadConfig({ GPUPLANE_PORT: '' }).port, 8080);
+  });
+});
+
+/** For every setting: a valid raw value and the Config it must produce. */
+const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
+  host: ['0.0.0.0', { host: '0.0.0.0' }],
+  port: ['0', { port: 0 }],
+  databaseUrl: ['postgres://gp:pw@db.internal:5433/gpuplane', { databaseUrl: 'postgres://gp:pw@db.internal:5433/gpuplane' }],
+  mode: ['production', { mode: 'production' }],
+  bootstrapApiKey: ['gpk_bootstrap_0123456789', { bootstrapApiKey: 'gpk_bootstrap_0123456789' }],
+  clock: ['virtual', { clock: 'virtual' }],
+  clockStart: ['1800000000.5', { clockStart: 1_800_000_000.5 }],
+  seed: ['42', { seed: 42 }],
+  simMachines: ['7', { simMachines: 7 }],
+  simBootSeconds: ['60-300', { simBootSeconds: { min: 60, max: 300 } }],
+  secretKey: [SECRET, { secretKey: SECRET }],
+  publicUrl: ['https://gpu.example.com', { publicUrl: 'https://gpu.example.com' }],
+  sqliteSync: ['full', { sqliteSync: 'full' }],
+  logLevel: ['warn', { logLevel: 'warn' }],
+  smtpUrl: ['smtps://u:p@mail.example.com:465', { smtpUrl: 'smtps://u:p@mail.example.com:465' }],
+  smtpFrom: ['ops@example.com', { smtpFrom: 'ops@example.com' }],
+  smsUrl: ['https://sms.example.com/v1', { smsUrl: 'https://sms.example.com/v1' }],
+  smsAccount: ['AC123', { smsAccount: 'AC123' }],
+  smsToken: ['tok_456', { smsToken: 'tok_456' }],
+};
+
+describe('config: every variable, and its flag mirror', () => {
+  // Production needs a secret key; give it one so that `mode` can be tested on its own.
+  const base = (name: keyof Config) => (name === 'mode' ? { GPUPLANE_SECRET_KEY: SECRET } : {});
+
+  test('the table above covers every setting', () => {
+    assert.deepEqual(Object.keys(VALID).sort(), Object.keys(SETTINGS).sort());
+  });
+
+  for (const [name, [raw, expected]] of Object.entries(VALID) as [keyof Config, [string, Partial<Config>]][]) {
+    const s = SETTINGS[name];
+    test(`${s.env} and --${s.flag}`, () => {
+      const fromEnv = loadConfig({ ...base(name), [s.env]: raw });
+      const fromFlag = loadConfig(base(name), parseServeFlags([`--${s.flag}`, raw]));
+      for (const [field, value] of Object.entries(expected)) {
+        assert.deepEqual(fromEnv[field as keyof Config], value, `${s.env} sets ${field}`);
+        assert.deepEqual(fromFlag[field as keyof Config], value, `--${s.flag} sets ${field}`);
+      }
+    });
+  }
+
+  test('a flag wins over its variable', () => {
+    const c = loadConfig({ GPUPLANE_PORT: '9000', GPUPLANE_MODE: 'production', GPUPLANE_SECRET_KEY: SECRET }, parseServeFlags(['--port=9100', '--mode', 'emulator']));
+    assert.equal(c.port, 9100);
+    assert.equal(c.mode, 'emulator');
+  });
+
+  test('an unknown flag is a configuration error naming it', () => {
+    assert.throws(() => parseServeFlags(['--prot', '80']), (e: Error) => e instanceof ConfigError && e.message.includes('--prot'));
+  });
+
+  test('a PostgreSQL URL choosing its schema through ?options= is accepted as given', () => {
+    const url = 'postgres://postgres@127.0.0.1:5432/test?options=-c%20search_path%3Dtenant_a';
+    assert.equal(loadConfig({ GPUPLANE_DATABASE_URL: url }).databaseUrl, url);
+    assert.equal(loadConfig({ GPUPLANE_DATABASE_URL: 'postgresql://db/x' }).databaseUrl, 'postgresql://db/x');
+    assert.equal(loadConfig({ GPUPLANE_DATABASE_URL: 'sqlite::memory:' }).databaseUrl, 'sqlite::memory:');
+  });
+});
+
+/** Bad values: each must fail at start with a message naming the variable (and its flag). */
+const BAD: [keyof Config, string, Record<string, string>?][] = [
+  ['port', 'http'],
+  ['port', '65536'],
+  ['port', '-1'],
+  ['port', '80.5'],
+  ['databaseUrl', 'mysql://db/gpuplane'],
+  ['databaseUrl', 'postgres://'],
+  ['databaseUrl', 'postgres://u@host:notaport/db'],
+  ['databaseUrl', 'sqlite:'],
+  ['databaseUrl', './data/gpuplane.db'],
+  ['mode', 'staging'],
+  ['clock', 'fast'],
+  ['clockStart', 'yesterday'],
+  ['clockStart', '-5'],
+  ['seed', 'abc'],
+  ['seed', '-1'],
+  ['simMachines', 'many'],
+  ['simBootSeconds', '20-5'],
+  ['simBootSeconds', 'soon'],
+  ['secretKey', 'short'],
+  ['publicUrl', 'ftp://files.example.com'],
+  ['publicUrl', 'not a url'],
+  ['logLevel', 'loud'],
+  ['smtpUrl', 'http://mail.example.com'],
+  ['smsUrl', 'sms.example.com'],
+  ['bootstrapApiKey', 'short'],
+];
+
+describe('config: bad values fail at start, naming the variable', () => {
+  for (const [name, raw] of BAD) {
+    const s = SETTINGS[name];
+    test(`${s.env}=${JSON.stringify(raw)}`, () => {
+      for (const attempt of [() => loadConfig({ [s.env]: raw }), () => loadConfig({}, parseServeFlags([`--${s.flag}=${raw}`]))]) {
+        assert.throws(attempt, (e: Error) => {
+          assert.ok(e instanceof ConfigError, `a ConfigError, got ${e}`);
+          assert.ok(e.message.includes(s.env), `names ${s.env}: ${e.message}`);
+          assert.ok(e.message.includes(`--${s.flag}`), `names --${s.flag}: ${e.message}`);
+          return true;
+        });
+      }
+    });
+  }
+
+  test('production mode without GPUPLANE_SECRET_KEY is refused', () => {
+    assert.throws(
+      () => loadConfig({ GPUPLANE_MODE: 'production' }),
+      (e: Error) => e instanceof ConfigError && e.message.includes('GPUPLANE_SECRET_KEY') && e.message.includes('production'),
+    );
+  });
+});
+
+describe('config: the README', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+  test('documents every variable and its flag', () => {
+    for (const s of Object.values(SETTINGS)) {
+      assert.ok(readme.includes(`| \`${s.env}\` | \`--${s.flag}\` |`), `README table row for ${s.env}`);
+    }
+  });
+
+  test('the quick start is exactly the two commands', () => {
+    const quick = readme.split('## Quick start')[1].split('\n## ')[0];
+    const commands = [...quick.matchAll(/```sh\n([^`]*)```/g)].map((m) => m[1].trim());
+    assert.deepEqual(commands, ['npm ci && npm start', 'npm ci && npm test']);
+  });
+});
+
+describe('config: the real command', () => {
+  test('gpuplane serve with a bad port exits 2 with one clear line and never listens', () => {
+    const r = spawnSync(process.execPath, ['bin/gpuplane.mjs', 'serve', '--port', 'http'], {
+      encoding: 'utf8',
+      env: { ...process.env, GPUPLANE_DATABASE_URL: 'sqlite::memory:' },
+      timeout: 30_000,
+    });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /configuration error: GPUPLANE_PORT \(--port\): must be an integer/);
+    assert.doesNotMatch(r.stdout, /listening/);
+  });
+
+  test('gpuplane serve --help lists every flag and its variable', () => {
+    const r = spawnSync(process.execPath, ['bin/gpuplane.mjs', 'serve', '--help'], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 0);
+    for (const s of Object.values(SETTINGS)) {
+      assert.ok(r.stdout.includes(`--${s.flag}`), `--${s.flag} listed`);
+      assert.ok(r.stdout.includes(s.env), `${s.env} listed`);
+    }
+  });
+});

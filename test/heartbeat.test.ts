@@ -1,0 +1,119 @@
+// Simulated host heartbeats (issue 3): a host that stops heartbeating turns its instances unknown once its last beat
+// is older than the timeout, then offline; healthy hosts keep theirs running; recover resumes the beats.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { forEachDialect, type TestApp } from './helpers/harness.js';
+import { HEARTBEAT_OFFLINE_AFTER_S } from '../src/instances/instances-lifecycle.js';
+import { HEARTBEAT_INTERVAL_S, HEARTBEAT_TIMEOUT_S } from '../src/fleet/fleet-heartbeat.js';
+import { addMachine, BOOT_MAX_S, offerFor, rentOk, statusOf } from './instances-fixtures.js';
+
+const fault = (app: TestApp, body: Record<string, unknown>) => app.request('POST', '/_emu/faults', { body });
+const lastBeat = (app: TestApp, machineId: number) => app.services.fleet.heartbeat!.lastBeat(machineId);
+
+async function unknownEvents(app: TestApp, id: number): Promise<number> {
+  const rows = await app.store.db.selectFrom('instance_events').select('id').where('instance_id', '=', id).where('actual_status', '=', 'unknown').execute();
+  return rows.length;
+}
+
+forEachDialect('heartbeats', (app) => {
+  test('a host that stops heartbeating: running until the timeout, then unknown (once), then offline', async () => {
+    const m = await addMachine(app());
+    const { id } = await rentOk(app(), offerFor(m, 1));
+    await app().advance(BOOT_MAX_S);
+    assert.equal((await statusOf(app(), id)).actual_status, 'running');
+
+    const res = await fault(app(), { fault: 'no_heartbeat', machine_id: m.machine_id });
+    assert.equal(res.status, 200, res.raw);
+    const silentAt = app().clock.now();
+    assert.equal(await lastBeat(app(), m.machine_id), silentAt);
+    assert.equal((await statusOf(app(), id)).actual_status, 'running', 'nothing is noticed at once');
+
+    await app().advance(HEARTBEAT_TIMEOUT_S - 1);
+    assert.equal((await statusOf(app(), id)).actual_status, 'running', 'within the timeout the host is not lost yet');
+    assert.equal(await lastBeat(app(), m.machine_id), silentAt, 'a silent host records no beat');
+
+    // Found by the first heartbeat run after the timeout: at most one interval later.
+    await app().advance(HEARTBEAT_INTERVAL_S + 1);
+    const lost = await statusOf(app(), id);
+    assert.equal(lost.actual_status, 'unknown');
+    assert.equal(lost.status_msg, 'no heartbeat from host');
+    const lostAt = app().clock.now();
+
+    await app().advance(HEARTBEAT_OFFLINE_AFTER_S - HEARTBEAT_INTERVAL_S - 5);
+    assert.equal((await statusOf(app(), id)).actual_status, 'unknown');
+    await app().advance(HEARTBEAT_INTERVAL_S + 10);
+    assert.equal((await statusOf(app(), id)).actual_status, 'offline');
+    assert.ok(app().clock.now() - lostAt >= HEARTBEAT_OFFLINE_AFTER_S - HEARTBEAT_INTERVAL_S);
+
+    await app().advance(6 * 3600);
+    assert.equal((await statusOf(app(), id)).actual_status, 'offline');
+    assert.equal(await unknownEvents(app(), id), 1, 'the host is reported lost once, not on every run');
+    assert.equal(await app().services.fleet.heartbeat!.watching(), false, 'nothing left to watch: the job chain ended');
+  });
+
+  test('healthy hosts keep beating and their instances stay running across long advances', async () => {
+    const healthy = await addMachine(app());
+    const silent = await addMachine(app());
+    const a = await rentOk(app(), offerFor(healthy, 1));
+    const b = await rentOk(app(), offerFor(silent, 1));
+    const stopped = await rentOk(app(), offerFor(silent, 1), { target_state: 'stopped' });
+    await app().advance(BOOT_MAX_S);
+    await fault(app(), { fault: 'no_heartbeat', machine_id: silent.machine_id });
+    const silentAt = app().clock.now();
+    await app().advance(HEARTBEAT_TIMEOUT_S + 2 * HEARTBEAT_INTERVAL_S);
+    // The healthy host beat while the job ran; the silent one's last beat is when it went silent.
+    assert.ok((await lastBeat(app(), healthy.machine_id))! > silentAt + HEARTBEAT_TIMEOUT_S);
+    assert.equal(await lastBeat(app(), silent.machine_id), silentAt);
+    assert.equal((await statusOf(app(), b.id)).actual_status, 'unknown');
+    assert.equal((await statusOf(app(), stopped.id)).actual_status, 'stopped', 'a stopped instance stays stopped');
+
+    await app().advance(3 * 86400);
+    assert.equal((await statusOf(app(), a.id)).actual_status, 'running');
+    assert.equal((await statusOf(app(), b.id)).actual_status, 'offline');
+    assert.equal(await unknownEvents(app(), a.id), 0);
+  });
+
+  test('recover resumes heartbeats: the instances boot again and stay running', async () => {
+    const m = await addMachine(app());
+    const { id } = await rentOk(app(), offerFor(m, 1));
+    await app().advance(BOOT_MAX_S);
+    await fault(app(), { fault: 'no_heartbeat', machine_id: m.machine_id });
+    await app().advance(HEARTBEAT_TIMEOUT_S + HEARTBEAT_INTERVAL_S + HEARTBEAT_OFFLINE_AFTER_S + 1);
+    assert.equal((await statusOf(app(), id)).actual_status, 'offline');
+
+    const res = await fault(app(), { fault: 'recover', machine_id: m.machine_id });
+    assert.equal(res.status, 200, res.raw);
+    assert.deepEqual(res.body.instance_ids, [id]);
+    assert.equal(await lastBeat(app(), m.machine_id), app().clock.now(), 'the host beats again at once');
+    await app().advance(BOOT_MAX_S);
+    assert.equal((await statusOf(app(), id)).actual_status, 'running');
+    await app().advance(2 * 3600);
+    assert.equal((await statusOf(app(), id)).actual_status, 'running');
+    assert.equal(await unknownEvents(app(), id), 1);
+  });
+
+  test('a host that comes back within the timeout is never reported lost', async () => {
+    const m = await addMachine(app());
+    const { id } = await rentOk(app(), offerFor(m, 1));
+    await app().advance(BOOT_MAX_S);
+    await fault(app(), { fault: 'no_heartbeat', machine_id: m.machine_id });
+    await app().advance(HEARTBEAT_TIMEOUT_S - HEARTBEAT_INTERVAL_S);
+    await fault(app(), { fault: 'recover', machine_id: m.machine_id });
+    await app().advance(3600);
+    assert.equal((await statusOf(app(), id)).actual_status, 'running');
+    assert.equal(await unknownEvents(app(), id), 0);
+  });
+
+  test('a silent host is not rentable; no_heartbeat needs a machine', async () => {
+    const m = await addMachine(app(), { num_gpus: 1 });
+    await fault(app(), { fault: 'no_heartbeat', machine_id: m.machine_id });
+    const rent = await app().request('PUT', `/api/v0/asks/${offerFor(m, 1)}/`, { body: { image: 'ubuntu' } });
+    assert.equal(rent.status, 410, rent.raw);
+    assert.equal(rent.body.error, 'offer_unavailable');
+    await fault(app(), { fault: 'recover', machine_id: m.machine_id });
+    const { id } = await rentOk(app(), offerFor(m, 1));
+    const bad = await fault(app(), { fault: 'no_heartbeat', instance_id: id });
+    assert.equal(bad.status, 400, bad.raw);
+    assert.equal(bad.body.error, 'bad_request');
+  });
+});

@@ -1,0 +1,43 @@
+/** Shared steps of the instances tests (not a test file itself). */
+import assert from 'node:assert/strict';
+import type { TestApp } from './helpers/harness.js';
+import { OFFER_ID_STRIDE } from '../src/fleet/fleet-offers.js';
+
+/** A simulated machine with known prices: `{machine_id, offer_ids}`; offer_ids[k-1] rents k GPUs when listed. */
+export async function addMachine(app: TestApp, body: Record<string, unknown> = {}): Promise<{ machine_id: number; offer_ids: number[] }> {
+  const res = await app.request('POST', '/_emu/machines', {
+    body: { num_gpus: 2, price_gpu: 0.5, price_disk: 0.1, min_bid: 0.2, disk_space: 500, direct_port_count: 100, vms_enabled: true, ...body },
+  });
+  assert.equal(res.status, 200, res.raw);
+  return res.body;
+}
+
+/** The offer renting all `n` GPUs of the machine. */
+export function offerFor(m: { offer_ids: number[] }, n: number): number {
+  const id = m.offer_ids.find((o) => o % OFFER_ID_STRIDE === n);
+  assert.ok(id, `no ${n}-GPU offer in ${JSON.stringify(m.offer_ids)}`);
+  return id;
+}
+
+export async function rent(app: TestApp, offerId: number, body: Record<string, unknown> = {}, key?: string, headers?: Record<string, string>) {
+  return app.request('PUT', `/api/v0/asks/${offerId}/`, { key, body: { image: 'pytorch/pytorch:latest', ...body }, headers });
+}
+
+export async function rentOk(app: TestApp, offerId: number, body: Record<string, unknown> = {}, key?: string): Promise<{ id: number; instanceKey: string }> {
+  const res = await rent(app, offerId, body, key);
+  assert.equal(res.status, 200, res.raw);
+  return { id: res.body.new_contract, instanceKey: res.body.instance_api_key };
+}
+
+export async function show(app: TestApp, id: number, key?: string) {
+  return app.request('GET', `/api/v0/instances/${id}/`, { key });
+}
+
+export async function statusOf(app: TestApp, id: number, key?: string): Promise<any> {
+  const res = await show(app, id, key);
+  assert.equal(res.status, 200, res.raw);
+  return res.body.instances;
+}
+
+/** The configured maximum boot time plus provisioning: after this every boot has finished. */
+export const BOOT_MAX_S = 21;

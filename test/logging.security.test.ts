@@ -1,0 +1,108 @@
+// Threat: secrets leaking into logs — the presented API key, a `?api_key=` appended to the URL by older vastai
+// clients, passwords, 2FA codes and secrets, session keys in replies — including on failed requests and on a 500.
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { createTestApp, DIALECTS, OWNER_KEY, type Reply, type TestApp } from './helpers/harness.js';
+
+/** Every log line the app writes, parsed. */
+function capture() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { lines, log: pino({ level: 'trace' }, stream) };
+}
+
+/** Strings in a reply that are secrets by their prefix (API keys, sessions, instance keys). */
+function secretsIn(reply: Reply): string[] {
+  return [...reply.raw.matchAll(/gp[ksi]_[A-Za-z0-9_-]{20,}/g)].map((m) => m[0]);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`logging [${dialect}]`, () => {
+    const out = capture();
+    let t: TestApp;
+    const secrets: string[] = [OWNER_KEY];
+    let requests = 0;
+    const send = async (...args: Parameters<TestApp['request']>) => {
+      requests++;
+      const res = await t.request(...args);
+      secrets.push(...secretsIn(res));
+      return res;
+    };
+
+    before(async () => {
+      t = await createTestApp(dialect, { log: out.log });
+    });
+    after(async () => {
+      await t.close();
+    });
+
+    test('requests carrying secrets in every place a client puts them', async () => {
+      const password = 'correct-horse-battery-staple-77';
+      const made = await send('POST', '/_emu/users', { body: { email: 'logged@example.com', password, phone_number: '+15550009999' } });
+      assert.equal(made.status, 200);
+      const userKey: string = made.body.api_key;
+      const urlKey = 'gpk_FromTheQueryString0123456789abcdef';
+      secrets.push(password, urlKey);
+
+      assert.equal((await send('GET', '/api/v0/users/current', { key: userKey })).status, 200);
+      assert.equal((await send('GET', `/api/v0/users/current?api_key=${urlKey}`, { key: userKey })).status, 200);
+      assert.equal((await send('GET', `/api/v0/users/current/?owner=me&api_key=${urlKey}&x=1`)).status, 200);
+      const guessed = 'gpk_GuessedKeyThatDoesNotExist000000000000';
+      secrets.push(guessed);
+      assert.equal((await send('GET', '/api/v0/users/current', { key: guessed })).status, 401);
+      assert.equal((await send('GET', '/api/v0/users/current', { key: null, headers: { authorization: `Token ${userKey}` } })).status, 401);
+      assert.equal((await send('GET', `/nowhere?api_key=${urlKey}`)).status, 404);
+
+      // 2FA material: a code and a tfa_secret in a body and in a query string, whatever the route answers.
+      const code = '918273';
+      const tfaSecret = 'tfa_secret_value_5f3c9a1e77';
+      secrets.push(code, tfaSecret);
+      await send('POST', '/api/v0/tfa/', { key: null, body: { tfa_method: 'sms', code, secret: tfaSecret } });
+      await send('GET', `/api/v0/tfa/status/?code=${code}&secret=${tfaSecret}&tfa_secret=${tfaSecret}`, { key: userKey });
+      // A login reply hands out a session key; it must not be logged either.
+      await send('POST', '/api/v0/auth/login/', { key: null, body: { username: 'logged@example.com', password, client: 'cli' } });
+    });
+
+    test('a fault of the service is logged without the key that made the request', async () => {
+      const fresh = await createTestApp(dialect, { log: out.log });
+      await fresh.store.db.destroy();
+      requests++;
+      const res = await fresh.request('GET', '/api/v0/users/current');
+      assert.equal(res.status, 500);
+      await fresh.app.close();
+      await fresh.close().catch(() => undefined);
+    });
+
+    test('one structured request line per request, with method, redacted URL, status and time', () => {
+      const records = out.lines.map((l) => JSON.parse(l));
+      const requestLines = records.filter((r) => r.msg === 'request');
+      assert.equal(requestLines.length, requests);
+      for (const r of requestLines) {
+        assert.equal(typeof r.method, 'string');
+        assert.equal(typeof r.url, 'string');
+        assert.equal(typeof r.status, 'number');
+        assert.equal(typeof r.ms, 'number');
+        assert.equal(r.req, undefined, 'no raw request (headers) is logged');
+      }
+      const redacted = requestLines.filter((r) => r.url.includes('api_key='));
+      assert.equal(redacted.length, 3);
+      for (const r of redacted) assert.match(r.url, /api_key=\[REDACTED\]/);
+      assert.ok(requestLines.some((r) => r.url === '/api/v0/users/current/?owner=me&api_key=[REDACTED]&x=1'), 'the rest of the URL is kept');
+      assert.ok(records.some((r) => r.level >= 50 && r.err), 'the 500 was logged as an error');
+    });
+
+    test('no log line contains any secret seen in this test', () => {
+      assert.ok(out.lines.length > 0);
+      const all = out.lines.join('\n');
+      for (const s of new Set(secrets)) assert.ok(!all.includes(s), `a log line contains ${s.slice(0, 8)}…`);
+      assert.doesNotMatch(all, /authorization|bearer/i, 'no header is logged');
+    });
+  });
+}

@@ -1,0 +1,121 @@
+// Offer search over columns (src/offers/offer-search.ts, offer-columns.ts, offer-json.ts) must answer exactly as the
+// row-by-row reference (`selectRows` in filter.ts over the index's offer objects, each field read through its `get`,
+// serialized with JSON.stringify of offerJson): same offers, same order, same bytes. Also after the fleet changes
+// (rent, release, fault, new machine, time passing), when the columns are patched rather than rebuilt.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { forEachDialect, type TestApp } from './helpers/harness.js';
+import { offerJson } from '../src/fleet/fleet-offers.js';
+import { selectRows } from '../src/offers/filter.js';
+import { OFFER_FIELDS } from '../src/offers/offer-fields.js';
+import { OFFER_SEARCH_TIEBREAK, parseOfferSearch } from '../src/offers/offers-service.js';
+
+/** The reply the reference implementation gives for a body, as JSON text. */
+async function reference(app: TestApp, body: unknown): Promise<string> {
+  const rows = await app.services.fleet.index.offers();
+  const { q, ctx, limit } = parseOfferSearch(body, app.clock.now());
+  return JSON.stringify({ offers: selectRows(rows, ctx, q, OFFER_FIELDS, limit, OFFER_SEARCH_TIEBREAK).map((o) => offerJson(o, ctx)) });
+}
+
+/** Searches through the API and checks the reply against the reference, byte for byte; returns the offers. */
+async function agrees(app: TestApp, body: Record<string, unknown>): Promise<any[]> {
+  const res = await app.request('POST', '/api/v0/bundles/', { body });
+  assert.equal(res.status, 200, `${JSON.stringify(body)}: ${res.raw}`);
+  assert.equal(res.headers['content-type'], 'application/json');
+  const want = await reference(app, body);
+  assert.ok(res.raw === want, `${JSON.stringify(body)} differs from the reference`);
+  return res.body.offers;
+}
+
+const TYPES = ['ondemand', 'bid', 'reserved'];
+
+forEachDialect(
+  'offer search over columns',
+  (app) => {
+    test('every field, ordered both ways, under every search type: the reference order, byte for byte', async () => {
+      for (const field of Object.keys(OFFER_FIELDS)) {
+        for (const dir of ['asc', 'desc']) {
+          const type = TYPES[(field.length + dir.length) % TYPES.length];
+          const offers = await agrees(app(), { order: [[field, dir]], type, allocated_storage: 40, limit: 25 });
+          assert.equal(offers.length, 25, field);
+        }
+      }
+      // Several keys; the default order; limits past the number of offers.
+      await agrees(app(), { order: [['gpu_name', 'asc'], ['dph_total', 'desc'], ['cpu_ram', 'asc']], limit: 1000 });
+      await agrees(app(), { limit: 1000 });
+      await agrees(app(), {});
+    });
+
+    test('every field filtered with each operator, values taken from real offers: the reference result', async () => {
+      const all = await agrees(app(), { limit: 1000, type: 'bid', allocated_storage: 20 });
+      const sample = [all[3], all[all.length - 2]];
+      let nonEmpty = 0;
+      for (const field of Object.keys(OFFER_FIELDS)) {
+        for (const o of sample) {
+          const v = o[field];
+          if (v === undefined) continue;
+          // Null (a missing value) compares only with eq/neq.
+          const ops = typeof v === 'number' ? { gte: v } : { eq: v };
+          for (const [op, value] of Object.entries({ ...ops, neq: v, in: [v, all[0][field]], notin: [v] })) {
+            const found = await agrees(app(), { [field]: { [op]: value }, type: 'bid', allocated_storage: 20, order: [['score', 'asc']], limit: 1000 });
+            if (found.length) nonEmpty++;
+          }
+          if (typeof v === 'number') {
+            await agrees(app(), { [field]: { lt: v, gt: all[0][field] - 1 }, type: 'reserved', limit: 1000 });
+          }
+        }
+      }
+      assert.ok(nonEmpty > 80, 'the filters select offers (the comparison is not between two empty lists)');
+      // The issue's benchmark query.
+      const bench = { gpu_ram: { gte: 16000 }, reliability2: { gte: '0.95' }, verified: { eq: true }, dph_total: { lte: '2.5' } };
+      assert.ok((await agrees(app(), { ...bench, order: [['dlperf_per_dphtotal', 'desc']], type: 'on-demand', limit: 64 })).length > 0);
+      // Strings compare and order as strings; a filter nothing passes; storage larger than every disk.
+      await agrees(app(), { geolocation: { gt: 'M' }, cpu_name: { lte: 'Intel' }, order: [['geolocation', 'desc']], limit: 1000 });
+      assert.deepEqual(await agrees(app(), { num_gpus: { gt: 1000 } }), []);
+      // Bounds at infinity, missing values (null cluster_id), several operators on one computed field.
+      assert.deepEqual(await agrees(app(), { num_gpus: { gt: '1e999' } }), []);
+      assert.ok((await agrees(app(), { dph_total: { lt: '1e999', gt: '-1e999' }, num_gpus: { lte: '1e999' }, limit: 1000 })).length > 0);
+      assert.ok((await agrees(app(), { cluster_id: { eq: null }, limit: 1000 })).length > 0);
+      await agrees(app(), { cluster_id: { neq: null }, order: [['cluster_id', 'desc']], limit: 1000 });
+      await agrees(app(), { dph_total: { gt: 0.5, lte: 3, neq: 1 }, score: { in: [0, 1] }, order: [['discounted_dph_total', 'asc']], limit: 1000 });
+      assert.deepEqual(await agrees(app(), { allocated_storage: 1_000_000 }), []);
+    });
+
+    test('after rents, releases, faults, new machines and time passing, the patched columns still agree', async () => {
+      const fleet = app().services.fleet;
+      const db = app().store.db;
+      const queries: Record<string, unknown>[] = [
+        { order: [['num_gpus', 'desc'], ['machine_id', 'asc']], limit: 1000 },
+        { rented: { eq: true }, type: 'bid', order: [['min_bid', 'desc']], limit: 1000 },
+        { rentable: { eq: false }, limit: 1000 },
+        { duration: { lt: 30 * 86_400 }, order: [['duration', 'asc']], limit: 1000 },
+        { gpu_name: { eq: 'H200' }, limit: 1000 },
+      ];
+      const check = async () => {
+        for (const q of queries) await agrees(app(), q);
+      };
+      await check();
+      const before = await agrees(app(), { num_gpus: { gte: 2 }, order: [['id', 'asc']], limit: 1 });
+      const [offer] = before;
+      await db.transaction().execute((tx) => fleet.allocate(tx, { offerId: offer.id, instanceId: 900_001, kind: 'bid', bidPerGpuMicro: 5_000_000 }));
+      const machine = await agrees(app(), { machine_id: { eq: offer.machine_id }, order: [['num_gpus', 'asc']], limit: 100 });
+      assert.ok(machine.some((o) => o.rented), 'the bid shows as rented on its machine');
+      await check();
+      await db.transaction().execute((tx) => fleet.setMachineFault(tx, offer.machine_id, 'offline'));
+      assert.ok((await agrees(app(), { machine_id: { eq: offer.machine_id } })).every((o) => o.rentable === false));
+      await check();
+      await db.transaction().execute((tx) => fleet.release(tx, 900_001));
+      await db.transaction().execute((tx) => fleet.setMachineFault(tx, offer.machine_id, null));
+      for (let k = 0; k < 3; k++) {
+        const res = await app().request('POST', '/_emu/machines', { body: { gpu_name: 'H200', num_gpus: 8, duration: 3600 * (k + 1) } });
+        assert.equal(res.status, 200, res.raw);
+      }
+      assert.equal((await agrees(app(), { gpu_name: { eq: 'H200' }, duration: { lte: 3 * 3600 }, limit: 1000 })).length, 12);
+      await check();
+      await app().advance(2 * 3600);
+      assert.equal((await agrees(app(), { gpu_name: { eq: 'H200' }, rentable: { eq: false }, limit: 1000 })).length, 8, 'two listings ended');
+      await check();
+    });
+  },
+  { config: { GPUPLANE_SIM_MACHINES: '120' } },
+);

@@ -1,0 +1,94 @@
+// The OpenAPI document (spec: Versioning): OpenAPI 3.1.0, version 1.0.0, one server, built from the route schemas
+// so that it lists every route with its permission; and the API reference page for people at /docs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { forEachDialect } from './helpers/harness.js';
+import { DOCS_PATH, OPENAPI_PATH } from '../src/platform/openapi.js';
+
+/** Properties of an object schema, through `allOf` (TypeBox intersections). */
+function propertiesOf(schema: any): Record<string, unknown> {
+  if (!schema) return {};
+  return { ...schema.properties, ...Object.assign({}, ...(schema.allOf ?? []).map(propertiesOf)) };
+}
+
+forEachDialect('openapi', (app) => {
+  const doc = async () => {
+    const res = await app().request('GET', OPENAPI_PATH, { key: null });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['content-type'], 'application/json');
+    return res.body;
+  };
+
+  test('an OpenAPI 3.1.0 document, version 1.0.0, one server at the public URL, served without a key', async () => {
+    const d = await doc();
+    assert.equal(d.openapi, '3.1.0');
+    assert.equal(d.info.version, '1.0.0');
+    assert.equal(typeof d.info.title, 'string');
+    assert.deepEqual(d.servers, [{ url: app().config.publicUrl }]);
+    assert.deepEqual(d.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer' });
+  });
+
+  test('every registered route is documented, with its permission category and security', async () => {
+    const d = await doc();
+    const hidden = (url: string) => url === OPENAPI_PATH || url.startsWith(DOCS_PATH);
+    const routes = app().routes.filter((r) => !hidden(r.url));
+    assert.ok(routes.length > 0);
+    for (const r of routes) {
+      const path = r.url.replace(/:(\w+)/g, '{$1}');
+      const op = d.paths[path]?.[r.method.toLowerCase()];
+      const where = `${r.method} ${path}`;
+      assert.ok(op, `${where} is in the document`);
+      assert.equal(op['x-permission-category'], r.category, where);
+      assert.ok(Object.keys(op.responses ?? {}).some((s) => /^2\d\d$/.test(s)), `${where} documents its success reply`);
+      if (r.category === 'public') assert.equal(op.security, undefined, `${where} needs no key`);
+      else assert.deepEqual(op.security, [{ bearerAuth: [] }], `${where} needs a key`);
+      for (const name of [...r.url.matchAll(/:(\w+)/g)].map((m) => m[1])) {
+        assert.ok(
+          (op.parameters ?? []).some((p: any) => p.in === 'path' && p.name === name),
+          `${where} documents its path parameter ${name}`,
+        );
+      }
+    }
+  });
+
+  test('built from the route schemas: users/current documents every field the route really returns', async () => {
+    const d = await doc();
+    const schema = d.paths['/api/v0/users/current/'].get.responses['200'].content['application/json'].schema;
+    const documented = propertiesOf(schema);
+    const real = (await app().request('GET', '/api/v0/users/current')).body;
+    assert.deepEqual(Object.keys(real).sort(), Object.keys(documented).sort());
+
+    const body = d.paths['/_emu/users'].post.requestBody.content['application/json'].schema;
+    assert.ok(body.required.includes('email'));
+    assert.equal(body.properties.credit.default, 100);
+  });
+
+  test('every route schema compiles (they compile lazily in the server, so this is where a broken one shows)', async () => {
+    await app().compileSchemas();
+  });
+
+  test('every $ref in the document resolves', async () => {
+    const d = await doc();
+    const refs = [...JSON.stringify(d).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]);
+    for (const ref of refs) {
+      assert.ok(ref.startsWith('#/'), ref);
+      const target = ref
+        .slice(2)
+        .split('/')
+        .reduce((node: any, part) => node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], d);
+      assert.ok(target, `${ref} resolves`);
+    }
+  });
+
+  test('a readable API reference page at /docs, for people, loading this document', async () => {
+    const page = await app().request('GET', DOCS_PATH, { key: null });
+    assert.equal(page.status, 200);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    assert.match(page.raw, /<html/i);
+    const init = await app().request('GET', `${DOCS_PATH}/static/swagger-initializer.js`, { key: null });
+    assert.equal(init.status, 200);
+    const spec = await app().request('GET', `${DOCS_PATH}/json`, { key: null });
+    assert.equal(spec.status, 200);
+    assert.equal(spec.body.openapi, '3.1.0');
+  });
+});
