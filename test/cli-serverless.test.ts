@@ -70,6 +70,9 @@ describe('endpoints and workergroups', () => {
     const wid = JSON.parse(w.stdout).id;
     const wl = await cli(['show', 'workergroups']);
     assert.match(wl.stdout, new RegExp(`^\\s*${wid}\\s+${eid}\\s+${t.hash_id}\\s+gpu_ram>=10 num_gpus=1`, 'm'));
+    const load = await cli(['emu', 'load', String(eid), '250']);
+    assert.equal(load.code, 0, load.stderr);
+    assert.equal(load.stdout.trim(), `endpoint ${eid} load 250`);
     assert.equal((await cli(['delete', 'workergroup', String(wid)])).code, 0);
     assert.equal((await cli(['delete', 'endpoint', String(eid)])).code, 0);
     const gone = await cli(['delete', 'endpoint', String(eid)]);

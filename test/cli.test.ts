@@ -6,6 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram } from '../src/cli/program.js';
+import { createClient } from '../src/sdk/client.js';
 import { OWNER_KEY, runCli, startServer, T0, tempConfigHome, type ServerProcess } from './cli-helpers.js';
 
 let srv: ServerProcess;
@@ -13,6 +14,8 @@ let home: ReturnType<typeof tempConfigHome>;
 /** Runs the CLI against the test server with the owner's key, unless the test overrides. */
 const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
   runCli(args, { GPUPLANE_URL: srv.url, GPUPLANE_API_KEY: OWNER_KEY, XDG_CONFIG_HOME: home.dir, ...env });
+
+const sdk = () => createClient({ url: srv.url, apiKey: OWNER_KEY });
 
 before(async () => {
   srv = await startServer();
@@ -179,6 +182,43 @@ describe('emu commands', () => {
     assert.match(r.stdout.split('\n')[0], /^ID\s+Channel\s+To\s+Code\s+Sent \(UTC\)\s+Text$/);
     const bad = await cli(['emu', 'outbox', '--channel', 'fax']);
     assert.equal(bad.code, 2);
+  });
+
+  test('credit adds and removes dollars; an unknown user is the server 404', async () => {
+    const r = await cli(['emu', 'create-user', '--email', 'cli-credit@example.com', '--credit', '10', '--raw']);
+    const { user, api_key } = JSON.parse(r.stdout);
+    const add = await cli(['emu', 'credit', String(user.id), '2.5']);
+    assert.equal(add.code, 0, add.stderr);
+    assert.equal(add.stdout.trim(), `user ${user.id} credit now $12.50`);
+    const take = await cli(['emu', 'credit', String(user.id), '-4', '--raw']);
+    assert.equal(take.code, 0, take.stderr);
+    assert.deepEqual(JSON.parse(take.stdout), { success: true, credit: 8.5 });
+    const me = await cli(['show', 'user', '--raw'], { GPUPLANE_API_KEY: api_key });
+    assert.equal(JSON.parse(me.stdout).credit, 8.5);
+    const unknown = await cli(['emu', 'credit', '999999', '1']);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /HTTP 404, not_found/);
+    assert.equal((await cli(['emu', 'credit', 'ada', '1'])).code, 2);
+  });
+
+  test('add-machine lists new offers that search finds; a bad field is the server 400', async () => {
+    const r = await cli(['emu', 'add-machine', '--gpu-name', 'H100 SXM', '--num-gpus', '2', '--price-gpu', '3.25', '--raw']);
+    assert.equal(r.code, 0, r.stderr);
+    const { machine_id, offer_ids } = JSON.parse(r.stdout);
+    assert.ok(Number.isInteger(machine_id) && offer_ids.length > 0);
+    const found = await sdk().offers.search({ machine_id: { eq: machine_id }, limit: 100 });
+    assert.deepEqual(found.offers.map((o) => o.id).sort((a, b) => a - b), [...offer_ids].sort((a, b) => a - b));
+    assert.ok(found.offers.every((o) => o.gpu_name === 'H100 SXM'));
+    const bad = await cli(['emu', 'add-machine', '--reliability', '2']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /reliability.*\(HTTP 400, bad_request\)/);
+  });
+
+  test('load on an unknown endpoint is the server 404; a negative load is a usage error', async () => {
+    const r = await cli(['emu', 'load', '999999', '5']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /HTTP 404, not_found/);
+    assert.equal((await cli(['emu', 'load', '1', '-1'])).code, 2);
   });
 
   test('an unknown fault is the server 400 with its message', async () => {

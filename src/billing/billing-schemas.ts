@@ -48,3 +48,13 @@ export const ChargesReply = Type.Object({
 });
 /** The reply, with `results` typed through every level (the schema's recursion is built by a function). */
 export type ChargesReply = Omit<Static<typeof ChargesReply>, 'results'> & { results: ChargeEntry[] };
+
+/** Largest credit change one `POST /_emu/credit` may make, in dollars. */
+const MAX_CREDIT_CHANGE = 1e9;
+
+/** `POST /_emu/credit`: dollars to add to a user (negative: remove, to test a running-out balance). */
+export const EmuCreditBody = Type.Object({
+  user_id: Type.Integer({ minimum: 1 }),
+  amount: Type.Number({ minimum: -MAX_CREDIT_CHANGE, maximum: MAX_CREDIT_CHANGE }),
+});
+export const EmuCreditReply = Type.Object({ success: Type.Boolean(), credit: Type.Number({ description: 'balance after the change, dollars' }) });

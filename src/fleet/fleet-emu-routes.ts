@@ -1,8 +1,7 @@
-import { Type } from 'typebox';
 import type { TypedApp } from '../app.js';
 import { ErrorReply } from '../platform/schemas.js';
 import type { Services } from '../services.js';
-import { NewMachineBody } from './fleet-types.js';
+import { NewMachineBody, NewMachineReply } from './fleet-types.js';
 
 /** `POST /_emu/machines` (contract §2). Registered inside the emulator-mode branch of routes.ts. */
 export async function fleetEmuRoutes(app: TypedApp, { fleet }: Services): Promise<void> {
@@ -15,7 +14,7 @@ export async function fleetEmuRoutes(app: TypedApp, { fleet }: Services): Promis
         summary: 'Add a simulated machine; its offers appear in search',
         body: NewMachineBody,
         response: {
-          200: Type.Object({ machine_id: Type.Integer(), offer_ids: Type.Array(Type.Integer()) }),
+          200: NewMachineReply,
           400: ErrorReply,
           401: ErrorReply,
           403: ErrorReply,

@@ -55,6 +55,9 @@ export const NewMachineBody = Type.Object(
 );
 export type NewMachineInput = Static<typeof NewMachineBody>;
 
+/** Reply of `POST /_emu/machines`: the new machine and the offers it lists. */
+export const NewMachineReply = Type.Object({ machine_id: Type.Integer(), offer_ids: Type.Array(Type.Integer()) });
+
 
 /** Catalogue defaults of `POST /_emu/machines` for what the body leaves out. */
 export const EMU_MACHINE_DEFAULTS = {

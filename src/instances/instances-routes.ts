@@ -1,12 +1,14 @@
 import { Type } from 'typebox';
 import type { TypedApp } from '../app.js';
 import { principalOf, scopeOf } from '../platform/auth.js';
-import { ErrorReply, Id, SuccessReply } from '../platform/schemas.js';
+import { ErrorReply, SuccessReply } from '../platform/schemas.js';
 import type { InstancesModule } from './instances-module.js';
 import { checkInstanceKey } from './instances-service.js';
 import { listPage } from './instances-list.js';
 import {
-  BulkBody, CreateBody, CreateReply, EventsQuery, IdParams, InstanceObject, LogsBody, OfferParams, UpdateBody, V1ListQuery, WaitQuery,
+  AttachSshBody, AttachSshReply, BidBody, BulkBody, CreateBody, CreateReply, EventsQuery, IdParams, InstanceReply, InstancesPage,
+  InstancesReply, InstanceSshKeysReply, LogsBody, LogsReply, LogTokenParams, OfferParams, OkReply, SshKeyParams, UpdateBody,
+  V1ListQuery, WaitQuery, WaitReply,
 } from './instances-schemas.js';
 
 const tags = ['instances'];
@@ -15,7 +17,6 @@ const WRITE = { category: 'instance_write' } as const;
 /** Start, stop and destroy: the instance's own restricted key may call them (the service checks the id). */
 const OWN_KEY = { category: 'instance_write', instanceKey: true } as const;
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
-const Ok = Type.Object({ success: Type.Boolean(), msg: Type.Optional(Type.String()) }, { additionalProperties: true });
 
 export async function instancesRoutes(app: TypedApp, instances: InstancesModule): Promise<void> {
   for (const method of ['PUT', 'POST'] as const) {
@@ -42,7 +43,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     config: READ,
     schema: {
       tags, summary: 'List instances',
-      response: { 200: Type.Object({ instances_found: Type.Integer(), instances: Type.Array(InstanceObject) }), ...errors },
+      response: { 200: InstancesReply, ...errors },
     },
   }, async (request) => {
     const all = await instances.all(principalOf(request));
@@ -54,7 +55,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     schema: {
       tags, summary: 'List instances, filtered, ordered and paginated', querystring: V1ListQuery,
       response: {
-        200: Type.Object({ instances: Type.Array(InstanceObject), next_token: Type.Union([Type.String(), Type.Null()]), total_instances: Type.Integer() }),
+        200: InstancesPage,
         ...errors,
       },
     },
@@ -90,7 +91,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
 
   app.get('/api/v0/instances/:id/', {
     config: READ,
-    schema: { tags, summary: 'Show an instance', params: IdParams, response: { 200: Type.Object({ instances: InstanceObject }), ...errors } },
+    schema: { tags, summary: 'Show an instance', params: IdParams, response: { 200: InstanceReply, ...errors } },
   }, async (request) => instances.show(principalOf(request), request.params.id));
 
   app.get('/api/v0/instances/:id/wait/', {
@@ -99,7 +100,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
       tags, summary: 'Answer when the instance reaches a state',
       description: '200 when `actual_status` is `until`; 409 `instance_failed` on exited/unknown/offline; 408 `wait_timeout` after `timeout` seconds.',
       params: IdParams, querystring: WaitQuery,
-      response: { 200: Type.Object({ success: Type.Boolean(), id: Type.Integer(), actual_status: Type.String() }), 408: ErrorReply, 409: ErrorReply, ...errors },
+      response: { 200: WaitReply, 408: ErrorReply, 409: ErrorReply, ...errors },
     },
   }, async (request) => {
     const principal = principalOf(request);
@@ -111,7 +112,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     config: OWN_KEY,
     schema: {
       tags, summary: 'Stop, start or label an instance', params: IdParams, body: UpdateBody,
-      response: { 200: Ok, 402: ErrorReply, 409: ErrorReply, ...errors },
+      response: { 200: OkReply, 402: ErrorReply, 409: ErrorReply, ...errors },
     },
   }, async (request) => instances.update(principalOf(request), request.params.id, request.body ?? {}));
 
@@ -122,14 +123,14 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
 
   app.put('/api/v0/instances/', {
     config: WRITE,
-    schema: { tags, summary: 'Start or stop several instances', body: BulkBody, response: { 200: Ok, ...errors } },
+    schema: { tags, summary: 'Start or stop several instances', body: BulkBody, response: { 200: OkReply, ...errors } },
   }, async (request) => instances.bulk(principalOf(request), request.body));
 
   app.put('/api/v0/instances/bid_price/:id/', {
     config: WRITE,
     schema: {
       tags, summary: 'Change the bid of an interruptible instance ($/hour for the instance)', params: IdParams,
-      body: Type.Object({ price: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 }) }, { additionalProperties: true }),
+      body: BidBody,
       response: { 200: SuccessReply, ...errors },
     },
   }, async (request) => instances.changeBid(principalOf(request), request.params.id, request.body.price));
@@ -138,7 +139,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     config: READ,
     schema: {
       tags, summary: 'Request the instance log; `result_url` serves it as text', params: IdParams, body: Type.Optional(LogsBody),
-      response: { 200: Type.Object({ success: Type.Boolean(), result_url: Type.String(), msg: Type.String() }), ...errors },
+      response: { 200: LogsReply, ...errors },
     },
   }, async (request) => {
     const b = request.body ?? {};
@@ -151,7 +152,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
   app.get('/api/v0/instances/logs/:token/', {
     // The vastai client fetches result_url without a key: the unguessable, expiring token is the credential.
     config: { category: 'public' },
-    schema: { tags, summary: 'An instance log (from request_logs)', params: Type.Object({ token: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$' }) }), response: { 200: Type.String(), 404: ErrorReply } },
+    schema: { tags, summary: 'An instance log (from request_logs)', params: LogTokenParams, response: { 200: Type.String(), 404: ErrorReply } },
   }, async (request, reply) => {
     const text = await instances.logText(request.params.token);
     return reply.type('text/plain; charset=utf-8').send(text);
@@ -161,8 +162,8 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     config: WRITE,
     schema: {
       tags, summary: 'Attach an SSH public key to an instance', params: IdParams,
-      body: Type.Object({ ssh_key: Type.String({ minLength: 1, maxLength: 16384 }) }, { additionalProperties: true }),
-      response: { 200: Type.Object({ success: Type.Boolean(), key_id: Type.Integer(), msg: Type.String() }), ...errors },
+      body: AttachSshBody,
+      response: { 200: AttachSshReply, ...errors },
     },
   }, async (request) => instances.attachSshKey(principalOf(request), request.params.id, request.body.ssh_key));
 
@@ -170,7 +171,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     config: READ,
     schema: {
       tags, summary: 'SSH keys attached to an instance', params: IdParams,
-      response: { 200: Type.Object({ success: Type.Boolean(), ssh_keys: Type.Array(Type.Object({ id: Type.Integer(), ssh_key: Type.String(), created_at: Type.Number() })) }), ...errors },
+      response: { 200: InstanceSshKeysReply, ...errors },
     },
   }, async (request) => instances.listSshKeys(principalOf(request), request.params.id));
 
@@ -178,7 +179,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     config: WRITE,
     schema: {
       tags, summary: 'Detach an SSH key from an instance',
-      params: Type.Object({ id: Id(), key_id: Id() }),
+      params: SshKeyParams,
       response: { 200: SuccessReply, ...errors },
     },
   }, async (request) => instances.detachSshKey(principalOf(request), request.params.id, request.params.key_id));

@@ -101,3 +101,40 @@ export const LogsBody = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/** Reply of a change that may carry a message (`PUT /instances/{id}/`, the bulk start/stop). */
+export const OkReply = Type.Object({ success: Type.Boolean(), msg: Type.Optional(Type.String()) }, { additionalProperties: true });
+
+/** `GET /api/v0/instances/`. */
+export const InstancesReply = Type.Object({ instances_found: Type.Integer(), instances: Type.Array(InstanceObject) });
+
+/** `GET /api/v1/instances/`: one page; `next_token` is the `after_token` of the next. */
+export const InstancesPage = Type.Object({
+  instances: Type.Array(InstanceObject),
+  next_token: Type.Union([Type.String(), Type.Null()]),
+  total_instances: Type.Integer(),
+});
+
+/** `GET /api/v0/instances/{id}/`. */
+export const InstanceReply = Type.Object({ instances: InstanceObject });
+
+/** `GET /api/v0/instances/{id}/wait`. */
+export const WaitReply = Type.Object({ success: Type.Boolean(), id: Type.Integer(), actual_status: Type.String() });
+
+/** `PUT /api/v0/instances/bid_price/{id}/`: the new bid in $/hour. */
+export const BidBody = Type.Object({ price: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 }) }, { additionalProperties: true });
+
+/** `PUT /api/v0/instances/request_logs/{id}/`. */
+export const LogsReply = Type.Object({ success: Type.Boolean(), result_url: Type.String(), msg: Type.String() });
+
+export const LogTokenParams = Type.Object({ token: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$' }) });
+
+/** `POST /api/v0/instances/{id}/ssh/`. */
+export const AttachSshBody = Type.Object({ ssh_key: Type.String({ minLength: 1, maxLength: 16384 }) }, { additionalProperties: true });
+export const AttachSshReply = Type.Object({ success: Type.Boolean(), key_id: Type.Integer(), msg: Type.String() });
+
+/** `GET /api/v0/instances/{id}/ssh/`. */
+export const InstanceSshKey = Type.Object({ id: Type.Integer(), ssh_key: Type.String(), created_at: Type.Number() });
+export const InstanceSshKeysReply = Type.Object({ success: Type.Boolean(), ssh_keys: Type.Array(InstanceSshKey) });
+
+export const SshKeyParams = Type.Object({ id: Id(), key_id: Id() });

@@ -1,12 +1,9 @@
-import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { TypedApp } from '../app.js';
 import { ErrorReply } from '../platform/schemas.js';
 import type { Services } from '../services.js';
+import { BundlesQuery, OffersReply } from './offers-schemas.js';
 
-const OffersReply = Type.Object({
-  offers: Type.Array(Type.Object({ id: Type.Integer() }, { additionalProperties: true })),
-});
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply };
 
 /**
@@ -40,7 +37,7 @@ export async function offersRoutes(app: TypedApp, { offers }: Services): Promise
       schema: {
         summary: 'Search offers (older clients: the filter object as the JSON query parameter `q`)',
         tags: ['offers'],
-        querystring: Type.Object({ q: Type.Optional(Type.String({ maxLength: 65536 })) }, { additionalProperties: true }),
+        querystring: BundlesQuery,
         response: { 200: OffersReply, ...errors },
       },
     },

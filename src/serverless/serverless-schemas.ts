@@ -38,3 +38,10 @@ export const EndpointsReply = Type.Object({ success: Type.Boolean(), results: Ty
 export const CreateWorkergroupReply = Type.Object({ success: Type.Boolean(), id: Type.Integer() });
 export const WorkergroupsReply = Type.Object({ success: Type.Boolean(), results: Type.Array(Obj) });
 export const DecisionsReply = Type.Object({ success: Type.Boolean(), decisions: Type.Array(Obj) });
+
+/** Largest load one endpoint may be given (perf units per second). */
+const MAX_LOAD = 1e9;
+
+/** `POST /_emu/endpoints/{id}/load` (emulator): the load the simulated autoscaler follows from its next run. */
+export const EmuLoadBody = Type.Object({ load: Type.Number({ minimum: 0, maximum: MAX_LOAD }) });
+export const EmuLoadReply = Type.Object({ success: Type.Boolean(), load: Type.Number() });

@@ -91,6 +91,56 @@ export function registerEmulator(emu: Command): void {
     );
 
   emu
+    .command('credit')
+    .description('add credit (dollars) to a user; a negative amount removes it')
+    .argument('<user_id>', 'the user', intArg('user_id'))
+    .argument('<dollars>', 'dollars to add (negative to remove)', numberArg('dollars'))
+    .addHelpText('after', '\nExample:\n  gpuplane emu credit 7 25')
+    .action(
+      action(async (ctx, userId: number, dollars: number) => {
+        const r = await ctx.client.emulator.credit(userId, dollars);
+        ctx.out.print(r, () => `user ${userId} credit now $${r.credit.toFixed(2)}`);
+      }),
+    );
+
+  emu
+    .command('add-machine')
+    .description('add a simulated machine; its offers appear in search (unset fields: catalogue defaults)')
+    .option('--gpu-name <name>', 'GPU model, e.g. "RTX 4090"')
+    .option('--num-gpus <n>', 'GPUs in the machine', intArg('--num-gpus'))
+    .option('--gpu-ram <mb>', 'memory per GPU, MB', numberArg('--gpu-ram', 1))
+    .option('--price-gpu <dollars>', 'price per GPU per hour', numberArg('--price-gpu', 0))
+    .option('--reliability <r>', 'reliability, 0 to 1', numberArg('--reliability', 0))
+    .option('--geolocation <place>', 'e.g. "Oslo, NO"')
+    .addHelpText('after', '\nExample:\n  gpuplane emu add-machine --gpu-name "H100 SXM" --num-gpus 8 --price-gpu 2.5')
+    .action(
+      action(async (ctx, o: { gpuName?: string; numGpus?: number; gpuRam?: number; priceGpu?: number; reliability?: number; geolocation?: string }) => {
+        const r = await ctx.client.emulator.addMachine({
+          gpu_name: o.gpuName,
+          num_gpus: o.numGpus,
+          gpu_ram: o.gpuRam,
+          price_gpu: o.priceGpu,
+          reliability: o.reliability,
+          geolocation: o.geolocation,
+        });
+        ctx.out.print(r, () => `machine ${r.machine_id}, offers ${r.offer_ids.join(' ')}`);
+      }),
+    );
+
+  emu
+    .command('load')
+    .description('set the load on a serverless endpoint; the simulated autoscaler follows it from its next run')
+    .argument('<endpoint_id>', 'the endpoint', intArg('endpoint_id'))
+    .argument('<load>', 'perf units per second', numberArg('load', 0))
+    .addHelpText('after', '\nExample:\n  gpuplane emu load 3 250')
+    .action(
+      action(async (ctx, endpointId: number, load: number) => {
+        const r = await ctx.client.emulator.setLoad(endpointId, load);
+        ctx.out.print(r, () => `endpoint ${endpointId} load ${r.load}`);
+      }),
+    );
+
+  emu
     .command('reset')
     .description('put the emulator back to a fresh, seeded state (the bootstrap key stays valid)')
     .addHelpText('after', '\nExample:\n  gpuplane emu reset')

@@ -10,6 +10,9 @@ import type {
   OutboxReply,
   ResetReply,
 } from '../../emulator/emulator-schemas.js';
+import type { EmuCreditReply } from '../../billing/billing-schemas.js';
+import type { NewMachineBody, NewMachineReply } from '../../fleet/fleet-types.js';
+import type { EmuLoadReply } from '../../serverless/serverless-schemas.js';
 import type { Transport } from '../transport.js';
 
 /** Body of `POST /_emu/users`. */
@@ -17,6 +20,8 @@ export type EmuUserRequest = Static<typeof EmuUserBody>;
 export type EmuUser = Static<typeof EmuUserReply>;
 export type FaultRequest = Static<typeof FaultBody>;
 export type OutboxMessage = Static<typeof OutboxReply>['messages'][number];
+/** Body of `POST /_emu/machines`: every field optional (catalogue defaults for the GPU). */
+export type NewMachine = Static<typeof NewMachineBody>;
 
 export function emulatorApi(t: Transport) {
   return {
@@ -30,6 +35,14 @@ export function emulatorApi(t: Transport) {
     outbox: (query: Static<typeof OutboxQuery> = {}) => t.request<Static<typeof OutboxReply>>('GET', '/_emu/outbox', { query }),
     /** `POST /_emu/faults`: puts an instance, a machine or a message provider in a fault condition. */
     fault: (body: FaultRequest) => t.request<Static<typeof FaultReply>>('POST', '/_emu/faults', { body }),
+    /** `POST /_emu/credit`: adds dollars to a user's credit (negative removes); replies with the new balance. */
+    credit: (userId: number, amount: number) =>
+      t.request<Static<typeof EmuCreditReply>>('POST', '/_emu/credit', { body: { user_id: userId, amount } }),
+    /** `POST /_emu/machines`: a new simulated machine; its offers appear in search. */
+    addMachine: (body: NewMachine = {}) => t.request<Static<typeof NewMachineReply>>('POST', '/_emu/machines', { body }),
+    /** `POST /_emu/endpoints/{id}/load`: the load the simulated autoscaler follows from its next run. */
+    setLoad: (endpointId: number, load: number) =>
+      t.request<Static<typeof EmuLoadReply>>('POST', `/_emu/endpoints/${endpointId}/load`, { body: { load } }),
     /** `POST /_emu/reset`: back to a fresh, seeded state. */
     reset: () => t.request<Static<typeof ResetReply>>('POST', '/_emu/reset', { body: {} }),
   };

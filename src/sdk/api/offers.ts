@@ -1,5 +1,7 @@
 /** Offer search: `POST /api/v0/bundles/`. */
+import type { Static } from 'typebox';
 import type { offerJson } from '../../fleet/fleet-offers.js';
+import type { OffersReply } from '../../offers/offers-schemas.js';
 import type { Transport } from '../transport.js';
 
 /** An offer as search shows it. */
@@ -17,6 +19,6 @@ export interface OfferSearch {
 
 export function offersApi(t: Transport) {
   return {
-    search: (query: OfferSearch) => t.request<{ offers: Offer[] }>('POST', '/api/v0/bundles/', { body: query }),
+    search: (query: OfferSearch) => t.request<Omit<Static<typeof OffersReply>, 'offers'> & { offers: Offer[] }>('POST', '/api/v0/bundles/', { body: query }),
   };
 }
