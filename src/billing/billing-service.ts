@@ -39,16 +39,32 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
     if (due.days.length === 0) return;
     for (const d of due.days) await billing.addCharge(meter.contract_id, meter.kind, d, tx);
     await billing.updateMeter(meter.id, { seg_charged_micro: due.cumulative, settled_until: to }, tx);
+    const charged = due.cumulative - meter.seg_charged_micro;
     if (due.total !== 0) await billing.adjustCredit(meter.user_id, -due.total, tx);
+    if (meter.running && charged !== 0) await billing.moveRates(meter.user_id, to, { rate: 0, accrued: 0, charged }, tx);
     meter.seg_charged_micro = due.cumulative;
     meter.settled_until = to;
   }
 
+  /** What a running meter adds to its user's running totals at second `at` (negated, what stopping it removes). */
+  const counted = (m: Pick<MeterRow, 'rate_micro_per_hour' | 'seg_start' | 'seg_charged_micro'>, at: number) => ({
+    rate: m.rate_micro_per_hour,
+    accrued: m.rate_micro_per_hour * (at - m.seg_start),
+    charged: m.seg_charged_micro,
+  });
+  const negated = (d: { rate: number; accrued: number; charged: number }) => ({ rate: -d.rate, accrued: -d.accrued, charged: -d.charged });
+
   /** The exact balance: stored credit minus what the user's running meters accrued since their last settlement. */
   async function balance(userId: number, tx: Tx = store.db): Promise<number> {
-    const ledger = await billing.ledgerOf(userId, wholeSecond(clock.now()), tx);
+    const ledger = await exactLedger(userId, wholeSecond(clock.now()), tx);
     if (ledger === undefined) throw new ApiError('not_found', 'user not found');
-    return ledger.credit - ledger.pending;
+    return ledger.left;
+  }
+
+  /** The exact balance (`left`) and burn rate at whole second `at`, from every running meter of the user. */
+  async function exactLedger(userId: number, at: number, tx: Tx): Promise<{ left: number; rate: number } | undefined> {
+    const ledger = await billing.ledgerOf(userId, at, tx);
+    return ledger && { left: ledger.credit - ledger.pending, rate: ledger.rate };
   }
 
   /**
@@ -63,17 +79,27 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
     await tx.deleteFrom('jobs').where('id', 'in', pending).execute();
   }
 
-  /** Schedules the user's credit check at the second the balance reaches zero at the current burn rate. */
-  async function scheduleCreditCheck(tx: Tx, userId: number): Promise<void> {
+  /**
+   * Schedules the user's credit check at the second the balance reaches zero at the current burn rate. The balance is
+   * the lower bound from the running totals (one row, whatever the number of instances), so the check may come a
+   * little early, never late; the check reads the exact balance and, with it, schedules the next one. Only when the
+   * bound is not above zero is the exact balance read here.
+   */
+  async function scheduleCreditCheck(tx: Tx, userId: number, exact?: { left: number; rate: number }): Promise<void> {
     // The hooks of a credit check stop meters: that must not schedule the same check again.
     if (exhausting.has(userId)) return;
     await cancelCreditCheck(tx, userId);
     const now = wholeSecond(clock.now());
-    const ledger = await billing.ledgerOf(userId, now, tx);
-    if (ledger === undefined) return;
-    const { credit, pending, rate } = ledger;
+    let ledger = exact;
+    if (!ledger) {
+      const quick = await billing.quickLedgerOf(userId, now, tx);
+      if (quick === undefined) return;
+      ledger = { left: quick.low, rate: quick.rate };
+      if (quick.rate > 0 && quick.low <= 0) ledger = await exactLedger(userId, now, tx);
+    }
+    if (!ledger) return;
+    const { left, rate } = ledger;
     if (rate <= 0) return;
-    const left = credit - pending;
     const secondsLeft = left <= 0 ? 0 : Number((BigInt(left) * BigInt(SECONDS_PER_HOUR) + BigInt(rate) - 1n) / BigInt(rate));
     await scheduler.schedule(CREDIT_JOB, now + secondsLeft, { user_id: userId }, { tx, ref: creditRef(userId) });
   }
@@ -119,9 +145,10 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
    */
   async function checkCredit(payload: { user_id: number }, ctx: JobContext): Promise<void> {
     const userId = payload.user_id;
-    if ((await billing.creditOf(userId, ctx.tx)) === undefined) return;
-    if ((await balance(userId, ctx.tx)) > 0) {
-      await scheduleCreditCheck(ctx.tx, userId);
+    const ledger = await exactLedger(userId, wholeSecond(clock.now()), ctx.tx);
+    if (ledger === undefined) return;
+    if (ledger.left > 0) {
+      await scheduleCreditCheck(ctx.tx, userId, ledger);
       return;
     }
     exhausting.add(userId);
@@ -138,8 +165,10 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
 
   async function stopOne(tx: Tx, meter: MeterRow, at: number): Promise<void> {
     if (!meter.running) return;
-    await settleMeter(tx, meter, Math.max(at, meter.settled_until));
+    const to = Math.max(at, meter.settled_until);
+    await settleMeter(tx, meter, to);
     await billing.updateMeter(meter.id, { running: 0 }, tx);
+    await billing.moveRates(meter.user_id, to, negated(counted(meter, to)), tx);
     meter.running = 0;
   }
 
@@ -164,14 +193,18 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
       }
       const meter = (await billing.meters(contract.id, tx)).find((x) => x.kind === m.kind);
       if (meter) {
-        if (meter.running) await settleMeter(tx, meter, Math.max(at, meter.settled_until));
         // A new segment: never before what was already settled, so no second is charged twice.
         const start = Math.max(at, meter.settled_until);
+        if (meter.running) {
+          await settleMeter(tx, meter, start);
+          await billing.moveRates(meter.user_id, start, negated(counted(meter, start)), tx);
+        }
         await billing.updateMeter(
           meter.id,
           { rate_micro_per_hour: m.rateMicroPerHour, seg_start: start, settled_until: start, seg_charged_micro: 0, running: 1, user_id: m.userId },
           tx,
         );
+        await billing.moveRates(m.userId, start, { rate: m.rateMicroPerHour, accrued: 0, charged: 0 }, tx);
       } else {
         await billing.insertMeter(
           {
@@ -186,6 +219,7 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
           },
           tx,
         );
+        await billing.moveRates(m.userId, at, { rate: m.rateMicroPerHour, accrued: 0, charged: 0 }, tx);
       }
       await billing.touchContract(contract.id, at, tx);
       await ensureSettleChain(tx, at);
@@ -229,8 +263,12 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
       await scheduleCreditCheck(tx, m.userId);
     },
 
-    async assertCredit(userId: number, tx?: Tx): Promise<void> {
-      if ((await balance(userId, tx)) <= 0) {
+    async assertCredit(userId: number, tx: Tx = store.db): Promise<void> {
+      // The running totals' lower bound settles it in one row read; the exact balance only when it is not above zero.
+      const now = wholeSecond(clock.now());
+      const quick = await billing.quickLedgerOf(userId, now, tx);
+      if (quick === undefined) throw new ApiError('not_found', 'user not found');
+      if (quick.low <= 0 && (await balance(userId, tx)) <= 0) {
         throw new ApiError('insufficient_credit', 'not enough credit: add credit to your account before starting anything that costs money');
       }
     },

@@ -28,6 +28,28 @@ interface LedgerRowRaw {
   rate: number | null;
 }
 
+/** A change to a user's running totals (billing_rates): what one meter adds (negative: removes) at second `at`. */
+export interface RatesDelta {
+  rate: number;
+  /** rate × (at − seg_start) of a segment that starts or stops counting. */
+  accrued: number;
+  charged: number;
+}
+
+/**
+ * Credit and burn rate of one user from their running totals (billing_rates), one row read: `low` is a lower bound
+ * of the balance at `at` (the accrual is rounded up), never above the exact one while no meter is settled past `at`.
+ */
+function quickLedgerQuery(userId: number, at: number) {
+  const t = sql`CAST(${at} AS BIGINT)`;
+  return sql<{ low: number; rate: number | null }>`
+    SELECT u.credit_micro + COALESCE(r.charged_micro, 0)
+             - COALESCE((r.accrued + r.rate_micro_per_hour * (${t} - r.ref_at) + 3599) / 3600, 0) AS low,
+           r.rate_micro_per_hour AS rate
+    FROM users u LEFT JOIN billing_rates r ON r.user_id = u.id
+    WHERE u.id = ${userId}`;
+}
+
 /**
  * Credit, pending accrual and burn rate of one user. better-sqlite3 binds JS numbers as REAL: `at` is cast, so that
  * the division truncates as integers on both dialects (as `settleSameDay` does). No running meter: NULL sums.
@@ -47,6 +69,7 @@ function ledgerQuery(userId: number, at: number) {
 export function billingStore(db: Tx, dialect: DialectName) {
   const pg = dialect === 'postgres';
   let ledger: ReturnType<ReturnType<typeof ledgerQuery>['compile']> | undefined;
+  let quick: ReturnType<ReturnType<typeof quickLedgerQuery>['compile']> | undefined;
 
   return {
     dialect,
@@ -151,6 +174,36 @@ export function billingStore(db: Tx, dialect: DialectName) {
       return { credit: Number(row.credit), pending: Number(row.pending ?? 0), rate: Number(row.rate ?? 0) };
     },
 
+    /** Balance lower bound and burn rate from the running totals; undefined when there is no such user. */
+    async quickLedgerOf(userId: number, at: number, tx: Tx = db): Promise<{ low: number; rate: number } | undefined> {
+      quick ??= quickLedgerQuery(0, 0).compile(db);
+      const row = (await tx.executeQuery<{ low: number; rate: number | null }>({ ...quick, parameters: [at, userId] })).rows[0];
+      if (!row) return undefined;
+      return { low: Math.floor(Number(row.low)), rate: Number(row.rate ?? 0) };
+    },
+
+    /** Adds a meter's change to its user's running totals, first moving `accrued` on to second `at`. */
+    async moveRates(userId: number, at: number, d: RatesDelta, tx: Tx = db): Promise<void> {
+      const t = sql<number>`CAST(${at} AS BIGINT)`;
+      await tx
+        .insertInto('billing_rates')
+        .values({ user_id: userId, rate_micro_per_hour: d.rate, accrued: d.accrued, ref_at: t, charged_micro: d.charged })
+        .onConflict((oc) =>
+          oc.column('user_id').doUpdateSet({
+            accrued: sql<number>`billing_rates.accrued + billing_rates.rate_micro_per_hour * (excluded.ref_at - billing_rates.ref_at) + excluded.accrued`,
+            ref_at: sql<number>`excluded.ref_at`,
+            rate_micro_per_hour: sql<number>`billing_rates.rate_micro_per_hour + excluded.rate_micro_per_hour`,
+            charged_micro: sql<number>`billing_rates.charged_micro + excluded.charged_micro`,
+          }),
+        )
+        .execute();
+    },
+
+    /** The stored running totals of a user (tests compare them with the meters). */
+    async ratesOf(userId: number, tx: Tx = db) {
+      return tx.selectFrom('billing_rates').selectAll().where('user_id', '=', userId).executeTakeFirst();
+    },
+
     async creditOf(userId: number, tx: Tx = db): Promise<number | undefined> {
       const row = await tx.selectFrom('users').select('credit_micro').where('id', '=', userId).executeTakeFirst();
       return row?.credit_micro;
@@ -199,11 +252,17 @@ export function billingStore(db: Tx, dialect: DialectName) {
         ON CONFLICT (contract_id, kind, day) DO UPDATE SET
           amount_micro = billing_charges.amount_micro + excluded.amount_micro,
           end_at = excluded.end_at`.execute(tx);
-      // One grouped pass over the due meters (a correlated sum per user would rescan them for every user).
+      // One grouped pass over the due meters (a correlated sum per user would rescan them for every user); what is
+      // debited from the credit is added to the running totals' charged sum, so the balance they bound is unchanged.
+      const perUser = sql`(SELECT user_id, SUM(${newCum} - seg_charged_micro) AS total FROM billing_meters WHERE ${due} GROUP BY user_id)`;
       await sql`
         UPDATE users SET credit_micro = users.credit_micro - s.total
-        FROM (SELECT user_id, SUM(${newCum} - seg_charged_micro) AS total FROM billing_meters WHERE ${due} GROUP BY user_id) AS s
+        FROM ${perUser} AS s
         WHERE users.id = s.user_id`.execute(tx);
+      await sql`
+        UPDATE billing_rates SET charged_micro = billing_rates.charged_micro + s.total
+        FROM ${perUser} AS s
+        WHERE billing_rates.user_id = s.user_id`.execute(tx);
       // Contracts keep their end_at: a live one matches every range anyway, and stopping sets it.
       await sql`UPDATE billing_meters SET seg_charged_micro = ${newCum}, settled_until = ${to} WHERE ${due}`.execute(tx);
     },

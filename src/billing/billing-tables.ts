@@ -56,8 +56,28 @@ export interface BillingChargesTable {
   end_at: number;
 }
 
+/**
+ * One user's totals over their running meters, kept with every change to those meters, so that the credit checks on
+ * the hot paths (each rent) cost one row read however many instances the user runs:
+ *   accrual at second t = (accrued + rate_micro_per_hour × (t − ref_at)) / 3600 − charged_micro, up to rounding.
+ * Each meter's own accrual is floored (billing-accrual.ts), so this is an upper bound of the exact one, above it by
+ * less than one micro-dollar per running meter; the exact figure still comes from the meters (ledgerOf).
+ */
+export interface BillingRatesTable {
+  user_id: number;
+  /** Σ rate of the running meters. */
+  rate_micro_per_hour: number;
+  /** Σ rate × (ref_at − seg_start) over the running meters' segments: 3600 × their accrual at `ref_at`. */
+  accrued: number;
+  /** The second `accrued` is taken at (the last change). */
+  ref_at: number;
+  /** Σ seg_charged_micro of the running meters. */
+  charged_micro: number;
+}
+
 export interface BillingTables {
   billing_contracts: BillingContractsTable;
   billing_meters: BillingMetersTable;
+  billing_rates: BillingRatesTable;
   billing_charges: BillingChargesTable;
 }

@@ -11,6 +11,7 @@ import { tfaMigration } from '../../tfa/tfa-migration.js';
 import { volumesMigration } from '../../volumes/volumes-migration.js';
 import { serverlessMigration } from '../../serverless/serverless-migration.js';
 import { fleetHeartbeatMigration } from '../../fleet/fleet-heartbeat-migration.js';
+import { billingRatesMigration } from '../../billing/billing-rates-migration.js';
 
 /** A migration that knows the dialect, so it can pick the id column type; the schema is otherwise identical. */
 export type DialectMigration = (dialect: DialectName) => Migration;
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0009_volumes': volumesMigration,
   '0010_serverless': serverlessMigration,
   '0011_fleet_heartbeat': fleetHeartbeatMigration,
+  '0012_billing_rates': billingRatesMigration,
 };
 
 export async function migrate(db: Kysely<any>, dialect: DialectName): Promise<void> {
