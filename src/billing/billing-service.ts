@@ -175,7 +175,7 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
   const api = {
     async startMeter(tx: Tx, m: MeterStart): Promise<void> {
       const at = wholeSecond(m.at);
-      const contract = await billing.openContract(
+      const { contract, created } = await billing.openContract(
         {
           source: m.contract,
           type: m.type,
@@ -186,12 +186,14 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
           start_at: at,
         },
         tx,
+        1,
       );
-      if (contract.description !== m.description || m.metadata) {
+      // A new contract (most rents) is written as it should be, with this meter as its one running meter.
+      if (!created && (contract.description !== m.description || m.metadata)) {
         const metadata = { ...JSON.parse(contract.metadata), ...m.metadata };
         await billing.updateContract(contract.id, { description: m.description, metadata: JSON.stringify(metadata) }, tx);
       }
-      const meter = (await billing.meters(contract.id, tx)).find((x) => x.kind === m.kind);
+      const meter = created ? undefined : (await billing.meters(contract.id, tx)).find((x) => x.kind === m.kind);
       if (meter) {
         // A new segment: never before what was already settled, so no second is charged twice.
         const start = Math.max(at, meter.settled_until);
@@ -221,7 +223,7 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
         );
         await billing.moveRates(m.userId, at, { rate: m.rateMicroPerHour, accrued: 0, charged: 0 }, tx);
       }
-      await billing.touchContract(contract.id, at, tx);
+      if (!created) await billing.touchContract(contract.id, at, tx);
       await ensureSettleChain(tx, at);
       await scheduleCreditCheck(tx, m.userId);
     },
@@ -253,7 +255,7 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
 
     async addUsage(tx: Tx, m: Omit<MeterStart, 'rateMicroPerHour'> & { amountMicro: number }): Promise<void> {
       const at = wholeSecond(m.at);
-      const contract = await billing.openContract(
+      const { contract } = await billing.openContract(
         { source: m.contract, type: m.type, user_id: m.userId, team_id: m.teamId, description: m.description, metadata: JSON.stringify(m.metadata ?? {}), start_at: at },
         tx,
       );

@@ -80,18 +80,25 @@ export function billingStore(db: Tx, dialect: DialectName) {
       return q.executeTakeFirst();
     },
 
-    /** Inserts the contract unless it exists (two processes may race to open it), and returns it locked. */
-    async openContract(c: NewContract, tx: Tx = db): Promise<ContractRow> {
-      await tx
+    /**
+     * Inserts the contract unless it exists (two processes may race to open it), and returns it locked; `created`
+     * when this call inserted it. `live`: the running meters it will have once the caller's transaction ends.
+     */
+    async openContract(c: NewContract, tx: Tx = db, live = 0): Promise<{ contract: ContractRow; created: boolean }> {
+      const inserted = await tx
         .insertInto('billing_contracts')
-        .values({ ...c, end_at: c.start_at, tree_key: 0, live: 0 })
+        .values({ ...c, end_at: c.start_at, tree_key: 0, live })
         .onConflict((oc) => oc.column('source').doNothing())
-        .execute();
-      // The tree format pages by tree_key; a contract outside serverless is its own key.
-      await tx.updateTable('billing_contracts').set((eb) => ({ tree_key: eb.ref('id') })).where('source', '=', c.source).where('tree_key', '=', 0).execute();
+        .returningAll()
+        .executeTakeFirst();
+      if (inserted) {
+        // The tree format pages by tree_key; a contract outside serverless is its own key.
+        await tx.updateTable('billing_contracts').set({ tree_key: inserted.id }).where('id', '=', inserted.id).execute();
+        return { contract: { ...inserted, tree_key: inserted.id }, created: true };
+      }
       let q = tx.selectFrom('billing_contracts').selectAll().where('source', '=', c.source);
       if (pg) q = q.forUpdate();
-      return q.executeTakeFirstOrThrow();
+      return { contract: await q.executeTakeFirstOrThrow(), created: false };
     },
 
     async updateContract(id: number, set: Partial<Omit<ContractRow, 'id'>>, tx: Tx = db): Promise<void> {

@@ -53,8 +53,9 @@ export interface FleetApi {
   /**
    * The offer as search shows it now (on-demand prices, 8 GB of storage priced in), or undefined when there is no
    * such offer or its bundle cannot be filled now. Offer id = machine id × 100 + bundle size (fleet-offers.ts).
+   * With it, its machine (one read of both, for renting).
    */
-  getOffer(offerId: number, tx?: Tx): Promise<Record<string, unknown> | undefined>;
+  getOffer(offerId: number, tx?: Tx): Promise<{ offer: Record<string, unknown>; machine: MachineInfo } | undefined>;
   /**
    * Allocates the offer's GPUs to the instance. Throws ApiError `offer_unavailable` (410) when the offer is gone or
    * its GPUs are held by someone who cannot be outbid. Safe under any concurrency on SQLite and PostgreSQL.

@@ -21,6 +21,7 @@ import {
   offersOf,
   parseOfferId,
   type MachineFault,
+  type MachineRecord,
   type OfferEntry,
 } from './fleet-offers.js';
 import { fleetStore, toRecord } from './fleet-store.js';
@@ -40,6 +41,27 @@ export interface FleetDeps {
 const MAX_MACHINES_PER_SIM_HOST = 3;
 
 const unavailable = (offerId: number, why: string) => new ApiError('offer_unavailable', `offer ${offerId} is no longer available: ${why}`);
+
+/** What other features see of a machine. */
+function machineInfo(m: MachineRecord): MachineInfo {
+  return {
+    id: m.id,
+    host_id: m.host_id,
+    public_ipaddr: m.public_ipaddr,
+    ssh_host: m.public_ipaddr,
+    direct_port_start: m.direct_port_start,
+    direct_port_count: m.direct_port_count,
+    vms_enabled: m.vms_enabled,
+    price_gpu_micro: m.price_gpu_micro,
+    price_disk_micro: m.price_disk_micro,
+    price_inetu_micro: m.price_inetu_micro,
+    price_inetd_micro: m.price_inetd_micro,
+    min_bid_micro: m.min_bid_micro,
+    num_gpus: m.num_gpus,
+    gpu_name: m.gpu_name,
+    fault: m.fault,
+  };
+}
 
 export function fleetServiceFactory({ store, clock, random, config, scheduler }: FleetDeps) {
   const fleet = fleetStore(store.db, store.dialect);
@@ -116,8 +138,9 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
       const { machineId, numGpus } = parseOfferId(offerId);
       const row = await fleet.machine(machineId, tx ?? store.db);
       if (!row) return undefined;
-      const o = offersOf(toRecord(row), await fleet.gpus(machineId, tx ?? store.db)).find((e) => e.num_gpus === numGpus);
-      return o && offerJson(o, { type: 'ondemand', storage_gb: DEFAULT_ALLOCATED_STORAGE_GB, now: clock.now() });
+      const record = toRecord(row);
+      const o = offersOf(record, await fleet.gpus(machineId, tx ?? store.db)).find((e) => e.num_gpus === numGpus);
+      return o && { offer: offerJson(o, { type: 'ondemand', storage_gb: DEFAULT_ALLOCATED_STORAGE_GB, now: clock.now() }), machine: machineInfo(record) };
     },
 
     async allocate(tx, req: AllocateRequest): Promise<Allocation> {
@@ -164,25 +187,7 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
 
     async machine(machineId, tx): Promise<MachineInfo | undefined> {
       const row = await fleet.machine(machineId, tx ?? store.db);
-      if (!row) return undefined;
-      const m = toRecord(row);
-      return {
-        id: m.id,
-        host_id: m.host_id,
-        public_ipaddr: m.public_ipaddr,
-        ssh_host: m.public_ipaddr,
-        direct_port_start: m.direct_port_start,
-        direct_port_count: m.direct_port_count,
-        vms_enabled: m.vms_enabled,
-        price_gpu_micro: m.price_gpu_micro,
-        price_disk_micro: m.price_disk_micro,
-        price_inetu_micro: m.price_inetu_micro,
-        price_inetd_micro: m.price_inetd_micro,
-        min_bid_micro: m.min_bid_micro,
-        num_gpus: m.num_gpus,
-        gpu_name: m.gpu_name,
-        fault: m.fault,
-      };
+      return row && machineInfo(toRecord(row));
     },
 
     async setMachineFault(tx, machineId, fault) {

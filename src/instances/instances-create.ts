@@ -146,10 +146,9 @@ export function createFactory(deps: CreateDeps) {
     const scope = scopeOf(principal);
     const now = clock.now();
     await billing.assertCredit(principal.user.id, tx);
-    const offer = await fleet.getOffer(offerId, tx);
-    if (!offer) throw new ApiError('offer_unavailable', `offer ${offerId} is no longer available`);
-    const machine = await fleet.machine(Number(offer.machine_id), tx);
-    if (!machine) throw new ApiError('offer_unavailable', `offer ${offerId} is no longer available`);
+    const quote = await fleet.getOffer(offerId, tx);
+    if (!quote) throw new ApiError('offer_unavailable', `offer ${offerId} is no longer available`);
+    const { offer, machine } = quote;
     if (opts.cancel_unavail && machine.fault !== null) {
       throw new ApiError('offer_unavailable', `offer ${offerId} cannot start now (its host is ${machine.fault}); cancel_unavail was set`);
     }
