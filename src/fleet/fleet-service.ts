@@ -108,8 +108,7 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     fail: (why: string) => never,
     requireBundle: boolean,
   ): Promise<{ gpuIndexes: number[]; outbid: number[]; before: OfferEntry | undefined; record: ReturnType<typeof toRecord> }> {
-    // The version bump comes first: it takes the fleet lock before any machine row (one lock order, no deadlock).
-    await fleet.bump(tx, []);
+    await fleet.lock(tx);
     const row = await fleet.machine(machineId, tx, true);
     if (!row) fail('no such machine');
     const record = toRecord(row!);
@@ -174,13 +173,13 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     },
 
     async release(tx, instanceId) {
-      await fleet.bump(tx, []);
+      await fleet.lock(tx);
       const machines = await fleet.releaseAll(tx, [instanceId]);
       if (machines.length) await fleet.bump(tx, machines);
     },
 
     async setBid(tx, instanceId, bidPerGpuMicro) {
-      await fleet.bump(tx, []);
+      await fleet.lock(tx);
       const machines = await fleet.setBid(tx, instanceId, bidPerGpuMicro);
       if (machines.length) await fleet.bump(tx, machines);
     },
@@ -191,7 +190,7 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     },
 
     async setMachineFault(tx, machineId, fault) {
-      await fleet.bump(tx, []);
+      await fleet.lock(tx);
       const changed = await fleet.setFault(tx, machineId, fault as MachineFault);
       if (!changed) throw new ApiError('not_found', `machine ${machineId} not found`);
       await heartbeat?.faultChanged(tx, machineId, changed.before, fault);

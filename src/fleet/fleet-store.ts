@@ -80,6 +80,14 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       return version;
     },
 
+    /**
+     * Takes the fleet's write lock before any machine row is touched (one lock order, no deadlock): the state row on
+     * PostgreSQL, by bumping the version. SQLite runs one write transaction at a time, which is the lock already.
+     */
+    async lock(tx: Tx): Promise<void> {
+      if (dialect === 'postgres') await this.bump(tx, []);
+    },
+
     async machine(id: number, tx: Tx = db, lock = false): Promise<MachineRow | undefined> {
       let q = machines(tx).where('m.id', '=', id);
       if (lock && dialect === 'postgres') q = q.forUpdate();
