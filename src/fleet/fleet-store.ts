@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
+import { prepared } from '../platform/db/prepared.js';
 import type { FleetMachinesTable } from './fleet-tables.js';
 import type { MachineSpec, NewMachine } from './fleet-catalogue.js';
 import { driverCode, type GpuHold, type MachineFault, type MachineRecord } from './fleet-offers.js';
@@ -40,6 +41,24 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       .innerJoin('fleet_hosts as h', 'h.id', 'm.host_id')
       .selectAll('m')
       .select('h.verification');
+  // The statements of renting and booting (platform/db/prepared.ts).
+  const machineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id));
+  const lockMachineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id).forUpdate());
+  const gpusOfMachine = prepared(['id'], (q: { id: number }) =>
+    db.selectFrom('fleet_gpus').select(['gpu_index', 'instance_id', 'hold_kind', 'bid_micro']).where('machine_id', '=', q.id).orderBy('gpu_index'),
+  );
+  const bumpVersion = prepared([], () => db.updateTable('fleet_state').set({ version: sql`version + 1` }).where('id', '=', 1).returning('version'));
+  const stampMachine = prepared(['id', 'version'], (q: { id: number; version: number }) =>
+    db.updateTable('fleet_machines').set({ version: q.version }).where('id', '=', q.id),
+  );
+  const holdFree = prepared(['machine', 'gpu', 'instance', 'kind', 'bid'], (q: { machine: number; gpu: number; instance: number; kind: string; bid: number | null }) =>
+    db
+      .updateTable('fleet_gpus')
+      .set({ instance_id: q.instance, hold_kind: q.kind, bid_micro: q.bid })
+      .where('machine_id', '=', q.machine)
+      .where('gpu_index', '=', q.gpu)
+      .where((eb) => eb.or([eb('instance_id', 'is', null), eb('instance_id', '=', q.instance)])),
+  );
 
   return {
     dialect,
@@ -68,15 +87,11 @@ export function fleetStore(db: Tx, dialect: DialectName) {
      * fleet writers commit in version order and a cache that read version V has seen every change up to V.
      */
     async bump(tx: Tx, machineIds: number[]): Promise<number> {
-      const r = await tx
-        .updateTable('fleet_state')
-        .set({ version: sql`version + 1` })
-        .where('id', '=', 1)
-        .returning('version')
-        .executeTakeFirst();
+      const r = (await bumpVersion(tx, {})).rows[0];
       if (!r) throw new Error('fleet state row missing');
       const version = Number(r.version);
-      if (machineIds.length) await tx.updateTable('fleet_machines').set({ version }).where('id', 'in', machineIds).execute();
+      if (machineIds.length === 1) await stampMachine(tx, { id: machineIds[0], version });
+      else if (machineIds.length) await tx.updateTable('fleet_machines').set({ version }).where('id', 'in', machineIds).execute();
       return version;
     },
 
@@ -89,9 +104,8 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     },
 
     async machine(id: number, tx: Tx = db, lock = false): Promise<MachineRow | undefined> {
-      let q = machines(tx).where('m.id', '=', id);
-      if (lock && dialect === 'postgres') q = q.forUpdate();
-      return (await q.executeTakeFirst()) as MachineRow | undefined;
+      const q = lock && dialect === 'postgres' ? lockMachineById : machineById;
+      return (await q(tx, { id })).rows[0] as MachineRow | undefined;
     },
 
     async machinesAbove(version: number, tx: Tx = db): Promise<MachineRow[]> {
@@ -99,12 +113,7 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     },
 
     async gpus(machineId: number, tx: Tx = db): Promise<GpuHold[]> {
-      const rows = await tx
-        .selectFrom('fleet_gpus')
-        .select(['gpu_index', 'instance_id', 'hold_kind', 'bid_micro'])
-        .where('machine_id', '=', machineId)
-        .orderBy('gpu_index')
-        .execute();
+      const { rows } = await gpusOfMachine(tx, { id: machineId });
       return rows.map((g) => ({ ...g, bid_micro: g.bid_micro === null ? null : Number(g.bid_micro) }));
     },
 
@@ -139,6 +148,11 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       h: { instanceId: number; kind: string; bidMicro: number | null },
       displaceable: number[],
     ): Promise<number> {
+      // One GPU, displacing nobody but the instance itself (most rents and starts).
+      if (gpuIndexes.length === 1 && displaceable.length === 1 && displaceable[0] === h.instanceId) {
+        const r = await holdFree(tx, { machine: machineId, gpu: gpuIndexes[0], instance: h.instanceId, kind: h.kind, bid: h.bidMicro });
+        return Number(r.numAffectedRows);
+      }
       const r = await tx
         .updateTable('fleet_gpus')
         .set({ instance_id: h.instanceId, hold_kind: h.kind, bid_micro: h.bidMicro })

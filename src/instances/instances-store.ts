@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
+import { prepared, preparedByKeys } from '../platform/db/prepared.js';
 import type { Scope } from '../platform/auth.js';
 import type { InstanceEventsTable, InstancesTable } from './instances-tables.js';
 
@@ -14,27 +15,32 @@ function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, scope: Scope, pr
 }
 
 export function instancesStore(db: Tx, dialect: DialectName) {
+  // The statements of renting and booting (platform/db/prepared.ts).
+  const insertRow = preparedByKeys((row: Insertable<InstancesTable>) => db.insertInto('instances').values(row).returning('id'));
+  const updateRow = preparedByKeys(({ $id, ...patch }: InstancePatch & { $id: number }) => db.updateTable('instances').set(patch).where('id', '=', $id));
+  const live = (q: { id: number }) => db.selectFrom('instances').selectAll().where('id', '=', q.id).where('destroyed_at', 'is', null);
+  const findLive = prepared(['id'], live);
+  const lockLive = prepared(['id'], (q: { id: number }) => (dialect === 'postgres' ? live(q).forUpdate() : live(q)));
+  const insertEventRow = preparedByKeys((e: Omit<InstanceEventRow, 'id'>) => db.insertInto('instance_events').values(e));
+
   return {
     dialect,
 
     async insert(row: Insertable<InstancesTable>, tx: Tx = db): Promise<number> {
-      const r = await tx.insertInto('instances').values(row).returning('id').executeTakeFirstOrThrow();
-      return r.id;
+      return (await insertRow(tx, row)).rows[0].id;
     },
 
     async update(id: number, patch: InstancePatch, tx: Tx = db): Promise<void> {
-      await tx.updateTable('instances').set(patch).where('id', '=', id).execute();
+      await updateRow(tx, { ...patch, $id: id });
     },
 
     /** A live instance; on PostgreSQL the row is locked for the rest of the transaction (state changes serialize). */
     async lock(id: number, tx: Tx): Promise<InstanceRow | undefined> {
-      let q = tx.selectFrom('instances').selectAll().where('id', '=', id).where('destroyed_at', 'is', null);
-      if (dialect === 'postgres') q = q.forUpdate();
-      return q.executeTakeFirst();
+      return (await lockLive(tx, { id })).rows[0];
     },
 
     async find(id: number, tx: Tx = db): Promise<InstanceRow | undefined> {
-      return tx.selectFrom('instances').selectAll().where('id', '=', id).where('destroyed_at', 'is', null).executeTakeFirst();
+      return (await findLive(tx, { id })).rows[0];
     },
 
     async findInScope(id: number, scope: Scope, tx: Tx = db): Promise<InstanceRow | undefined> {
@@ -52,7 +58,7 @@ export function instancesStore(db: Tx, dialect: DialectName) {
     },
 
     async insertEvent(e: Omit<InstanceEventRow, 'id'>, tx: Tx = db): Promise<void> {
-      await tx.insertInto('instance_events').values(e).execute();
+      await insertEventRow(tx, e);
     },
 
     async eventsSince(scope: Scope, afterId: number, limit: number, tx: Tx = db): Promise<InstanceEventRow[]> {
