@@ -1,5 +1,6 @@
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
+import { prepared } from '../platform/db/prepared.js';
 import { ApiError } from '../platform/errors.js';
 import { toDollars } from '../platform/money.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
@@ -104,15 +105,15 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
     await scheduler.schedule(CREDIT_JOB, now + secondsLeft, { user_id: userId }, { tx, ref: creditRef(userId) });
   }
 
+  // Run on every meter start (platform/db/prepared.ts).
+  const insertChainKey = prepared(['value'], (q: { value: string }) =>
+    store.db.insertInto('kv').values({ key: SETTLE_CHAIN_KEY, value: q.value }).onConflict((oc) => oc.column('key').doNothing()).returning('key'),
+  );
+
   /** Starts the chain of bulk settlements unless one is already scheduled (the kv row is the lock). */
   async function ensureSettleChain(tx: Tx, at: number): Promise<void> {
     const next = (Math.floor(at / SETTLE_PERIOD_S) + 1) * SETTLE_PERIOD_S;
-    const inserted = await tx
-      .insertInto('kv')
-      .values({ key: SETTLE_CHAIN_KEY, value: String(next) })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .returning('key')
-      .executeTakeFirst();
+    const inserted = (await insertChainKey(tx, { value: String(next) })).rows[0];
     if (inserted) await scheduler.schedule(SETTLE_JOB, next, {}, { tx, ref: SETTLE_REF });
   }
 

@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
+import { prepared, preparedByKeys } from '../platform/db/prepared.js';
 import type { BillingContractsTable, BillingMetersTable } from './billing-tables.js';
 import type { DayCharge } from './billing-accrual.js';
 
@@ -70,14 +71,38 @@ export function billingStore(db: Tx, dialect: DialectName) {
   const pg = dialect === 'postgres';
   let ledger: ReturnType<ReturnType<typeof ledgerQuery>['compile']> | undefined;
   let quick: ReturnType<ReturnType<typeof quickLedgerQuery>['compile']> | undefined;
+  // The statements of starting and stopping a meter, on every rent, boot and stop (platform/db/prepared.ts).
+  const insertContract = preparedByKeys((c: NewContract & { end_at: number; tree_key: number; live: number }) =>
+    db.insertInto('billing_contracts').values(c).onConflict((oc) => oc.column('source').doNothing()).returningAll(),
+  );
+  const setTreeKey = prepared(['id'], (q: { id: number }) => db.updateTable('billing_contracts').set({ tree_key: q.id }).where('id', '=', q.id));
+  const bySource = (q: { source: string }) => db.selectFrom('billing_contracts').selectAll().where('source', '=', q.source);
+  const contractBySource = prepared(['source'], (q: { source: string }) => (pg ? bySource(q).forUpdate() : bySource(q)));
+  const metersOf = (q: { id: number }) => db.selectFrom('billing_meters').selectAll().where('contract_id', '=', q.id).orderBy('id');
+  const metersOfContract = prepared(['id'], (q: { id: number }) => (pg ? metersOf(q).forUpdate() : metersOf(q)));
+  const insertMeterRow = preparedByKeys((m: Omit<MeterRow, 'id'>) => db.insertInto('billing_meters').values(m));
+  const updateMeterRow = preparedByKeys(({ $id, ...set }: Partial<Omit<MeterRow, 'id'>> & { $id: number }) =>
+    db.updateTable('billing_meters').set(set).where('id', '=', $id),
+  );
+  const upsertRates = prepared(['user_id', 'rate', 'accrued', 'at', 'charged'], (q: { user_id: number; at: number } & RatesDelta) =>
+    db
+      .insertInto('billing_rates')
+      .values({ user_id: q.user_id, rate_micro_per_hour: q.rate, accrued: q.accrued, ref_at: sql<number>`CAST(${q.at} AS BIGINT)`, charged_micro: q.charged })
+      .onConflict((oc) =>
+        oc.column('user_id').doUpdateSet({
+          accrued: sql<number>`billing_rates.accrued + billing_rates.rate_micro_per_hour * (excluded.ref_at - billing_rates.ref_at) + excluded.accrued`,
+          ref_at: sql<number>`excluded.ref_at`,
+          rate_micro_per_hour: sql<number>`billing_rates.rate_micro_per_hour + excluded.rate_micro_per_hour`,
+          charged_micro: sql<number>`billing_rates.charged_micro + excluded.charged_micro`,
+        }),
+      ),
+  );
 
   return {
     dialect,
 
     async contractBySource(source: string, tx: Tx = db): Promise<ContractRow | undefined> {
-      let q = tx.selectFrom('billing_contracts').selectAll().where('source', '=', source);
-      if (pg) q = q.forUpdate();
-      return q.executeTakeFirst();
+      return (await contractBySource(tx, { source })).rows[0];
     },
 
     /**
@@ -85,20 +110,15 @@ export function billingStore(db: Tx, dialect: DialectName) {
      * when this call inserted it. `live`: the running meters it will have once the caller's transaction ends.
      */
     async openContract(c: NewContract, tx: Tx = db, live = 0): Promise<{ contract: ContractRow; created: boolean }> {
-      const inserted = await tx
-        .insertInto('billing_contracts')
-        .values({ ...c, end_at: c.start_at, tree_key: 0, live })
-        .onConflict((oc) => oc.column('source').doNothing())
-        .returningAll()
-        .executeTakeFirst();
+      const inserted = (await insertContract(tx, { ...c, end_at: c.start_at, tree_key: 0, live })).rows[0];
       if (inserted) {
         // The tree format pages by tree_key; a contract outside serverless is its own key.
-        await tx.updateTable('billing_contracts').set({ tree_key: inserted.id }).where('id', '=', inserted.id).execute();
+        await setTreeKey(tx, { id: inserted.id });
         return { contract: { ...inserted, tree_key: inserted.id }, created: true };
       }
-      let q = tx.selectFrom('billing_contracts').selectAll().where('source', '=', c.source);
-      if (pg) q = q.forUpdate();
-      return { contract: await q.executeTakeFirstOrThrow(), created: false };
+      const contract = (await contractBySource(tx, { source: c.source })).rows[0];
+      if (!contract) throw new Error(`contract ${c.source} vanished`);
+      return { contract, created: false };
     },
 
     async updateContract(id: number, set: Partial<Omit<ContractRow, 'id'>>, tx: Tx = db): Promise<void> {
@@ -123,9 +143,7 @@ export function billingStore(db: Tx, dialect: DialectName) {
     },
 
     async meters(contractId: number, tx: Tx = db): Promise<MeterRow[]> {
-      let q = tx.selectFrom('billing_meters').selectAll().where('contract_id', '=', contractId).orderBy('id');
-      if (pg) q = q.forUpdate();
-      return q.execute();
+      return (await metersOfContract(tx, { id: contractId })).rows;
     },
 
     async runningMetersOfUser(userId: number, tx: Tx = db, lock = false): Promise<MeterRow[]> {
@@ -135,11 +153,11 @@ export function billingStore(db: Tx, dialect: DialectName) {
     },
 
     async insertMeter(m: Omit<MeterRow, 'id'>, tx: Tx = db): Promise<void> {
-      await tx.insertInto('billing_meters').values(m).execute();
+      await insertMeterRow(tx, m);
     },
 
     async updateMeter(id: number, set: Partial<Omit<MeterRow, 'id'>>, tx: Tx = db): Promise<void> {
-      await tx.updateTable('billing_meters').set(set).where('id', '=', id).execute();
+      await updateMeterRow(tx, { ...set, $id: id });
     },
 
     /** Adds to the item's row of the day (created on first charge). */
@@ -191,19 +209,7 @@ export function billingStore(db: Tx, dialect: DialectName) {
 
     /** Adds a meter's change to its user's running totals, first moving `accrued` on to second `at`. */
     async moveRates(userId: number, at: number, d: RatesDelta, tx: Tx = db): Promise<void> {
-      const t = sql<number>`CAST(${at} AS BIGINT)`;
-      await tx
-        .insertInto('billing_rates')
-        .values({ user_id: userId, rate_micro_per_hour: d.rate, accrued: d.accrued, ref_at: t, charged_micro: d.charged })
-        .onConflict((oc) =>
-          oc.column('user_id').doUpdateSet({
-            accrued: sql<number>`billing_rates.accrued + billing_rates.rate_micro_per_hour * (excluded.ref_at - billing_rates.ref_at) + excluded.accrued`,
-            ref_at: sql<number>`excluded.ref_at`,
-            rate_micro_per_hour: sql<number>`billing_rates.rate_micro_per_hour + excluded.rate_micro_per_hour`,
-            charged_micro: sql<number>`billing_rates.charged_micro + excluded.charged_micro`,
-          }),
-        )
-        .execute();
+      await upsertRates(tx, { user_id: userId, at, ...d });
     },
 
     /** The stored running totals of a user (tests compare them with the meters). */

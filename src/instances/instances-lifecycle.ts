@@ -98,8 +98,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
 
   /** Makes sure a boot job runs at `dueAt` or earlier (one job serves every instance's steps). */
   async function ensureBootJob(tx: Tx, dueAt: number, after = -Infinity): Promise<void> {
-    const r = await tx.selectFrom('jobs').select((eb) => eb.fn.min('due_at').as('due')).where('kind', '=', JOB_BOOT).where('due_at', '>', after).executeTakeFirst();
-    const pending = r?.due === null || r?.due === undefined ? null : Number(r.due);
+    const pending = await scheduler.nextDue(JOB_BOOT, after, tx);
     if (pending === null || pending > dueAt) await scheduler.schedule(JOB_BOOT, dueAt, {}, { tx });
   }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { isVirtual, type Clock } from './clock.js';
 import type { Database } from './db/schema.js';
 import type { Store, Tx } from './db/connect.js';
+import { prepared } from './db/prepared.js';
 
 export interface JobContext {
   tx: Transaction<Database>;
@@ -28,6 +29,14 @@ export class Scheduler {
   private running: Promise<number> | undefined;
   /** Called after each job commits (e.g. to push instance events to listeners). */
   readonly afterJob: Array<(kind: string, payload: any) => void> = [];
+  // Scheduling and cancelling run on every rent, start and stop (platform/db/prepared.ts).
+  private readonly insertJob = prepared(['kind', 'due_at', 'payload', 'ref'], (j: { kind: string; due_at: number; payload: string; ref: string | null }) =>
+    this.store.db.insertInto('jobs').values(j),
+  );
+  private readonly deleteByRef = prepared(['ref'], (q: { ref: string }) => this.store.db.deleteFrom('jobs').where('ref', '=', q.ref));
+  private readonly deleteByRefKind = prepared(['ref', 'kind'], (q: { ref: string; kind: string }) =>
+    this.store.db.deleteFrom('jobs').where('ref', '=', q.ref).where('kind', '=', q.kind),
+  );
 
   constructor(
     private readonly store: Store,
@@ -44,17 +53,24 @@ export class Scheduler {
    * Adds a job. `ref` names what it is about (e.g. `instance:12`) so that it can be cancelled with `cancel(ref)`.
    */
   async schedule(kind: string, dueAt: number, payload: unknown, opts: { tx?: Tx; ref?: string } = {}): Promise<void> {
-    await (opts.tx ?? this.store.db)
-      .insertInto('jobs')
-      .values({ kind, due_at: dueAt, payload: JSON.stringify(payload), ref: opts.ref ?? null })
-      .execute();
+    await this.insertJob(opts.tx ?? this.store.db, { kind, due_at: dueAt, payload: JSON.stringify(payload), ref: opts.ref ?? null });
+  }
+
+  private readonly firstDueAfter = prepared(['kind', 'after'], (q: { kind: string; after: number }) =>
+    this.store.db.selectFrom('jobs').select((eb) => eb.fn.min('due_at').as('due')).where('kind', '=', q.kind).where('due_at', '>', q.after),
+  );
+
+  /** The earliest due time of a `kind` job due after `after`, or null when there is none. */
+  async nextDue(kind: string, after: number, tx: Tx = this.store.db): Promise<number | null> {
+    const due = (await this.firstDueAfter(tx, { kind, after })).rows[0]?.due;
+    return due === null || due === undefined ? null : Number(due);
   }
 
   /** Removes every scheduled job about `ref` (of one kind, when given). */
   async cancel(ref: string, opts: { tx?: Tx; kind?: string } = {}): Promise<void> {
-    let q = (opts.tx ?? this.store.db).deleteFrom('jobs').where('ref', '=', ref);
-    if (opts.kind) q = q.where('kind', '=', opts.kind);
-    await q.execute();
+    const tx = opts.tx ?? this.store.db;
+    if (opts.kind) await this.deleteByRefKind(tx, { ref, kind: opts.kind });
+    else await this.deleteByRef(tx, { ref });
   }
 
   /**
