@@ -15,6 +15,14 @@ export interface AllocateRequest {
   kind: HoldKind;
   /** Bid price per GPU in micro-dollars per hour (bid only). */
   bidPerGpuMicro?: number;
+  /** What `getOffer` read in this same transaction; on SQLite (one writer) it is still current and is not read again. */
+  seen?: OfferSnapshot;
+}
+
+/** The machine row and GPUs behind a quote (opaque to other features). */
+export interface OfferSnapshot {
+  readonly machineId: number;
+  readonly snapshot: unknown;
 }
 
 export interface Allocation {
@@ -55,7 +63,7 @@ export interface FleetApi {
    * such offer or its bundle cannot be filled now. Offer id = machine id × 100 + bundle size (fleet-offers.ts).
    * With it, its machine (one read of both, for renting).
    */
-  getOffer(offerId: number, tx?: Tx): Promise<{ offer: Record<string, unknown>; machine: MachineInfo } | undefined>;
+  getOffer(offerId: number, tx?: Tx): Promise<{ offer: Record<string, unknown>; machine: MachineInfo; seen: OfferSnapshot } | undefined>;
   /**
    * Allocates the offer's GPUs to the instance. Throws ApiError `offer_unavailable` (410) when the offer is gone or
    * its GPUs are held by someone who cannot be outbid. Safe under any concurrency on SQLite and PostgreSQL.

@@ -10,7 +10,7 @@ import type { Scheduler } from '../platform/scheduler.js';
 import { ApiError } from '../platform/errors.js';
 import { SeededRandom, type Random } from '../platform/random.js';
 import { drawMachine, type NewMachine } from './fleet-catalogue.js';
-import type { Allocation, AllocateRequest, FleetApi, HoldKind, MachineInfo } from './fleet-contract.js';
+import type { Allocation, AllocateRequest, FleetApi, HoldKind, MachineInfo, OfferSnapshot } from './fleet-contract.js';
 import { FleetIndex } from './fleet-index.js';
 import { fleetHeartbeatFactory, type HostLostHook } from './fleet-heartbeat.js';
 import {
@@ -21,6 +21,7 @@ import {
   offersOf,
   parseOfferId,
   type MachineFault,
+  type GpuHold,
   type MachineRecord,
   type OfferEntry,
 } from './fleet-offers.js';
@@ -41,6 +42,12 @@ export interface FleetDeps {
 const MAX_MACHINES_PER_SIM_HOST = 3;
 
 const unavailable = (offerId: number, why: string) => new ApiError('offer_unavailable', `offer ${offerId} is no longer available: ${why}`);
+
+/** A machine and its GPUs as read for a quote. */
+interface Seen {
+  record: MachineRecord;
+  gpus: GpuHold[];
+}
 
 /** What other features see of a machine. */
 function machineInfo(m: MachineRecord): MachineInfo {
@@ -104,21 +111,21 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     tx: Tx,
     machineId: number,
     numGpus: number,
-    req: { instanceId: number; kind: HoldKind; bidPerGpuMicro?: number },
+    req: { instanceId: number; kind: HoldKind; bidPerGpuMicro?: number; seen?: OfferSnapshot },
     fail: (why: string) => never,
     requireBundle: boolean,
   ): Promise<{ gpuIndexes: number[]; outbid: number[]; before: OfferEntry | undefined; record: ReturnType<typeof toRecord> }> {
     await fleet.lock(tx);
-    const row = await fleet.machine(machineId, tx, true);
-    if (!row) fail('no such machine');
-    const record = toRecord(row!);
+    // On SQLite the caller's transaction is the only writer: what getOffer read in it is still current.
+    const seen = store.dialect === 'sqlite' && req.seen?.machineId === machineId ? (req.seen.snapshot as Seen) : undefined;
+    const record = seen?.record ?? toRecord((await fleet.machine(machineId, tx, true)) ?? fail('no such machine'));
     if (!isRentable(record, clock.now())) fail(record.fault ? `its machine is ${record.fault}` : 'its listing has ended');
     if (numGpus < 1 || numGpus > record.num_gpus) fail(`its machine has ${record.num_gpus} GPUs`);
     const bid = req.kind === 'bid' ? (req.bidPerGpuMicro ?? 0) : 0;
     if (req.kind === 'bid' && bid < record.min_bid_micro) {
       throw new ApiError('bad_request', `price: the bid is below the offer's min_bid of $${record.min_bid_micro / 1e6}/hour per GPU`);
     }
-    const gpus = await fleet.gpus(machineId, tx);
+    const gpus = seen?.gpus ?? (await fleet.gpus(machineId, tx));
     const before = offersOf(record, gpus).find((o) => o.num_gpus === numGpus);
     if (requireBundle && !before) fail('its bundle cannot be filled');
     const choice = chooseGpus(gpus, numGpus, req.kind, bid, req.instanceId);
@@ -138,8 +145,15 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
       const row = await fleet.machine(machineId, tx ?? store.db);
       if (!row) return undefined;
       const record = toRecord(row);
-      const o = offersOf(record, await fleet.gpus(machineId, tx ?? store.db)).find((e) => e.num_gpus === numGpus);
-      return o && { offer: offerJson(o, { type: 'ondemand', storage_gb: DEFAULT_ALLOCATED_STORAGE_GB, now: clock.now() }), machine: machineInfo(record) };
+      const gpus = await fleet.gpus(machineId, tx ?? store.db);
+      const o = offersOf(record, gpus).find((e) => e.num_gpus === numGpus);
+      if (!o) return undefined;
+      const seen: Seen = { record, gpus };
+      return {
+        offer: offerJson(o, { type: 'ondemand', storage_gb: DEFAULT_ALLOCATED_STORAGE_GB, now: clock.now() }),
+        machine: machineInfo(record),
+        seen: { machineId, snapshot: seen },
+      };
     },
 
     async allocate(tx, req: AllocateRequest): Promise<Allocation> {

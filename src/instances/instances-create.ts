@@ -218,7 +218,9 @@ export function createFactory(deps: CreateDeps) {
       created_at: now,
     };
     const id = await store.insert(row, tx);
-    const alloc = await fleet.allocate(tx, { offerId, instanceId: id, kind: bidPerGpu === null ? 'ondemand' : 'bid', bidPerGpuMicro: bidPerGpu ?? undefined });
+    const alloc = await fleet.allocate(tx, {
+      offerId, instanceId: id, kind: bidPerGpu === null ? 'ondemand' : 'bid', bidPerGpuMicro: bidPerGpu ?? undefined, seen: quote.seen,
+    });
     await lifecycle.outbid(tx, alloc.outbid, now);
     const placed = { machine_id: alloc.machineId, host_id: alloc.hostId, gpu_indexes: JSON.stringify(alloc.gpuIndexes), offer_snapshot: JSON.stringify(alloc.offer) };
     await store.update(id, placed, tx);
@@ -233,7 +235,7 @@ export function createFactory(deps: CreateDeps) {
     const inst: InstanceRow = { ...row, ...placed, id };
     await lifecycle.startDiskMeter(tx, inst, now);
     if (opts.target_state === 'running') {
-      await lifecycle.boot(tx, inst, now);
+      await lifecycle.boot(tx, inst, now, null, { created: true });
     } else {
       await lifecycle.halt(tx, inst, now, { actual_status: 'stopped', intended_status: 'stopped', status_msg: null });
     }

@@ -103,8 +103,9 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
   }
 
   /** Starts a boot: null now, loading after provisioning, running after the boot time. */
-  async function boot(tx: Tx, inst: InstanceRow, at: number, msg: string | null = null): Promise<InstanceRow> {
-    await scheduler.cancel(refOf(inst.id), { tx });
+  async function boot(tx: Tx, inst: InstanceRow, at: number, msg: string | null = null, opts: { created?: boolean } = {}): Promise<InstanceRow> {
+    // An instance created in this transaction has no jobs to cancel yet.
+    if (!opts.created) await scheduler.cancel(refOf(inst.id), { tx });
     const total = Math.max(bootSeconds({ ...inst, state_version: inst.state_version + 1 }), PROVISION_DELAY_S);
     const next = await transition(
       tx,
