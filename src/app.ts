@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -7,7 +7,7 @@ import type { Store } from './platform/db/connect.js';
 import type { Random } from './platform/random.js';
 import type { SecretBox } from './platform/crypto.js';
 import { Scheduler } from './platform/scheduler.js';
-import { installErrorHandling, installExactJsonContentType, installJsonParser, installRequestLog } from './platform/http.js';
+import { installErrorHandling, installExactJsonContentType, installJsonParser, RequestLog } from './platform/http.js';
 import { installOpenApi, OPENAPI_PATH } from './platform/openapi.js';
 import { lazySchemas } from './platform/lazy-schemas.js';
 import { createServices, type Services } from './services.js';
@@ -50,8 +50,8 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   const app: FastifyInstance = Fastify({
     schemaController: schemas.schemaController,
     loggerInstance: deps.log as FastifyBaseLogger,
-    // One line per request comes from installRequestLog, with the URL redacted.
-    logController: new LogController({ disableRequestLogging: true }),
+    // One line per request, with the URL redacted, instead of Fastify's own request lines.
+    logController: new RequestLog(),
     // Every path is served with and without its trailing slash (contract §3).
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: 1024 * 1024,
@@ -63,6 +63,10 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
 
   const routes: RouteInfo[] = [];
   app.addHook('onRoute', (route) => {
+    // Authentication is each route's own onRequest hook, bound to its config; route hooks run after the global ones
+    // (the virtual clock below), as this did when it was one global hook. Public routes get none.
+    const authenticate = services.auth.hookFor(route.config);
+    if (authenticate) route.onRequest = [...[route.onRequest ?? []].flat(), authenticate];
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
       routes.push({
@@ -79,14 +83,12 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   installJsonParser(app);
   installErrorHandling(app);
   installExactJsonContentType(app);
-  installRequestLog(app);
   if (isVirtual(deps.clock)) {
     // A virtual clock lives in the database: another process sharing it may have advanced it since.
     app.addHook('onRequest', async () => {
       await scheduler.restoreVirtualNow();
     });
   }
-  app.addHook('onRequest', services.auth.onRequest);
   await installOpenApi(app, deps.config.publicUrl);
 
   await registerRoutes(typed(app), services, deps);

@@ -11,6 +11,11 @@ import { openStore, type Store } from './platform/db/connect.js';
 import { cryptoRandom, type Random } from './platform/random.js';
 import { EMU_OWNER_CREDIT } from './users/users-service.js';
 
+/** Log bytes collected before a write: one write per twenty-odd request lines (about 150 bytes each). */
+const LOG_BUFFER_BYTES = 4096;
+/** The longest a logged line waits in that buffer on a quiet server. */
+const LOG_FLUSH_MS = 200;
+
 export interface Server extends Built {
   app: FastifyInstance;
   store: Store;
@@ -63,9 +68,21 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const port = await freePort(config.host);
     config = { ...config, port, publicUrl: config.publicUrl === defaultUrl ? defaultUrl.replace(/:0$/, `:${port}`) : config.publicUrl };
   }
-  // Asynchronous writes: under load, lines queue while a write is in flight and go out together, instead of one
-  // blocking write per request; an idle server still writes each line at once. Flushed on close.
-  const destination = options.log ? undefined : pino.destination({ dest: 1, sync: false });
+  // Asynchronous, buffered writes: lines collect up to LOG_BUFFER_BYTES before a write (under load, a write per line
+  // cost more than formatting the line), and wait at most LOG_FLUSH_MS on a quiet server. The start-up lines are
+  // flushed at once (tools wait for them), and everything on close and on exit.
+  const destination = options.log ? undefined : pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
+  const flushLog = () => destination?.flush();
+  const flushTimer = destination ? setInterval(flushLog, LOG_FLUSH_MS).unref() : undefined;
+  // Whatever ends the process (an uncaught error included), the lines it logged are written first.
+  const flushOnExit = () => {
+    try {
+      destination?.flushSync();
+    } catch {
+      /* the process is exiting: nowhere left to report it */
+    }
+  };
+  if (destination) process.once('exit', flushOnExit);
   const log = options.log ?? pino({ level: config.logLevel, base: { pid: process.pid } }, destination);
   const random = options.random ?? cryptoRandom;
   const store = await openStore(config.databaseUrl, { pgSchema: options.pgSchema, sqliteSync: config.sqliteSync });
@@ -92,8 +109,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   built
     .compileSchemas()
     .then(() => log.info({ ms: Math.round(performance.now() - compileStart) }, 'route schemas compiled'))
-    .catch((err) => log.error({ err }, 'a route schema does not compile'));
+    .catch((err) => log.error({ err }, 'a route schema does not compile'))
+    .finally(flushLog);
   log.info({ port, mode: config.mode, clock: config.clock, db: config.databaseUrl.split(':')[0] }, 'gpuplane listening');
+  flushLog();
 
   let closed = false;
   return {
@@ -107,7 +126,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await built.scheduler.stop();
       await built.app.close();
       await store.close();
+      clearInterval(flushTimer);
       destination?.flushSync();
+      process.off('exit', flushOnExit);
     },
   };
 }

@@ -39,9 +39,14 @@ export function keysServiceFactory({ keys, clock, random }: KeysServiceDeps) {
       return { key, secret };
     },
 
-    async touchIfStale(key: KeyRow): Promise<void> {
+    /**
+     * Records the key's use when the last record is older than KEY_TOUCH_INTERVAL_S: the write's promise, or
+     * undefined when nothing is written (most requests; not an async function, so they make no promise at all).
+     */
+    touchIfStale(key: KeyRow): Promise<void> | undefined {
       const now = clock.now();
-      if (key.last_used_at === null || now - key.last_used_at >= KEY_TOUCH_INTERVAL_S) await keys.touch(key.id, now);
+      if (key.last_used_at === null || now - key.last_used_at >= KEY_TOUCH_INTERVAL_S) return keys.touch(key.id, now);
+      return undefined;
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyRequest } from 'fastify';
 import type { KeyRow, KeysStore, UserRow } from '../keys/keys-store.js';
 import type { KeysService } from '../keys/keys-service.js';
 import { digestEqual, sha256Hex } from './crypto.js';
@@ -75,7 +75,7 @@ export function authenticatorFactory({ keys, keysService, teamRole }: AuthDeps) 
       if (!role) return null;
       permissions = intersect(permissions, role.permissions ? (JSON.parse(role.permissions) as PermissionDoc) : null);
     }
-    keysService.touchIfStale(found.key).catch(() => undefined);
+    keysService.touchIfStale(found.key)?.catch(() => undefined);
     return {
       user: found.user,
       key: found.key,
@@ -85,12 +85,8 @@ export function authenticatorFactory({ keys, keysService, teamRole }: AuthDeps) 
     };
   }
 
-  /** The onRequest hook: every route not marked public or custom needs a live key that covers its category. */
-  async function onRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    request.principal = null;
-    const config = request.routeOptions.config;
-    const category = config?.category;
-    if (category === undefined || category === 'public' || config.customAuth) return;
+  /** Authenticates a request to a route of this category: a live key that covers it, or an ApiError. */
+  async function authenticate(request: FastifyRequest, config: FastifyContextConfig, category: Category): Promise<void> {
     const bearer = bearerKey(request.headers.authorization);
     // Without a Bearer key, the UI's session cookie; a cookie never carries an API key, only a session.
     const cookie = bearer === null ? sessionCookie(request.headers.cookie) : null;
@@ -110,7 +106,18 @@ export function authenticatorFactory({ keys, keysService, teamRole }: AuthDeps) 
     }
   }
 
-  return { resolve, onRequest };
+  /**
+   * The onRequest hook of one route (app.ts adds it to each route as it is registered), or null for a route that needs
+   * no key (public, or authenticating by itself). Bound to the route's config: one global hook would read
+   * `request.routeOptions`, which builds a new frozen object on every request, and would run on public routes too.
+   */
+  function hookFor(config: FastifyContextConfig | undefined): ((request: FastifyRequest) => Promise<void>) | null {
+    const category = config?.category;
+    if (!config || category === undefined || category === 'public' || config.customAuth) return null;
+    return (request) => authenticate(request, config, category);
+  }
+
+  return { resolve, hookFor };
 }
 
 export type Authenticator = ReturnType<typeof authenticatorFactory>;

@@ -46,15 +46,17 @@ function isUniqueViolation(err: unknown): boolean {
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
 }
 
-export function toUserObject(u: UserRow): UserObject {
+/** The user object; `creditMicro` is the balance to show (the stored credit by default, see `balance`). */
+export function toUserObject(u: UserRow, creditMicro = u.credit_micro): UserObject {
+  const credit = toDollars(creditMicro);
   return {
     id: u.id,
     username: u.email,
     email: u.email,
     full_name: u.full_name,
     fullname: u.full_name,
-    credit: toDollars(u.credit_micro),
-    balance: toDollars(u.credit_micro),
+    credit,
+    balance: credit,
     ssh_key: u.ssh_key,
     tfa_status: u.tfa_status as UserObject['tfa_status'],
     tfa_enabled: u.tfa_status !== 'disabled',
@@ -94,12 +96,12 @@ export function usersServiceFactory({ db, users, keysService, clock, random, bal
     createUser,
 
     async current(principal: Principal): Promise<CurrentUserReply> {
-      const user = toUserObject(principal.user);
-      if (balance) {
-        const credit = toDollars(await balance(principal.user.id));
-        Object.assign(user, { credit, balance: credit });
-      }
-      return { ...user, api_key: principal.presentedKey };
+      const u = principal.user;
+      // One object, with the key added in place: copying the 14 fields again (a spread) cost more than the rest of
+      // this function on this hot route.
+      const reply = toUserObject(u, balance ? await balance(u.id) : u.credit_micro) as CurrentUserReply;
+      reply.api_key = principal.presentedKey;
+      return reply;
     },
 
     /**
