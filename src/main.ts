@@ -50,24 +50,40 @@ export interface StartOptions {
 }
 
 /** Opens the store, builds the app, creates the owner on an empty database, listens, and starts background work. */
-/** A free TCP port on `host`, for `--port 0`: picked before the app is built so absolute URLs name the real port. */
-function freePort(host: string): Promise<number> {
+/**
+ * A free TCP port on `host`, for `--port 0`: picked before the app is built so absolute URLs name the real port. It
+ * stays held until `release`, just before the app listens on it, so that another process (or an outgoing connection)
+ * cannot take it while the app is being built.
+ */
+function reservePort(host: string): Promise<{ port: number; release(): Promise<void> }> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
     probe.listen(0, host, () => {
       const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      const port = typeof address === 'object' && address ? address.port : 0;
+      let released: Promise<void> | undefined;
+      resolve({ port, release: () => (released ??= new Promise<void>((done) => probe.close(() => done()))) });
     });
   });
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<Server> {
+  let reserved: Awaited<ReturnType<typeof reservePort>> | undefined;
   if (config.port === 0) {
     const defaultUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:0`;
-    const port = await freePort(config.host);
+    reserved = await reservePort(config.host);
+    const port = reserved.port;
     config = { ...config, port, publicUrl: config.publicUrl === defaultUrl ? defaultUrl.replace(/:0$/, `:${port}`) : config.publicUrl };
   }
+  try {
+    return await startOn(config, options, reserved);
+  } finally {
+    await reserved?.release();
+  }
+}
+
+async function startOn(config: Config, options: StartOptions, reserved: { release(): Promise<void> } | undefined): Promise<Server> {
   // Asynchronous, buffered writes: lines collect up to LOG_BUFFER_BYTES before a write (under load, a write per line
   // cost more than formatting the line), and wait at most LOG_FLUSH_MS on a quiet server. The start-up lines are
   // flushed at once (tools wait for them), and everything on close and on exit.
@@ -100,6 +116,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   await built.services.onStart?.();
 
+  await reserved?.release();
   await built.app.listen({ host: config.host, port: config.port });
   const address = built.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -23,7 +23,14 @@ describe('two processes on one PostgreSQL database', { skip: PG_URL ? false : 'G
       GPUPLANE_SECRET_KEY: 'multiprocess-secret-key-0123',
     };
     // Started together on an empty database: both migrate and both try to create the owner.
-    [a, b] = await Promise.all([serve(env), serve(env)]);
+    const started = await Promise.allSettled([serve(env), serve(env)]);
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed) {
+      // Stop the one that did start, or its process keeps this test file alive.
+      await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.stop() : undefined)));
+      throw failed.reason;
+    }
+    [a, b] = started.map((s) => (s as PromiseFulfilledResult<Served>).value);
   });
   after(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
