@@ -49,7 +49,6 @@ export interface StartOptions {
   pgSchema?: string;
 }
 
-/** Opens the store, builds the app, creates the owner on an empty database, listens, and starts background work. */
 /**
  * A free TCP port on `host`, for `--port 0`: picked before the app is built so absolute URLs name the real port. It
  * stays held until `release`, just before the app listens on it, so that another process (or an outgoing connection)
@@ -68,6 +67,7 @@ function reservePort(host: string): Promise<{ port: number; release(): Promise<v
   });
 }
 
+/** Opens the store, builds the app, creates the owner on an empty database, listens, and starts background work. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<Server> {
   let reserved: Awaited<ReturnType<typeof reservePort>> | undefined;
   if (config.port === 0) {

@@ -30,7 +30,7 @@ export type ServiceDeps = AppDeps & { scheduler: Scheduler };
 export function createServices(deps: ServiceDeps) {
   const { store, clock, random, scheduler, config, secretBox } = deps;
   const db = store.db;
-  const keys = keysStore(db);
+  const keys = keysStore(db, store.dialect);
   const keysService = keysServiceFactory({ keys, clock, random });
   const teamsDb = teamsStore(db);
   const auth = authenticatorFactory({ keys, keysService, teamRole: teamsDb.memberPermissions });

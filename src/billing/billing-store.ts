@@ -69,8 +69,9 @@ function ledgerQuery(userId: number, at: number) {
 /** The ledger's SQL. Every function takes the caller's transaction; rows being settled are locked on PostgreSQL. */
 export function billingStore(db: Tx, dialect: DialectName) {
   const pg = dialect === 'postgres';
-  let ledger: ReturnType<ReturnType<typeof ledgerQuery>['compile']> | undefined;
-  let quick: ReturnType<ReturnType<typeof quickLedgerQuery>['compile']> | undefined;
+  // `balance` runs the ledger on every users/current, the quick ledger on every rent (platform/db/prepared.ts).
+  const ledger = prepared(['userId', 'at'], (q: { userId: number; at: number }) => ({ compile: () => ledgerQuery(q.userId, q.at).compile(db) }));
+  const quick = prepared(['userId', 'at'], (q: { userId: number; at: number }) => ({ compile: () => quickLedgerQuery(q.userId, q.at).compile(db) }));
   // The statements of starting and stopping a meter, on every rent, boot and stop (platform/db/prepared.ts).
   const insertContract = preparedByKeys((c: NewContract & { end_at: number; tree_key: number; live: number }) =>
     db.insertInto('billing_contracts').values(c).onConflict((oc) => oc.column('source').doNothing()).returningAll(),
@@ -188,21 +189,17 @@ export function billingStore(db: Tx, dialect: DialectName) {
 
     /**
      * The user's stored credit and, over their running meters, the accrual not yet settled at whole second `at` and
-     * the summed hourly rate; undefined when there is no such user. One query, built once: `balance` runs it on every
-     * users/current and every rent (the statement text depends only on the dialect).
+     * the summed hourly rate; undefined when there is no such user.
      */
     async ledgerOf(userId: number, at: number, tx: Tx = db): Promise<Ledger | undefined> {
-      ledger ??= ledgerQuery(0, 0).compile(db);
-      // The parameters in the order the template binds them: `at` twice, then the user.
-      const row = (await tx.executeQuery<LedgerRowRaw>({ ...ledger, parameters: [at, at, userId] })).rows[0];
+      const row = (await ledger(tx, { userId, at })).rows[0];
       if (!row) return undefined;
       return { credit: Number(row.credit), pending: Number(row.pending ?? 0), rate: Number(row.rate ?? 0) };
     },
 
     /** Balance lower bound and burn rate from the running totals; undefined when there is no such user. */
     async quickLedgerOf(userId: number, at: number, tx: Tx = db): Promise<{ low: number; rate: number } | undefined> {
-      quick ??= quickLedgerQuery(0, 0).compile(db);
-      const row = (await tx.executeQuery<{ low: number; rate: number | null }>({ ...quick, parameters: [at, userId] })).rows[0];
+      const row = (await quick(tx, { userId, at })).rows[0];
       if (!row) return undefined;
       return { low: Math.floor(Number(row.low)), rate: Number(row.rate ?? 0) };
     },

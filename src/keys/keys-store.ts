@@ -1,4 +1,4 @@
-import type { Tx } from '../platform/db/connect.js';
+import type { DialectName, Tx } from '../platform/db/connect.js';
 import type { ApiKeysTable, UsersTable } from '../platform/db/schema.js';
 import { sql, type CompiledQuery, type Selectable } from 'kysely';
 
@@ -25,10 +25,8 @@ export interface NewKey {
  */
 type Packed = { packed: string | unknown[] };
 
-function packedLookup(db: Tx): CompiledQuery<Packed> {
-  // Kysely numbers PostgreSQL's placeholders ($1) and leaves SQLite's as `?`: the one public sign of the dialect here.
-  const pg = sql`${0}`.compile(db).sql.startsWith('$');
-  const jsonArray = sql.raw(pg ? 'json_build_array' : 'json_array');
+function packedLookup(db: Tx, dialect: DialectName): CompiledQuery<Packed> {
+  const jsonArray = sql.raw(dialect === 'postgres' ? 'json_build_array' : 'json_array');
   return sql<Packed>`
     SELECT ${jsonArray}(k.id, k.user_id, k.team_id, k.name, k.key_hash, k.kind, k.permissions, k.instance_id,
         k.is_bootstrap, k.created_at, k.last_used_at, k.revoked_at,
@@ -51,7 +49,7 @@ function unpack(v: any[]): { key: KeyRow; user: UserRow } {
   return { key, user };
 }
 
-export function keysStore(db: Tx) {
+export function keysStore(db: Tx, dialect: DialectName) {
   let liveByHash: CompiledQuery<Packed> | undefined;
   return {
     async insert(k: NewKey, tx: Tx = db): Promise<KeyRow> {
@@ -76,7 +74,7 @@ export function keysStore(db: Tx) {
     async findLiveByHash(hash: string, tx: Tx = db): Promise<{ key: KeyRow; user: UserRow } | undefined> {
       // Building this query costs several times what running it does, and it runs on every request: it is built
       // and compiled once, then run with the digest as its one parameter.
-      liveByHash ??= packedLookup(db);
+      liveByHash ??= packedLookup(db, dialect);
       const packed = (await tx.executeQuery<Packed>({ ...liveByHash, parameters: [hash] })).rows[0]?.packed;
       if (packed === undefined) return undefined;
       // pg parses json values itself; better-sqlite3 returns the text.
