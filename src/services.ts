@@ -2,6 +2,7 @@ import type { AppDeps } from './app.js';
 import { authenticatorFactory } from './platform/auth.js';
 import type { Scheduler } from './platform/scheduler.js';
 import { keysStore } from './keys/keys-store.js';
+import { readCache } from './platform/db/read-cache.js';
 import { apiKeysServiceFactory, keysServiceFactory } from './keys/keys-service.js';
 import { teamsStore } from './teams/teams-store.js';
 import { teamsServiceFactory } from './teams/teams-service.js';
@@ -30,12 +31,12 @@ export type ServiceDeps = AppDeps & { scheduler: Scheduler };
 export function createServices(deps: ServiceDeps) {
   const { store, clock, random, scheduler, config, secretBox } = deps;
   const db = store.db;
-  const keys = keysStore(db, store.dialect);
+  const keys = keysStore(db, store.dialect, readCache(store));
   const keysService = keysServiceFactory({ keys, clock, random });
   const teamsDb = teamsStore(db);
   const auth = authenticatorFactory({ keys, keysService, teamRole: teamsDb.memberPermissions });
   // users/current shows the exact balance (billing is built below; the closure runs only at request time).
-  const users = usersServiceFactory({ db, users: usersStore(db), keysService, clock, random, secretBox, balance: (userId) => billing.balance(userId) });
+  const users = usersServiceFactory({ db, users: usersStore(db), keysService, clock, random, secretBox, balance: (user, rate) => billing.balanceOf(user, rate) });
   const outbox = outboxStore(db);
   const apiKeys = apiKeysServiceFactory({ keys, keysService, clock, memberPermissions: teamsDb.memberPermissions });
   const emulator = emulatorServiceFactory({ config, store, clock, scheduler, users, keysService, outbox });

@@ -68,6 +68,26 @@ forEachDialect('billing balance', (app) => {
     );
   });
 
+  test('users/current with no meter running, or only free ones: the stored credit, as the ledger gives it', async () => {
+    const { user, api_key } = await app().createUser({ credit: 100 });
+    const source = contract();
+    const t0 = Math.floor(app().clock.now());
+    // A free meter (rate 0) runs but accrues nothing: the running rate read with the key is 0.
+    await tx(app(), (t) => app().services.billing.startMeter(t, meter(user.id, source, 'disk', 0, t0)));
+    await app().advance(120);
+    assert.equal(await balanceMicro(app(), api_key), 100_000_000);
+    assert.equal(await app().services.billing.balance(user.id), 100_000_000);
+    // A paid meter that ran and stopped: its charge is in the stored credit, and nothing is pending.
+    await tx(app(), (t) => app().services.billing.startMeter(t, meter(user.id, source, 'gpu', 3_600_000, Math.floor(app().clock.now()))));
+    await app().advance(10);
+    const stoppedAt = Math.floor(app().clock.now());
+    assert.equal(await balanceMicro(app(), api_key), 100_000_000 - cumulativeMicro(3_600_000, 10));
+    await tx(app(), (t) => app().services.billing.stopMeter(t, { contract: source, kind: 'gpu', at: stoppedAt }));
+    await app().advance(500);
+    assert.equal(await balanceMicro(app(), api_key), 100_000_000 - cumulativeMicro(3_600_000, 10));
+    assert.equal(await app().services.billing.balance(user.id), 100_000_000 - cumulativeMicro(3_600_000, 10));
+  });
+
   test('balance of an unknown user is 404 not_found', async () => {
     await assert.rejects(app().services.billing.balance(99_999_999), (e: any) => e.code === 'not_found');
   });

@@ -42,6 +42,11 @@ export interface BillingApi {
   /** The user's balance in micro-dollars at the current second, including accrual not yet settled. */
   balance(userId: number, tx?: Tx): Promise<number>;
   /**
+   * The same balance from a user row and their running rate read with it (the key lookup reads both): with no meter
+   * running the stored credit is exact, and nothing more is read. An unknown rate reads the ledger.
+   */
+  balanceOf(user: { id: number; credit_micro: number }, runningRate: number | undefined): Promise<number>;
+  /**
    * Registers what runs when a user's balance reaches zero (a scheduler job, exactly at that second, inside its
    * transaction `tx`; use only it). The instances feature registers a hook that stops the user's running instances
    * with `stopMeter` on their `gpu` meters: their `disk` meters keep running, as on real clouds. A hook must be

@@ -277,6 +277,10 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
     },
 
     balance,
+    async balanceOf(user: { id: number; credit_micro: number }, runningRate: number | undefined): Promise<number> {
+      // Every running meter accrues at its rate, and none has a negative rate: a sum of 0 means nothing pending.
+      return runningRate === 0 ? user.credit_micro : balance(user.id);
+    },
 
     onCreditExhausted(hook: CreditExhaustedHook): void {
       exhaustedHooks.push(hook);

@@ -1,4 +1,5 @@
 import type { DialectName, Tx } from '../platform/db/connect.js';
+import type { ReadCache } from '../platform/db/read-cache.js';
 import type { ApiKeysTable, UsersTable } from '../platform/db/schema.js';
 import { sql, type CompiledQuery, type Selectable } from 'kysely';
 
@@ -22,6 +23,9 @@ export interface NewKey {
  * better-sqlite3 spends more on making a 23-property row object than SQLite spends on finding the row: one text value
  * parsed with JSON.parse costs about half. PostgreSQL gets the same query, with its name for the function.
  * Both render a double precision exactly (shortest round-trip form), integers and NULL as themselves.
+ *
+ * Last comes the user's summed hourly rate of running meters (billing's running totals, 0 without a row): with none,
+ * the balance is the stored credit, and users/current needs no second query (billing-service `balanceOf`).
  */
 type Packed = { packed: string | unknown[] };
 
@@ -31,13 +35,20 @@ function packedLookup(db: Tx, dialect: DialectName): CompiledQuery<Packed> {
     SELECT ${jsonArray}(k.id, k.user_id, k.team_id, k.name, k.key_hash, k.kind, k.permissions, k.instance_id,
         k.is_bootstrap, k.created_at, k.last_used_at, k.revoked_at,
         u.id, u.email, u.full_name, u.password_hash, u.credit_micro, u.ssh_key, u.is_admin, u.email_verified_at,
-        u.tfa_status, u.phone_number, u.created_at) AS packed
-    FROM api_keys k INNER JOIN users u ON u.id = k.user_id
+        u.tfa_status, u.phone_number, u.created_at, COALESCE(r.rate_micro_per_hour, 0)) AS packed
+    FROM api_keys k INNER JOIN users u ON u.id = k.user_id LEFT JOIN billing_rates r ON r.user_id = u.id
     WHERE k.key_hash = ${''} AND k.revoked_at IS NULL`.compile(db);
 }
 
+/** A live key, its user, and the user's running rate (micro-dollars per hour over their running meters). */
+export interface FoundKey {
+  key: KeyRow;
+  user: UserRow;
+  runningRate: number;
+}
+
 /** The rows from `packedLookup`'s array, in its order (a test compares them with the tables' own rows). */
-function unpack(v: any[]): { key: KeyRow; user: UserRow } {
+function unpack(v: any[]): FoundKey {
   const key: KeyRow = {
     id: v[0], user_id: v[1], team_id: v[2], name: v[3], key_hash: v[4], kind: v[5], permissions: v[6], instance_id: v[7],
     is_bootstrap: v[8], created_at: v[9], last_used_at: v[10], revoked_at: v[11],
@@ -46,10 +57,11 @@ function unpack(v: any[]): { key: KeyRow; user: UserRow } {
     id: v[12], email: v[13], full_name: v[14], password_hash: v[15], credit_micro: v[16], ssh_key: v[17], is_admin: v[18],
     email_verified_at: v[19], tfa_status: v[20], phone_number: v[21], created_at: v[22],
   };
-  return { key, user };
+  return { key, user, runningRate: Number(v[23]) };
 }
 
-export function keysStore(db: Tx, dialect: DialectName) {
+/** `lookups` reuses key lookups while the database is unchanged (SQLite; platform/db/read-cache.ts). */
+export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache) {
   let liveByHash: CompiledQuery<Packed> | undefined;
   return {
     async insert(k: NewKey, tx: Tx = db): Promise<KeyRow> {
@@ -71,11 +83,14 @@ export function keysStore(db: Tx, dialect: DialectName) {
     },
 
     /** The live (not revoked) key with this hash, and its user, in one query: the hot path of every request. */
-    async findLiveByHash(hash: string, tx: Tx = db): Promise<{ key: KeyRow; user: UserRow } | undefined> {
+    async findLiveByHash(hash: string, tx: Tx = db): Promise<FoundKey | undefined> {
       // Building this query costs several times what running it does, and it runs on every request: it is built
       // and compiled once, then run with the digest as its one parameter.
-      liveByHash ??= packedLookup(db, dialect);
-      const packed = (await tx.executeQuery<Packed>({ ...liveByHash, parameters: [hash] })).rows[0]?.packed;
+      const query = (liveByHash ??= packedLookup(db, dialect));
+      const read = async () => (await tx.executeQuery<Packed>({ ...query, parameters: [hash] })).rows[0]?.packed;
+      // Cached only outside a transaction, which may hold rows not yet committed. (The cache is SQLite's, whose value
+      // is the JSON text.)
+      const packed = lookups && tx === db ? await lookups.through(hash, read as () => Promise<string | undefined>) : await read();
       if (packed === undefined) return undefined;
       // pg parses json values itself; better-sqlite3 returns the text.
       return unpack(typeof packed === 'string' ? JSON.parse(packed) : packed);

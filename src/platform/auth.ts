@@ -15,6 +15,11 @@ export interface Principal {
   teamId: number | null;
   /** The secret the request presented (echoed as `api_key` by users/current; never logged). */
   presentedKey: string;
+  /**
+   * The user's summed hourly rate over their running meters, read with the key (billing-service `balanceOf`);
+   * undefined when the principal was not made from a key lookup.
+   */
+  runningRate?: number;
 }
 
 declare module 'fastify' {
@@ -82,6 +87,7 @@ export function authenticatorFactory({ keys, keysService, teamRole }: AuthDeps) 
       permissions,
       teamId: found.key.team_id,
       presentedKey: secret,
+      runningRate: found.runningRate,
     };
   }
 

@@ -34,10 +34,10 @@ export interface UsersServiceDeps {
   random: Random;
   secretBox: SecretBox;
   /**
-   * The exact balance in micro-dollars (billing's `balance`): the stored `credit_micro` lags running charges by up to
-   * a settlement period, and a user expects the balance that charges have already reduced.
+   * The exact balance in micro-dollars (billing's `balanceOf`): the stored `credit_micro` lags running charges by up
+   * to a settlement period, and a user expects the balance that charges have already reduced.
    */
-  balance?: (userId: number) => Promise<number>;
+  balance?: (user: UserRow, runningRate: number | undefined) => Promise<number>;
 }
 
 /** A unique-index violation, as better-sqlite3 and pg report it. */
@@ -99,7 +99,7 @@ export function usersServiceFactory({ db, users, keysService, clock, random, bal
       const u = principal.user;
       // One object, with the key added in place: copying the 14 fields again (a spread) cost more than the rest of
       // this function on this hot route.
-      const reply = toUserObject(u, balance ? await balance(u.id) : u.credit_micro) as CurrentUserReply;
+      const reply = toUserObject(u, balance ? await balance(u, principal.runningRate) : u.credit_micro) as CurrentUserReply;
       reply.api_key = principal.presentedKey;
       return reply;
     },

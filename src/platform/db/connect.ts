@@ -15,6 +15,12 @@ export type Tx = Kysely<Database> | Transaction<Database>;
 export interface Store {
   db: Db;
   dialect: DialectName;
+  /**
+   * SQLite only: a number that grows whenever the data may have changed: a write by this process, or a commit by any
+   * other connection to the file (`PRAGMA data_version`). While it stays the same, a read gives the same rows, so a
+   * hot read may be reused (platform/db/read-cache.ts). PostgreSQL has none: other processes write without notice.
+   */
+  version?: () => number;
   close(): Promise<void>;
 }
 
@@ -50,10 +56,14 @@ async function openSqlite(path: string, sqliteSync: 'normal' | 'full'): Promise<
   sqlite.pragma(`synchronous = ${sqliteSync === 'full' ? 'FULL' : 'NORMAL'}`);
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  cachePreparedStatements(sqlite);
+  // Prepared before the statement cache is in place: this one is never handed to Kysely.
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  const writes = cachePreparedStatements(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   await migrate(db, 'sqlite');
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  // Both parts only grow, so their sum changes whenever either does.
+  const version = () => writes.count + (dataVersion.get() as number);
+  return { db, dialect: 'sqlite', version, close: () => db.destroy() };
 }
 
 /** Distinct SQL texts kept prepared; the queries of the code are a fixed, small set, so this is never reached. */
@@ -63,11 +73,23 @@ const STATEMENT_CACHE_SIZE = 2000;
  * Kysely prepares every query anew, and with better-sqlite3 preparing costs more than running a simple indexed
  * query (the key lookup of every request). Statements are reused by their SQL text; one still running (an iterator)
  * is not shared.
+ *
+ * Kysely prepares a statement each time it runs one, so this also counts the statements that may write (`count`,
+ * for `Store.version`): counted as they are prepared, before they run, so a read that starts after a write began never
+ * takes the old count.
  */
-function cachePreparedStatements(sqlite: SQLite.Database): void {
+function cachePreparedStatements(sqlite: SQLite.Database): { count: number } {
+  const writes = { count: 0 };
   const prepare = sqlite.prepare.bind(sqlite);
   const cache = new Map<string, SQLite.Statement>();
   sqlite.prepare = ((source: string) => {
+    const stmt = preparedFor(source);
+    if (!stmt.readonly) writes.count++;
+    return stmt;
+  }) as typeof sqlite.prepare;
+  return writes;
+
+  function preparedFor(source: string): SQLite.Statement {
     const cached = cache.get(source);
     if (cached && !cached.busy) return cached;
     const stmt = prepare(source);
@@ -76,7 +98,7 @@ function cachePreparedStatements(sqlite: SQLite.Database): void {
       cache.set(source, stmt);
     }
     return stmt;
-  }) as typeof sqlite.prepare;
+  }
 }
 
 async function openPostgres(url: string, options: OpenOptions): Promise<Store> {

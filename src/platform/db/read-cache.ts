@@ -1,0 +1,39 @@
+/**
+ * Reuse of a hot read while the database has not changed (`Store.version`, SQLite only): the key lookup of every
+ * request. An entry records the version taken before its read began, so any write that could have changed the rows
+ * makes it stale; callers cache no read made inside a transaction (it may see that transaction's uncommitted rows).
+ * There is none without a version (PostgreSQL, where other processes write).
+ *
+ * Values are strings: a cached value is shared by every caller, so it must not be something one of them could change.
+ */
+import type { Store } from './connect.js';
+
+/** Entries kept; when full, the cache starts over (a lookup of a key not in it only costs its read). */
+const MAX_ENTRIES = 10_000;
+
+export interface ReadCache {
+  /** The value `read` gives for `key`, reused while the store's version is the one it was read at. */
+  through(key: string, read: () => Promise<string | undefined>): Promise<string | undefined>;
+}
+
+export function readCache(store: Pick<Store, 'version'>): ReadCache | undefined {
+  const version = store.version;
+  if (!version) return undefined;
+  const entries = new Map<string, { at: number; value: string }>();
+  return {
+    async through(key, read) {
+      const at = version();
+      const hit = entries.get(key);
+      if (hit?.at === at) return hit.value;
+      const value = await read();
+      if (value === undefined) {
+        // Nothing is kept for a miss: unknown keys must not fill the cache.
+        entries.delete(key);
+      } else {
+        if (entries.size >= MAX_ENTRIES) entries.clear();
+        entries.set(key, { at, value });
+      }
+      return value;
+    },
+  };
+}
