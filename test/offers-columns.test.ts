@@ -106,6 +106,18 @@ forEachDialect(
       await check();
       await db.transaction().execute((tx) => fleet.release(tx, 900_001));
       await db.transaction().execute((tx) => fleet.setMachineFault(tx, offer.machine_id, null));
+      // A whole machine rented on demand shows no offer at all: its slots are empty, and a filter scanning a column
+      // whole (an ordering, eq a number) must pass none of them.
+      const [whole] = await agrees(app(), { num_gpus: { gte: 4 }, order: [['num_gpus', 'desc'], ['id', 'asc']], limit: 1 });
+      await db.transaction().execute((tx) => fleet.allocate(tx, { offerId: whole.id, instanceId: 900_002, kind: 'ondemand' }));
+      assert.deepEqual(await agrees(app(), { machine_id: { eq: whole.machine_id } }), []);
+      for (const op of ['lte', 'lt', 'gte', 'gt']) {
+        const found = await agrees(app(), { machine_id: { [op]: whole.machine_id }, order: [['machine_id', 'asc']], limit: 1000 });
+        assert.ok(found.length > 0 && found.every((o) => o.machine_id !== whole.machine_id), op);
+      }
+      await check();
+      await db.transaction().execute((tx) => fleet.release(tx, 900_002));
+      assert.ok((await agrees(app(), { machine_id: { eq: whole.machine_id } })).length > 0);
       for (let k = 0; k < 3; k++) {
         const res = await app().request('POST', '/_emu/machines', { body: { gpu_name: 'H200', num_gpus: 8, duration: 3600 * (k + 1) } });
         assert.equal(res.status, 200, res.raw);

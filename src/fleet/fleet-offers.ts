@@ -174,15 +174,37 @@ export const totalFlopsOf = (o: OfferEntry) => o.machine.spec.tflops_per_gpu * o
 /** Marketplace-style ranking: performance per dollar, weighted by how reliable the machine is. */
 export const scoreOf = (o: OfferEntry, c: OfferContext) => (dlperfOf(o) / dphTotal(o, c)) * o.machine.spec.reliability;
 
+/**
+ * The fields of offerJson that depend on the search (its type and storage, the clock), computed as offerJson does.
+ * A search reply keeps the rest of each offer's JSON and computes only these (offers/offer-json.ts).
+ */
+export function offerContextValues(o: OfferEntry, c: OfferContext) {
+  const m = o.machine;
+  const dph = dphTotal(o, c);
+  const dlperf = dlperfOf(o);
+  return {
+    dlperf_per_dphtotal: dlperf / dph,
+    flops_per_dphtotal: totalFlopsOf(o) / dph,
+    score: scoreOf(o, c),
+    rentable: isRentable(m, c.now),
+    is_bid: c.type === 'bid',
+    dph_base: gpuPriceMicro(o, c.type) / 1e6,
+    dph_total: dph,
+    discounted_dph_total: dph * (1 - m.spec.reserved_discount),
+    storage_total_cost: storageHourly(o, c.storage_gb),
+    allocated_storage: c.storage_gb,
+    duration: Math.max(0, m.end_date - c.now),
+  };
+}
+
+export type OfferContextKey = keyof ReturnType<typeof offerContextValues>;
+
 /** The offer as the API shows it: every field client-compat.md lists, with the JSON types it names. */
 export function offerJson(o: OfferEntry, c: OfferContext): Record<string, unknown> & { id: number; num_gpus: number; machine_id: number; dph_total: number } {
   const m = o.machine;
   const s = m.spec;
   const frac = o.num_gpus / m.num_gpus;
-  const dph = dphTotal(o, c);
-  const dlperf = dlperfOf(o);
-  const flops = totalFlopsOf(o);
-  const storageTotal = storageHourly(o, c.storage_gb);
+  const v = offerContextValues(o, c);
   return {
     id: o.id,
     ask_contract_id: o.id,
@@ -199,11 +221,11 @@ export function offerJson(o: OfferEntry, c: OfferContext): Record<string, unknow
     gpu_arch: s.gpu_arch,
     gpu_display_active: s.gpu_display_active,
     compute_cap: s.compute_cap,
-    total_flops: flops,
-    dlperf,
-    dlperf_per_dphtotal: dlperf / dph,
-    flops_per_dphtotal: flops / dph,
-    score: scoreOf(o, c),
+    total_flops: totalFlopsOf(o),
+    dlperf: dlperfOf(o),
+    dlperf_per_dphtotal: v.dlperf_per_dphtotal,
+    flops_per_dphtotal: v.flops_per_dphtotal,
+    score: v.score,
     bw_nvlink: s.bw_nvlink,
     pci_gen: s.pci_gen,
     pcie_bw: s.pcie_bw,
@@ -235,20 +257,20 @@ export function offerJson(o: OfferEntry, c: OfferContext): Record<string, unknow
     cluster_id: s.cluster_id,
     verification: m.verification,
     verified: m.verification === 'verified',
-    rentable: isRentable(m, c.now),
+    rentable: v.rentable,
     rented: o.rented,
-    is_bid: c.type === 'bid',
+    is_bid: v.is_bid,
     direct_port_count: m.direct_port_count,
     public_ipaddr: m.public_ipaddr,
     vms_enabled: m.vms_enabled,
     min_bid: (o.bid_floor_micro * o.num_gpus) / 1e6,
-    dph_base: gpuPriceMicro(o, c.type) / 1e6,
-    dph_total: dph,
-    discounted_dph_total: dph * (1 - s.reserved_discount),
+    dph_base: v.dph_base,
+    dph_total: v.dph_total,
+    discounted_dph_total: v.discounted_dph_total,
     storage_cost: m.price_disk_micro / 1e6,
-    storage_total_cost: storageTotal,
-    allocated_storage: c.storage_gb,
-    duration: Math.max(0, m.end_date - c.now),
+    storage_total_cost: v.storage_total_cost,
+    allocated_storage: v.allocated_storage,
+    duration: v.duration,
     end_date: m.end_date,
     bundle_id: o.id,
   };

@@ -3,6 +3,9 @@
  * scans arrays instead of calling a getter on every offer object. A column is built on first use and then kept:
  * `sync` patches only the slots the index reloaded since the last search (a rent changes one machine's run), and
  * drops everything when the index starts a new generation (a new epoch).
+ *
+ * A slot without an offer holds NaN in every numeric column: a comparison that NaN fails (every ordering, `eq` a
+ * number) can scan a column whole, without the list of live slots.
  */
 import type { OfferSlots } from '../fleet/fleet-index.js';
 import type { OfferEntry } from '../fleet/fleet-offers.js';
@@ -101,7 +104,7 @@ export class OfferColumns {
   private patch(i: number): void {
     const o = this.slots[i];
     for (const e of this.nums.values()) {
-      const v = o ? e.get(o) : 0;
+      const v = o ? e.get(o) : Number.NaN;
       e.col[i] = v;
       if (o) widen(e.range, v);
     }
@@ -150,6 +153,7 @@ export class OfferColumns {
       for (let i = 0; i < this.slots.length; i++) {
         const o = this.slots[i];
         if (o) widen(range, (col[i] = get(o)));
+        else col[i] = Number.NaN;
       }
       this.nums.set(name, (e = { get, col, range }));
     }
