@@ -84,10 +84,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 }
 
 async function startOn(config: Config, options: StartOptions, reserved: { release(): Promise<void> } | undefined): Promise<Server> {
-  // Asynchronous, buffered writes: lines collect up to LOG_BUFFER_BYTES before a write (under load, a write per line
-  // cost more than formatting the line), and wait at most LOG_FLUSH_MS on a quiet server. The start-up lines are
+  // Buffered writes: lines collect up to LOG_BUFFER_BYTES before a write (under load, a write per line cost more than
+  // formatting the line), and wait at most LOG_FLUSH_MS on a quiet server. The write itself is synchronous (pino's
+  // default): handing each to libuv's thread pool cost about three times the CPU per line. The start-up lines are
   // flushed at once (tools wait for them), and everything on close and on exit.
-  const destination = options.log ? undefined : pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
+  const destination = options.log ? undefined : pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES });
   const flushLog = () => destination?.flush();
   const flushTimer = destination ? setInterval(flushLog, LOG_FLUSH_MS).unref() : undefined;
   // Whatever ends the process (an uncaught error included), the lines it logged are written first.

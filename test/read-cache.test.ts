@@ -67,8 +67,13 @@ test('a cached key lookup sees a revocation or a credit change at once, from thi
     const { hash, userId } = await seed(store, 'gpk_cached_lookup_key');
     const first = await keys.findLiveByHash(hash);
     assert.equal(first?.user.credit_micro, 5_000_000);
-    // A reused lookup gives new objects: a caller changing its copy changes nobody else's.
-    first!.user.credit_micro = 1;
+    // A reused lookup is shared, so it is frozen: no caller can change what the next one gets.
+    assert.throws(() => {
+      first!.user.credit_micro = 1;
+    }, TypeError);
+    assert.throws(() => {
+      (first!.key as { revoked_at: number | null }).revoked_at = 1;
+    }, TypeError);
     assert.equal((await keys.findLiveByHash(hash))?.user.credit_micro, 5_000_000);
 
     await store.db.updateTable('users').set({ credit_micro: 4_000_000 }).where('id', '=', userId).execute();

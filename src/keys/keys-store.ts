@@ -60,8 +60,11 @@ function unpack(v: any[]): FoundKey {
   return { key, user, runningRate: Number(v[23]) };
 }
 
-/** `lookups` reuses key lookups while the database is unchanged (SQLite; platform/db/read-cache.ts). */
-export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache) {
+/**
+ * `lookups` reuses key lookups while the database is unchanged (SQLite; platform/db/read-cache.ts). What the lookup
+ * returns is frozen, on both dialects: the same objects may serve every request until the next write.
+ */
+export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<FoundKey>) {
   let liveByHash: CompiledQuery<Packed> | undefined;
   return {
     async insert(k: NewKey, tx: Tx = db): Promise<KeyRow> {
@@ -87,13 +90,17 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache) {
       // Building this query costs several times what running it does, and it runs on every request: it is built
       // and compiled once, then run with the digest as its one parameter.
       const query = (liveByHash ??= packedLookup(db, dialect));
-      const read = async () => (await tx.executeQuery<Packed>({ ...query, parameters: [hash] })).rows[0]?.packed;
-      // Cached only outside a transaction, which may hold rows not yet committed. (The cache is SQLite's, whose value
-      // is the JSON text.)
-      const packed = lookups && tx === db ? await lookups.through(hash, read as () => Promise<string | undefined>) : await read();
-      if (packed === undefined) return undefined;
-      // pg parses json values itself; better-sqlite3 returns the text.
-      return unpack(typeof packed === 'string' ? JSON.parse(packed) : packed);
+      const read = async () => {
+        const packed = (await tx.executeQuery<Packed>({ ...query, parameters: [hash] })).rows[0]?.packed;
+        if (packed === undefined) return undefined;
+        // pg parses json values itself; better-sqlite3 returns the text.
+        const found = unpack(typeof packed === 'string' ? JSON.parse(packed) : packed);
+        Object.freeze(found.key);
+        Object.freeze(found.user);
+        return Object.freeze(found);
+      };
+      // Cached only outside a transaction, which may hold rows not yet committed.
+      return lookups && tx === db ? lookups.through(hash, read) : read();
     },
 
     async touch(id: number, now: number, tx: Tx = db): Promise<void> {

@@ -4,22 +4,22 @@
  * makes it stale; callers cache no read made inside a transaction (it may see that transaction's uncommitted rows).
  * There is none without a version (PostgreSQL, where other processes write).
  *
- * Values are strings: a cached value is shared by every caller, so it must not be something one of them could change.
+ * A cached value is shared by every caller, so it must be one none of them can change: a string, or frozen.
  */
 import type { Store } from './connect.js';
 
 /** Entries kept; when full, the cache starts over (a lookup of a key not in it only costs its read). */
 const MAX_ENTRIES = 10_000;
 
-export interface ReadCache {
+export interface ReadCache<V> {
   /** The value `read` gives for `key`, reused while the store's version is the one it was read at. */
-  through(key: string, read: () => Promise<string | undefined>): Promise<string | undefined>;
+  through(key: string, read: () => Promise<V | undefined>): Promise<V | undefined>;
 }
 
-export function readCache(store: Pick<Store, 'version'>): ReadCache | undefined {
+export function readCache<V extends string | Readonly<object>>(store: Pick<Store, 'version'>): ReadCache<V> | undefined {
   const version = store.version;
   if (!version) return undefined;
-  const entries = new Map<string, { at: number; value: string }>();
+  const entries = new Map<string, { at: number; value: V }>();
   return {
     async through(key, read) {
       const at = version();
