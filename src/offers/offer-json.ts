@@ -61,13 +61,6 @@ function pushOfferJson(out: string[], o: OfferEntry, c: OfferContext): void {
   for (let k = 0; k < keys.length; k++) out.push(valueText(values[keys[k]]), parts[k + 1]);
 }
 
-/** One offer's JSON text for a search. */
-export function offerJsonText(o: OfferEntry, c: OfferContext): string {
-  const out: string[] = [];
-  pushOfferJson(out, o, c);
-  return out.join('');
-}
-
 /**
  * `{"offers":[…]}` for the rows of a search: every piece joined once (building each offer's text first, then the
  * reply from those, made a tree of string pieces that cost more to flatten than to write).

@@ -2,9 +2,9 @@
  * Offer search over columns (offer-columns.ts): the same filter language and order as `selectRows` in filter.ts
  * (the same comparisons, NaN/null semantics and missing-last ordering), but every field is read from a typed array
  * or computed from columns with a few flops; column comparisons that always or never hold are skipped by the
- * column's bounds, the rest run most selective first, each a branch-free pass; the top `limit` are kept by insertion into
- * a small sorted buffer. A 100,000-offer search is a few array scans. test/offers-columns.test.ts checks it against
- * `selectRows` over the row objects, byte for byte.
+ * column's bounds, the rest run most selective first, each a branch-free pass; the top `limit` are kept by insertion
+ * into a small sorted buffer. A 100,000-offer search is a few array scans. test/offers-columns.test.ts checks it
+ * against `selectRows` over the row objects, byte for byte.
  */
 import type { OfferContext, OfferEntry } from '../fleet/fleet-offers.js';
 import { compileClause, toNum, type Clause, type Op, type OrderKey, type ParsedQuery } from './filter.js';
