@@ -245,11 +245,27 @@ forEachDialect('tfa endpoints', (app) => {
     assert.equal(noCode.status, 400);
     const neither = await app().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.key, body: {} });
     assert.equal(neither.body.error, 'missing_params');
+    // Spec 2FA errors: "No challenge matches the secret" is challenge_not_found: an unknown secret, or another user's.
     const unknown = await app().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.key, body: { code: '123456', secret: 'tfs_unknown' } });
-    assert.equal(unknown.body.error, 'no_pending_authorization');
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.body.error, 'challenge_not_found');
+    const other = await userWithTotp(app());
+    const otherStart = await app().request('POST', '/api/v0/tfa/authorize-new-method/', { key: other.key, body: { tfa_method: 'totp' } });
+    const foreign = await app().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.key, body: { code: '123456', secret: otherStart.body.secret } });
+    assert.equal(foreign.status, 400);
+    assert.equal(foreign.body.error, 'challenge_not_found');
+    // A challenge of this user that is not a pending authorization: no_pending_authorization, the PUT step's code.
+    const emailChallenge = await app().request('POST', '/api/v0/tfa/email/', { key: u.key, body: {} });
+    assert.equal(emailChallenge.status, 200, emailChallenge.raw);
+    const notAuthorize = await app().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.key, body: { code: '123456', secret: emailChallenge.body.secret } });
+    assert.equal(notAuthorize.status, 400);
+    assert.equal(notAuthorize.body.error, 'no_pending_authorization');
     const ok = await app().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.key, body: { code: codeNow(app(), u.secret), secret: start.body.secret } });
     assert.equal(ok.status, 200, ok.raw);
     assert.equal((await app().request('GET', '/api/v0/tfa/status/', { key: u.key })).body.new_method_authorized, true);
+    const used = await app().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.key, body: { code: codeNow(app(), u.secret, 1), secret: start.body.secret } });
+    assert.equal(used.status, 400);
+    assert.equal(used.body.error, 'no_pending_authorization');
 
     const v = await userWithTotp(app());
     const byBackup = await app().request('POST', '/api/v0/tfa/authorize-new-method/', { key: v.key, body: { backup_code: v.backupCodes[0] } });

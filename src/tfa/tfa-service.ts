@@ -128,7 +128,13 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       if (!body.secret) throw new ApiError('missing_params', 'secret is required');
       const hash = sha256Hex(body.secret);
       const ch = await store.findChallenge(hash);
-      if (!ch || !safeEqual(ch.secret_hash, hash) || ch.user_id !== c.user.id || ch.purpose !== 'authorize' || ch.consumed_at !== null) {
+      // Spec 2FA errors: a secret that names no challenge (of this user) is `challenge_not_found`; one that names a
+      // challenge of this user that is not a pending authorization (another purpose, or already used) is
+      // `no_pending_authorization`, the PUT step's own code.
+      if (!ch || !safeEqual(ch.secret_hash, hash) || ch.user_id !== c.user.id) {
+        throw new ApiError('challenge_not_found', 'no challenge matches this secret');
+      }
+      if (ch.purpose !== 'authorize' || ch.consumed_at !== null) {
         throw new ApiError('no_pending_authorization', 'no pending authorization matches this secret; start with POST /api/v0/tfa/authorize-new-method/');
       }
       if (ch.expires_at <= clock.now()) throw new ApiError('2fa_expired', 'the authorization challenge has expired; start again');
