@@ -147,7 +147,7 @@ forEachDialect('charges API', (app) => {
     }
   });
 
-  test('tree format groups serverless workers under endpoint and workergroup wrappers; table keeps them flat', async () => {
+  test('tree format groups serverless workers under endpoint and workergroup wrappers; table shows them as their instances', async () => {
     const { user, api_key } = await app().createUser({ credit: 1000 });
     const billing = app().services.billing;
     const plain = `instance-${700_000 + seq++}`;
@@ -162,12 +162,23 @@ forEachDialect('charges API', (app) => {
     await app().advance(1800);
     const day = { gte: t0, lte: t0 + 1800 };
 
-    const table = await charges(app(), api_key, { day });
-    assert.equal(table.body.count, 4);
-    assert.deepEqual(table.body.results.map((e: any) => e.source), [...workers].reverse().concat(plain));
-    assert.deepEqual(table.body.results.map((e: any) => e.type), ['serverless', 'serverless', 'serverless', 'instance']);
-    assert.equal(table.body.results[0].metadata.endpoint_id, 77);
-    assert.equal(table.body.results[0].metadata.workergroup_id, 2);
+    // Spec: table rows have type instance or volume; a serverless worker's charges are the rows of its instance.
+    for (const format of [{}, { format: 'table' }]) {
+      const table = await charges(app(), api_key, { day }, format);
+      assert.equal(table.status, 200, table.raw);
+      assert.equal(table.body.count, 4);
+      assert.deepEqual(table.body.results.map((e: any) => e.source), [...workers].reverse().concat(plain));
+      assert.deepEqual(table.body.results.map((e: any) => e.type), ['instance', 'instance', 'instance', 'instance']);
+      assert.deepEqual(table.body.results[0].metadata, { endpoint_id: 77, workergroup_id: 2 });
+      assert.deepEqual(table.body.results[0].items.map((i: any) => i.type), ['gpu', 'disk']);
+      assert.equal(micro(table.body.results[0].amount), cumulativeMicro(600_000, 1800) + cumulativeMicro(1_000, 1800));
+      assert.ok(!table.body.results.some((e: any) => /^(endpoint|workergroup)-/.test(e.source ?? '')), 'no wrappers in table format');
+    }
+    // The type filter selects contracts: `serverless` picks the workers, shown as their instances.
+    const workersOnly = await charges(app(), api_key, { day, type: { in: ['serverless'] } });
+    assert.deepEqual(workersOnly.body.results.map((e: any) => [e.source, e.type]), [...workers].reverse().map((w) => [w, 'instance']));
+    const instancesOnly = await charges(app(), api_key, { day, type: { in: ['instance'] } });
+    assert.deepEqual(instancesOnly.body.results.map((e: any) => e.source), [plain]);
 
     const tree = await charges(app(), api_key, { day }, { format: 'tree' });
     assert.equal(tree.status, 200);
@@ -186,6 +197,8 @@ forEachDialect('charges API', (app) => {
     assert.equal(micro(endpoint.amount), workerMicro[0] + workerMicro[1] + workerMicro[2]);
     assert.equal(micro(endpoint.amount), endpoint.items.reduce((s: number, g: any) => s + micro(g.amount), 0));
     assert.deepEqual(wg1.items.map((e: any) => e.source).sort(), [workers[0], workers[1]].sort());
+    // Inside the wrappers each worker is its instance's entry.
+    assert.deepEqual(wg1.items.map((e: any) => e.type), ['instance', 'instance']);
     assert.ok(tree.body.results.some((e: any) => e.source === plain && e.type === 'instance'));
 
     const onlyServerless = await charges(app(), api_key, { day, type: { in: ['serverless'] } }, { format: 'tree' });

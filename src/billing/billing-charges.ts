@@ -22,6 +22,14 @@ const ITEM_LINES: Record<string, string> = {
 };
 const ITEM_ORDER = Object.keys(ITEM_LINES);
 
+/**
+ * A serverless worker is an instance, and its contract's entry is that instance's (`instance-<id>`, type `instance`)
+ * in both formats: spec "Show charges" has table rows of type `instance` or `volume` only, and type `serverless` only
+ * on the tree format's endpoint and workergroup wrappers. The stored type stays `serverless`, so the `type` filter
+ * still selects the workers (the vastai client's table then shows their endpoint and workergroup from `metadata`).
+ */
+const entryType = (c: ContractRow): string => (c.type === 'serverless' ? 'instance' : c.type);
+
 export interface ChargeEntry {
   start: number;
   end: number;
@@ -148,7 +156,7 @@ export function chargesServiceFactory({ db, clock }: { db: Tx; clock: Clock }) {
     return {
       start: items.length ? Math.min(...items.map((i) => i.start_at)) : Math.max(Number(c.start_at), from),
       end: items.length ? Math.max(...items.map((i) => i.end_at)) : Math.min(Number(c.end_at), to),
-      type: c.type,
+      type: entryType(c),
       source: c.source,
       description: c.description,
       amount: toDollars(total),
