@@ -163,7 +163,7 @@ forEachDialect('charges API', (app) => {
     const day = { gte: t0, lte: t0 + 1800 };
 
     // Spec: table rows have type instance or volume; a serverless worker's charges are the rows of its instance.
-    for (const format of [{}, { format: 'table' }]) {
+    for (const format of [{}, { format: 'table' }] as Record<string, string>[]) {
       const table = await charges(app(), api_key, { day }, format);
       assert.equal(table.status, 200, table.raw);
       assert.equal(table.body.count, 4);
