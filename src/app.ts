@@ -10,6 +10,7 @@ import { Scheduler } from './platform/scheduler.js';
 import { installErrorHandling, installExactJsonContentType, installJsonParser, RequestLog } from './platform/http.js';
 import { installOpenApi, OPENAPI_PATH } from './platform/openapi.js';
 import { lazySchemas } from './platform/lazy-schemas.js';
+import { declaredFields } from './platform/validation.js';
 import { createServices, type Services } from './services.js';
 import { registerRoutes } from './routes.js';
 
@@ -33,6 +34,8 @@ export interface RouteInfo {
   instanceKey: boolean;
   adminOnly: boolean;
   customAuth: boolean;
+  /** The body fields the route's schema declares; null when it has no body schema (the body is not read). */
+  bodyFields: string[] | null;
 }
 
 export interface Built {
@@ -56,7 +59,8 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: 1024 * 1024,
     // allowUnionTypes: a union of JSON types (`["number", "string"]`) is meant, not a mistake to warn about.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, allowUnionTypes: true } },
+    // coerceTypes off: platform/validation.ts coerces strictly before Ajv runs (Ajv's own turned `true` into 1).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, allowUnionTypes: true } },
   });
   const scheduler = new Scheduler(deps.store, deps.clock, deps.log);
   const services = createServices({ ...deps, scheduler });
@@ -76,6 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
         instanceKey: route.config?.instanceKey === true,
         adminOnly: route.config?.adminOnly === true,
         customAuth: route.config?.customAuth === true,
+        bodyFields: route.schema?.body ? declaredFields(route.schema.body) : null,
       });
     }
   });

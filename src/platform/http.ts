@@ -26,6 +26,9 @@ function validationMessage(err: FastifyError): string {
   if (first.keyword === 'additionalProperties') {
     return `${field ? `${field}.` : ''}${String(first.params?.additionalProperty)} is not an allowed field`;
   }
+  if (first.keyword === 'reservedProperty') {
+    return `${field ? `${field}.` : ''}${String(first.params?.reservedProperty)} is not an allowed field: the server keeps it`;
+  }
   if (first.keyword === 'enum') {
     return `${field} must be one of ${(first.params?.allowedValues as unknown[] | undefined)?.map((v) => JSON.stringify(v)).join(', ')}`;
   }

@@ -10,6 +10,7 @@ import type { FastifyServerOptions } from 'fastify';
 // Fastify's own compilers (its dependencies, not declared in package.json: whatever version Fastify installs).
 import AjvCompilerModule from '@fastify/ajv-compiler';
 import SerializerModule from '@fastify/fast-json-stringify-compiler';
+import { strictValidators, type ValidatorFactory } from './validation.js';
 
 type Compiled = ((data: unknown) => unknown) & { errors?: unknown };
 type Compile = (route: Record<string, unknown>) => Compiled;
@@ -45,7 +46,8 @@ export function lazySchemas(): LazySchemas {
     return run;
   };
 
-  const validators = AjvCompiler();
+  // Ajv behind the strict coercion and the reserved-key guard of validation.ts.
+  const validators = strictValidators(AjvCompiler() as unknown as ValidatorFactory) as unknown as Factory;
   const serializers = SerializerSelector();
   return {
     schemaController: {

@@ -8,10 +8,12 @@ import {
   DecisionsReply,
   EndpointBody,
   EndpointsReply,
+  EndpointUpdateBody,
   IdParams,
   ServerlessOk,
   WorkergroupBody,
   WorkergroupsReply,
+  WorkergroupUpdateBody,
 } from './serverless-schemas.js';
 
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
@@ -34,7 +36,7 @@ export async function serverlessRoutes(app: TypedApp, { serverless }: Services):
 
   app.put('/api/v0/endptjobs/:id/', {
     config: write,
-    schema: { summary: 'Update a serverless endpoint', tags, params: IdParams, body: EndpointBody, response: { 200: Ok, ...errors } },
+    schema: { summary: 'Update a serverless endpoint', tags, params: IdParams, body: EndpointUpdateBody, response: { 200: Ok, ...errors } },
   }, async (request) => serverless.updateEndpoint(principalOf(request), request.params.id, request.body));
 
   app.delete('/api/v0/endptjobs/:id/', {
@@ -57,7 +59,7 @@ export async function serverlessRoutes(app: TypedApp, { serverless }: Services):
 
   app.put('/api/v0/autojobs/:id/', {
     config: write,
-    schema: { summary: 'Update a workergroup', tags, params: IdParams, body: WorkergroupBody, response: { 200: Ok, ...errors } },
+    schema: { summary: 'Update a workergroup', tags, params: IdParams, body: WorkergroupUpdateBody, response: { 200: Ok, ...errors } },
   }, async (request) => serverless.updateWorkergroup(principalOf(request), request.params.id, request.body));
 
   app.delete('/api/v0/autojobs/:id/', {

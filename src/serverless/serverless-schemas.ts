@@ -10,27 +10,64 @@ const Obj = Type.Object({}, { additionalProperties: true });
 export const ServerlessOk = Type.Object({ success: Type.Boolean(), msg: Type.String() });
 export const IdParams = Type.Object({ id: Id() });
 
-/** The client sends every key, null when unset (client-compat: Serverless). */
-// One schema with both types: as a union, type coercion would turn null into 0 (or 0 into null) on the way.
+/** The client sends every key, null when unset (client-compat: Serverless): a type list with null. */
 const num = (o: Record<string, unknown> = {}) => Type.Optional(Type.Unsafe<number | null>({ type: ['number', 'null'], ...o }));
 const int = (o: Record<string, unknown> = {}) => Type.Optional(Type.Unsafe<number | null>({ type: ['integer', 'null'], ...o }));
 const str = (max: number) => Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: max }));
 
-export const EndpointBody = Type.Object(
-  {
-    min_load: num({ minimum: 0 }), min_cold_load: num({ minimum: 0 }), target_util: num(), cold_mult: num({ minimum: 0 }),
-    cold_workers: int({ minimum: 0 }), max_workers: int({ minimum: 1 }), endpoint_name: str(128),
-    max_queue_time: num({ minimum: 0 }), target_queue_time: num({ minimum: 0 }), inactivity_timeout: num({ minimum: 0 }),
-  },
-  { additionalProperties: true },
+/**
+ * The endpoint fields a body may set (spec: Create serverless endpoint, plus the fields the clients send for the
+ * autoscaler). Owner and system columns (`id`, `user_id`, `team_id`, `load`, `created_at`, `deleted_at` …) are not
+ * among them.
+ */
+export const ENDPOINT_SETTABLE = [
+  'endpoint_name', 'min_load', 'min_cold_load', 'target_util', 'cold_mult', 'cold_workers', 'max_workers',
+  'max_queue_time', 'target_queue_time', 'inactivity_timeout',
+] as const;
+const endpointFields = {
+  min_load: num({ minimum: 0 }), min_cold_load: num({ minimum: 0 }), target_util: num(), cold_mult: num({ minimum: 0 }),
+  cold_workers: int({ minimum: 0 }), max_workers: int({ minimum: 1 }), endpoint_name: str(128),
+  max_queue_time: num({ minimum: 0 }), target_queue_time: num({ minimum: 0 }), inactivity_timeout: num({ minimum: 0 }),
+};
+/**
+ * Keys the clients send that gpuplane accepts and does not store: `client_id` ("me") and `autoscaler_instance`
+ * ("prod") from the vastai CLI (api/endpoints.py) and vast.py; `endpoint_state` from `update endpoint` and the
+ * serverless SDK's EndpointConfig (gpuplane's endpoints are always `active`).
+ */
+const endpointClientKeys = { client_id: str(64), autoscaler_instance: str(64), endpoint_state: str(32) };
+
+/**
+ * Closed: the settable fields and the client keys above, nothing else; any other key is a 400 naming it, so no body
+ * key can reach a column (issue 11: `{"user_id": …}` gave the endpoint away).
+ */
+export const EndpointBody = Type.Object({ ...endpointFields, ...endpointClientKeys }, { additionalProperties: false });
+/** `PUT /endptjobs/{id}/`: the same, plus `endptjob_id`, which vastai and vast.py repeat from the path. */
+export const EndpointUpdateBody = Type.Object(
+  { ...endpointFields, ...endpointClientKeys, endptjob_id: int() },
+  { additionalProperties: false },
 );
-export const WorkergroupBody = Type.Object(
-  {
-    min_load: num({ minimum: 0 }), target_util: num(), cold_mult: num({ minimum: 0 }), cold_workers: int({ minimum: 0 }),
-    max_workers: int({ minimum: 1 }), test_workers: int({ minimum: 0 }), template_hash: str(128), template_id: int(),
-    search_params: str(4096), launch_args: str(4096), gpu_ram: num({ minimum: 0 }), endpoint_name: str(128), endpoint_id: int({ minimum: 1 }),
-  },
-  { additionalProperties: true },
+
+/** The workergroup fields a body may set on create; an update changes the settings, `test_workers` and the query. */
+const workergroupFields = {
+  min_load: num({ minimum: 0 }), target_util: num(), cold_mult: num({ minimum: 0 }), cold_workers: int({ minimum: 0 }),
+  max_workers: int({ minimum: 1 }), test_workers: int({ minimum: 0 }), template_hash: str(128), template_id: int(),
+  search_params: str(4096), launch_args: str(4096), gpu_ram: num({ minimum: 0 }), endpoint_name: str(128), endpoint_id: int({ minimum: 1 }),
+};
+/**
+ * Keys the clients send that gpuplane accepts and does not store: `client_id`, `autoscaler_instance` (vastai,
+ * vast.py); `min_cold_load` and the registry login `docker_login_user/pass/repo` (the serverless SDK's
+ * WorkergroupConfig; a workergroup pulls with its template's login).
+ */
+const workergroupClientKeys = {
+  client_id: str(64), autoscaler_instance: str(64), min_cold_load: num({ minimum: 0 }),
+  docker_login_user: str(1024), docker_login_pass: str(4096), docker_login_repo: str(1024),
+};
+/** Closed, as the endpoint's body. */
+export const WorkergroupBody = Type.Object({ ...workergroupFields, ...workergroupClientKeys }, { additionalProperties: false });
+/** `PUT /autojobs/{id}/`: the same, plus `autojob_id`, which vastai and vast.py repeat from the path. */
+export const WorkergroupUpdateBody = Type.Object(
+  { ...workergroupFields, ...workergroupClientKeys, autojob_id: int() },
+  { additionalProperties: false },
 );
 
 export const CreateEndpointReply = Type.Object({ success: Type.Boolean(), result: Type.Integer() });

@@ -3,16 +3,19 @@
  * the client's bodies (every key present, null meaning "not given"), and the simulated autoscaler
  * (serverless-scaler.ts) that keeps each workergroup's real instances following the endpoint's load.
  */
+import type { Static } from 'typebox';
 import { scopeOf, type Principal } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
+import { checkEchoedId } from '../platform/validation.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import type { TemplatesPort } from '../instances/instances-ports.js';
 import { parseFilterBody, type FieldTable } from '../offers/filter.js';
 import { AUTOSCALE_JOB, scalerFactory, settingsOf, workergroupRef, type OffersInTx, type ScalerInstancesPort } from './serverless-scaler.js';
 import { parseSearchParams } from './serverless-query.js';
+import { ENDPOINT_SETTABLE, type EndpointUpdateBody } from './serverless-schemas.js';
 import { serverlessStore, type EndpointRow, type WorkergroupRow } from './serverless-store.js';
 
 /** Spec "Create serverless endpoint" defaults. */
@@ -35,6 +38,7 @@ export interface ServerlessDeps {
 
 type Settings = Partial<Record<'min_load' | 'min_cold_load' | 'target_util' | 'cold_mult' | 'cold_workers' | 'max_workers' | 'max_queue_time' | 'target_queue_time' | 'inactivity_timeout', number | null>>;
 const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
+type EndpointUpdate = Static<typeof EndpointUpdateBody>;
 
 /** Checks the settings a body gives (nulls are "not given"), against each other as they will stand. */
 function checkSettings(s: Settings, merged: { cold_workers: number; max_workers: number }): void {
@@ -93,13 +97,16 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
       return { success: true as const, results };
     },
 
-    async updateEndpoint(principal: Principal, id: number, body: Settings & { endpoint_name?: string | null }) {
+    async updateEndpoint(principal: Principal, id: number, body: EndpointUpdate) {
+      checkEchoedId(body.endptjob_id, id, 'endptjob_id');
       return tx(async (t) => {
         const e = await sls.endpointInScope(id, scopeOf(principal), t, true);
         if (!e) throw new ApiError('not_found', `endpoint ${id} not found`);
-        const set = Object.fromEntries(Object.entries(body).filter(([k, v]) => given(v) && k in e && k !== 'id')) as Settings;
+        // Only the settable fields, by an explicit list: the body is never copied onto the row by its keys.
+        const set: Partial<Pick<EndpointRow, (typeof ENDPOINT_SETTABLE)[number]>> = {};
+        for (const k of ENDPOINT_SETTABLE) if (given(body[k])) (set as Record<string, unknown>)[k] = body[k];
         checkSettings(set, { ...e, ...set } as EndpointRow);
-        if (Object.keys(set).length) await sls.updateEndpoint(id, set as Record<string, number>, t);
+        if (Object.keys(set).length) await sls.updateEndpoint(id, set, t);
         return { success: true as const, msg: `endpoint ${id} updated` };
       });
     },
@@ -161,6 +168,7 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
     },
 
     async updateWorkergroup(principal: Principal, id: number, body: Record<string, any>) {
+      checkEchoedId(body.autojob_id, id, 'autojob_id');
       const filter = given(body.search_params) ? searchFilter(String(body.search_params)) : undefined;
       return tx(async (t) => {
         const wg = await sls.workergroupInScope(id, scopeOf(principal), t, true);

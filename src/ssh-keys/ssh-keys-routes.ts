@@ -2,7 +2,7 @@ import type { TypedApp } from '../app.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
 import type { Services } from '../services.js';
-import { SshKeyBody, SshKeyDeleteReply, SshKeyParams, SshKeyReply, SshKeysReply } from './ssh-keys-types.js';
+import { SshKeyBody, SshKeyDeleteReply, SshKeyParams, SshKeyReply, SshKeysReply, SshKeyUpdateBody } from './ssh-keys-types.js';
 
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply, 409: ErrorReply };
 
@@ -34,11 +34,11 @@ export async function sshKeysRoutes(app: TypedApp, { sshKeys }: Services): Promi
         summary: 'Replace an SSH key',
         tags: ['ssh-keys'],
         params: SshKeyParams,
-        body: SshKeyBody,
+        body: SshKeyUpdateBody,
         response: { 200: SshKeyReply, ...errors },
       },
     },
-    async (request) => sshKeys.update(principalOf(request).user.id, request.params.id, request.body.ssh_key),
+    async (request) => sshKeys.update(principalOf(request).user.id, request.params.id, request.body),
   );
 
   app.delete(

@@ -3,7 +3,8 @@ import type { Db, DialectName, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import { parseSshPublicKey } from './ssh-keys-format.js';
 import type { SshKeyRow, SshKeysStore } from './ssh-keys-store.js';
-import type { SshKeyObject } from './ssh-keys-types.js';
+import { checkEchoedId } from '../platform/validation.js';
+import type { SshKeyObject, SshKeyUpdateBody } from './ssh-keys-types.js';
 
 /** Most SSH keys one account may register. */
 export const SSH_KEYS_MAX_PER_USER = 100;
@@ -56,8 +57,9 @@ export function sshKeysServiceFactory({ db, dialect, sshKeys, clock }: SshKeysSe
       return (await sshKeys.listByUser(userId)).map(toSshKeyObject);
     },
 
-    async update(userId: number, id: number, sshKey: string): Promise<{ success: true; key: SshKeyObject }> {
-      const { normalized } = parseSshPublicKey(sshKey);
+    async update(userId: number, id: number, body: SshKeyUpdateBody): Promise<{ success: true; key: SshKeyObject }> {
+      checkEchoedId(body.id, id, 'id');
+      const { normalized } = parseSshPublicKey(body.ssh_key);
       const row = await db.transaction().execute(async (tx) => {
         await sshKeys.lockUser(userId, dialect, tx);
         if (!(await sshKeys.get(userId, id, tx))) throw keyNotFound(id);

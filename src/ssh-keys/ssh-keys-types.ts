@@ -11,8 +11,16 @@ export const SshKeyObject = Type.Object({
 });
 export type SshKeyObject = Static<typeof SshKeyObject>;
 
+/** Open: other keys are ignored, and owner and system columns (`user_id` …) refused (platform/validation.ts). */
 export const SshKeyBody = Type.Object({ ssh_key: Type.String({ maxLength: 65_536 }) }, { additionalProperties: true });
 export type SshKeyBody = Static<typeof SshKeyBody>;
+
+/** `PUT /ssh/{id}/`: the vastai client repeats the key's id in the body (`{"id", "ssh_key"}`); it must be the path's. */
+export const SshKeyUpdateBody = Type.Object(
+  { ssh_key: Type.String({ maxLength: 65_536 }), id: Type.Optional(Type.Unsafe<number | null>({ type: ['integer', 'null'] })) },
+  { additionalProperties: true },
+);
+export type SshKeyUpdateBody = Static<typeof SshKeyUpdateBody>;
 
 export const SshKeyParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
 
