@@ -218,6 +218,21 @@ forEachDialect('mass assignment', (app) => {
     assert.equal(JSON.stringify((await app().request('GET', '/api/v0/auth/apikeys/', { key: b.api_key })).body), countOfB);
   });
 
+  test('a __proto__ key at any depth, escaped or not, is a 400 naming its path', async () => {
+    const cases: Array<[string, string]> = [
+      ['{"__proto__": {"is_admin": true}}', 'body.__proto__'],
+      ['{"min_load": 1, "x": {"__proto__": {"user_id": 1}}}', 'body.x.__proto__'],
+      ['{"a": [{"b": 1}, {"\\u005f_proto__": {"user_id": 1}}]}', 'body.a[1].__proto__'],
+    ];
+    for (const [json, path] of cases) {
+      const res = await put(app(), 'POST', '/api/v0/endptjobs/', app().ownerKey, json);
+      assert.equal(res.status, 400, res.raw);
+      assert.equal(res.body.error, 'bad_request');
+      assert.equal(res.body.msg, `${path} is not an allowed field`);
+    }
+    assert.equal(({} as Record<string, unknown>).is_admin, undefined, 'no prototype was touched');
+  });
+
   test('every route that reads a body refuses every reserved key it does not declare, naming it; none answers 5xx', async () => {
     const failures: string[] = [];
     for (const r of app().routes) {

@@ -71,20 +71,39 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 }
 
+/** A `"__proto__":` key in JSON text, its letters possibly escaped (as secure-json-parse, Fastify's own parser, looks). */
+const PROTO_KEY = /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/;
+
+/** The path of the first `__proto__` key in a parsed value, if any. */
+function protoPath(value: unknown, path: string): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (Object.hasOwn(value, '__proto__')) return `${path}.__proto__`;
+  for (const [k, v] of Object.entries(value)) {
+    const found = protoPath(v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /**
  * JSON bodies: an empty body (common on DELETE and GET from the vastai client) is no body; anything unparsable is a
- * 400 that says so.
+ * 400 that says so. A `__proto__` key at any depth is a 400 naming it: JSON.parse makes it an own property, and a
+ * later spread or Object.assign of that object would set a prototype (Fastify's own parser refuses it too).
  */
 export function installJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = (body as string).trim();
     if (text === '') return done(null, undefined);
+    let value: unknown;
     try {
-      done(null, JSON.parse(text));
+      value = JSON.parse(text);
     } catch {
-      done(new ApiError('bad_request', 'malformed JSON body'), undefined);
+      return done(new ApiError('bad_request', 'malformed JSON body'), undefined);
     }
+    const proto = PROTO_KEY.test(text) ? protoPath(value, 'body') : undefined;
+    if (proto) return done(new ApiError('bad_request', `${proto} is not an allowed field`), undefined);
+    done(null, value);
   });
 }
 
