@@ -9,6 +9,7 @@ import type { SecretBox } from './platform/crypto.js';
 import { Scheduler } from './platform/scheduler.js';
 import { installErrorHandling, installExactJsonContentType, installJsonParser, RequestLog } from './platform/http.js';
 import { installOpenApi, OPENAPI_PATH } from './platform/openapi.js';
+import { clientErrorHandler, frameworkErrors, installClosingReply, MAX_PARAM_LENGTH } from './platform/transport-errors.js';
 import { lazySchemas } from './platform/lazy-schemas.js';
 import { declaredFields } from './platform/validation.js';
 import { createServices, type Services } from './services.js';
@@ -56,7 +57,11 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
     // One line per request, with the URL redacted, instead of Fastify's own request lines.
     logController: new RequestLog(),
     // Every path is served with and without its trailing slash (contract §3).
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Fastify's and Node's own error replies become the error object too (platform/transport-errors.ts).
+    frameworkErrors,
+    clientErrorHandler,
+    return503OnClosing: false,
     bodyLimit: 1024 * 1024,
     // allowUnionTypes: a union of JSON types (`["number", "string"]`) is meant, not a mistake to warn about.
     // coerceTypes off: platform/validation.ts coerces strictly before Ajv runs (Ajv's own turned `true` into 1).
@@ -85,6 +90,8 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
     }
   });
   app.decorateRequest('principal', null);
+  // First of the onRequest hooks: while closing, nothing else runs.
+  installClosingReply(app);
   installJsonParser(app);
   installErrorHandling(app);
   installExactJsonContentType(app);

@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   method_not_allowed: 405,
   conflict: 409,
+  request_timeout: 408,
+  headers_too_large: 431,
   // emulator control
   clock_not_virtual: 400,
   // instances: `wait` ends in a failure state (exited/unknown/offline), or its timeout passes first

@@ -1,5 +1,5 @@
 import { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ApiError, type ErrorBody } from './errors.js';
+import { ApiError, ERROR_STATUS, type ErrorBody, type ErrorCode } from './errors.js';
 
 /** `?api_key=…` (older vastai clients append it) never reaches a log. */
 export function redactUrl(url: string): string {
@@ -43,6 +43,16 @@ const FASTIFY_CODES: Record<string, [number, ApiError['code'], string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'bad_request', 'malformed JSON body'],
 };
 
+/** Fastify client-error statuses that have a code of their own in the table. */
+const STATUS_CODE: Partial<Record<number, ErrorCode>> = {
+  404: 'not_found',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  431: 'headers_too_large',
+};
+
 /** The one error handler: ApiError → its status and body; schema failures → 400; anything else → a bare 500. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -56,7 +66,9 @@ export function installErrorHandling(app: FastifyInstance): void {
     const known = err.code ? FASTIFY_CODES[err.code] : undefined;
     if (known) return reply.status(known[0]).send({ success: false, error: known[1], msg: known[2] } satisfies ErrorBody);
     if (err instanceof SyntaxError || (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)) {
-      return reply.status(400).send({ success: false, error: 'bad_request', msg: err.message } satisfies ErrorBody);
+      // Another of Fastify's client errors: its status where the table has a code for it, else a 400.
+      const code = (err.statusCode && STATUS_CODE[err.statusCode]) || 'bad_request';
+      return reply.status(ERROR_STATUS[code]).send({ success: false, error: code, msg: err.message } satisfies ErrorBody);
     }
     request.log.error({ err }, 'unhandled error');
     return reply.status(500).send({ success: false, error: 'internal_error', msg: 'internal error' } satisfies ErrorBody);
