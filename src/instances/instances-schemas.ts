@@ -52,6 +52,10 @@ export const InstanceObject = Type.Object(
 export const IdParams = Type.Object({ id: Id() });
 export const OfferParams = Type.Object({ offer_id: Type.Integer({ minimum: 1 }) });
 
+/**
+ * `PUT /instances/{id}/`: open, as the other instance bodies here: the clients send `{state}` or `{label}` (vastai
+ * adds `client_id` to some), extra keys are ignored; owner and system columns are 400s (platform/validation.ts).
+ */
 export const UpdateBody = Type.Object(
   {
     state: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('stopped')])),

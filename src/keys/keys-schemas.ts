@@ -21,6 +21,10 @@ export const ApiKeyObject = Type.Object({
 
 export const KeyId = Type.Object({ id: Id() });
 
+/**
+ * Open: the vastai client sends `name`, `permissions`, `key_params`; other keys are ignored, and owner and system
+ * columns (`user_id`, `key_hash` …) are 400s (platform/validation.ts). `team_id` is declared: a team the caller is in.
+ */
 export const CreateApiKeyBody = Type.Object({
   name: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
   permissions: Type.Optional(Type.Unknown({ description: '{"api": {"<category>": {}, ...}}' })),

@@ -68,6 +68,7 @@ export const AcceptReply = Type.Object({
 export const MemberRoleBody = Type.Object({ role: Type.String({ minLength: 1, maxLength: 64 }) });
 
 export const CreateRoleBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), permissions: Permissions });
+/** Open, as the other team bodies: other keys are ignored; `team_id`, `id` and the like are 400s (platform/validation.ts). */
 export const UpdateRoleBody = Type.Object({
   name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
   permissions: Type.Optional(Permissions),

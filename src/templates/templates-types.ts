@@ -51,6 +51,7 @@ export const CreateTemplateBody = Type.Object(
 );
 export type CreateTemplateBody = Static<typeof CreateTemplateBody>;
 
+/** Open, as create: unknown keys are ignored; owner and system columns (`user_id`, `creator_id` …) are 400s. */
 export const UpdateTemplateBody = Type.Intersect([
   Type.Object({ hash_id: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: true }),
   CreateTemplateBody,

@@ -34,6 +34,10 @@ export const Factor = {
   backup_code: Type.Optional(Backup),
 };
 
+/**
+ * Open bodies: the clients drop empty fields and send nothing else; other keys are ignored, and owner and system
+ * columns (`user_id`, `fail_count`, `locked_until` …) are 400s (platform/validation.ts).
+ */
 export const Bodies = {
   login: Type.Object({ ...Factor, admin: Type.Optional(Type.Boolean()) }),
   remove: Type.Object({ ...Factor, target_id: Type.Optional(MethodId) }),

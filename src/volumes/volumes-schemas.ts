@@ -9,6 +9,10 @@ const Obj = Type.Object({}, { additionalProperties: true });
 
 export const VolumeSearchReply = Type.Object({ offers: Type.Array(Obj) });
 
+/**
+ * `PUT /volumes/`: open; vastai sends `{size, id, name?}` where `id` is the volume offer (declared, so not refused as
+ * a column). Owner and system columns (`user_id` …) are 400s (platform/validation.ts).
+ */
 export const CreateVolumeBody = Type.Object(
   {
     id: Type.Integer({ minimum: 1, description: 'volume offer id (from search volumes)' }),
