@@ -12,6 +12,7 @@ import { registerInstances, setArgsRemainder } from './commands/instances.js';
 import { splitRemainder } from './instance-args.js';
 import { registerServerless } from './commands/serverless.js';
 import { registerSession } from './commands/session.js';
+import pkg from '../../package.json' with { type: 'json' };
 
 const OVERVIEW = `
 Client options may also come from the environment: GPUPLANE_URL, GPUPLANE_API_KEY. Without either, the key saved
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
     .option('--url <url>', 'server URL (env GPUPLANE_URL, default http://127.0.0.1:8080)')
     .option('--api-key <key>', 'API key (env GPUPLANE_API_KEY, or the key saved by `gpuplane set api-key`)')
     .option('--raw', 'print JSON replies, for scripts')
+    .version(pkg.version, '-V, --version', 'print the version of gpuplane')
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', OVERVIEW)
     .exitOverride();
