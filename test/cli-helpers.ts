@@ -80,18 +80,22 @@ export function tempConfigHome(): { dir: string; cleanup(): void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Runs the CLI as a process. `env` is added to a clean environment (no GPUPLANE_* from the caller). */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void): Promise<CliResult> {
+/**
+ * Runs the CLI as a process. `env` is added to a clean environment (no GPUPLANE_* from the caller, no COLUMNS, so
+ * tables are not fitted to a width unless a test asks). `input` is written to its standard input (default: none).
+ */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void, input?: string): Promise<CliResult> {
   const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GPUPLANE_')) base[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GPUPLANE_') && k !== 'COLUMNS') base[k] = v;
   const merged = { ...base, ...env };
   for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
   return new Promise((done, reject) => {
-    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: merged as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: merged as NodeJS.ProcessEnv, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) proc.stdin!.end(input);
     let stdout = '';
     let stderr = '';
-    proc.stdout.on('data', (d) => (stdout += String(d)));
-    proc.stderr.on('data', (d) => {
+    proc.stdout!.on('data', (d) => (stdout += String(d)));
+    proc.stderr!.on('data', (d) => {
       stderr += String(d);
       onStderr?.(stderr);
     });
@@ -105,7 +109,7 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
  * config directory unless overridden; an `undefined` value removes a variable) and the server's URL.
  */
 export function useServer(): {
-  cli: (args: string[], env?: Record<string, string | undefined>, onStderr?: (text: string) => void) => Promise<CliResult>;
+  cli: (args: string[], env?: Record<string, string | undefined>, onStderr?: (text: string) => void, input?: string) => Promise<CliResult>;
   url: () => string;
   home: () => string;
 } {
@@ -120,7 +124,7 @@ export function useServer(): {
     home?.cleanup();
   });
   return {
-    cli: (args, env = {}, onStderr) => runCli(args, { GPUPLANE_URL: srv!.url, GPUPLANE_API_KEY: OWNER_KEY, XDG_CONFIG_HOME: home!.dir, ...env }, onStderr),
+    cli: (args, env = {}, onStderr, input) => runCli(args, { GPUPLANE_URL: srv!.url, GPUPLANE_API_KEY: OWNER_KEY, XDG_CONFIG_HOME: home!.dir, ...env }, onStderr, input),
     url: () => srv!.url,
     home: () => home!.dir,
   };

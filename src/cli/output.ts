@@ -96,7 +96,20 @@ export function renderTable<R>(rows: R[], columns: Column<R>[], opts: TableOpts 
   const text = plainTable(rows, shown);
   if (!hidden.length) return text;
   const how = opts.choosable ? 'choose with --columns NAME,NAME,… or --columns all' : '--raw prints every field';
-  return `${text}\n(left out to fit ${opts.width} columns: ${hidden.map(columnName).join(', ')}; ${how})`;
+  return `${text}\n${wrap(`(left out to fit ${opts.width} columns: ${hidden.map(columnName).join(', ')}; ${how})`, opts.width!)}`;
+}
+
+/** Breaks text into lines of at most `width` characters, at spaces (a longer word stays whole). */
+function wrap(text: string, width: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  return [...lines, line].join('\n');
 }
 
 function plainTable<R>(rows: R[], columns: Column<R>[]): string {
