@@ -18,6 +18,9 @@ const OVERVIEW = `
 Client options may also come from the environment: GPUPLANE_URL, GPUPLANE_API_KEY. Without either, the key saved
 by \`gpuplane set api-key KEY\` is used (in $XDG_CONFIG_HOME/gpuplane/ or ~/.config/gpuplane/).
 
+Tables fit the terminal's width (COLUMNS overrides it; no limit when the output is not a terminal), leaving out
+the least useful columns; --columns chooses them (also -o, except on search commands, where -o is --order).
+
 Exit codes: 0 success, 1 the server refused or could not be reached (its message is printed),
 2 a usage error (unknown option, malformed query; nothing was sent), 3 the instance failed while waiting
 (exited, unknown, offline), 4 a wait timed out.
