@@ -14,10 +14,12 @@ export const ROUTE_COMMANDS: Readonly<Record<string, string>> = {
   'PUT /api/v0/tfa/regen-backup-codes/': '`gpuplane tfa regen-codes` (see its --help for the code it needs)',
   'POST /api/v0/tfa/totp-setup/': '`gpuplane tfa totp-setup`',
   'POST /api/v0/tfa/sms/resend/': '`gpuplane tfa send-sms --resend --secret SECRET`',
-  'POST /api/v0/tfa/sms/': '`gpuplane tfa send-sms`',
+  'POST /api/v0/tfa/sms/': '`gpuplane tfa send-sms --phone-number PHONE`',
   'POST /api/v0/team/': '`gpuplane create team --team_name NAME`',
   'DELETE /api/v0/auth/apikeys/{id}/': '`gpuplane delete api-key ID`',
-  'POST /api/v0/users/verify-email/': '`gpuplane verify email --email EMAIL --code CODE` (a new code: `gpuplane verify email --email EMAIL --resend`)',
+  'POST /api/v0/users/verify-email/': '`gpuplane verify email --email EMAIL --code CODE`; a new code: `gpuplane verify email --email EMAIL --resend`',
+  'POST /api/v0/auth/apikeys/ with team_id': '`gpuplane create api-key --team-id TEAM_ID`',
+  'POST /api/v0/ssh/': '`gpuplane create ssh-key PUBLIC_KEY_FILE`',
   'POST /_emu/clock/advance': '`gpuplane emu advance SECONDS`',
 };
 

@@ -60,7 +60,7 @@ export function buildProgram(): Command {
     create: verb('create', 'create: instance, template, ssh-key, api-key, team, team-role, volume, endpoint, workergroup, account'),
     update: verb('update', 'change: template, ssh-key, team-role, endpoint, workergroup'),
     delete: verb('delete', 'delete: template, ssh-key, api-key, volume, endpoint, workergroup'),
-    emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, faults, outbox, users'),
+    emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, advance, create-user, outbox, fault, credit, add-machine, load, reset'),
   };
   registerAccount(program, groups);
   registerOffers(groups.search);

@@ -194,7 +194,7 @@ Example:
           const activate = cmd(`tfa activate CODE --secret ${r.secret}`);
           const then = authorized
             ? `Then, with a code from the app: ${activate}`
-            : `Then authorize adding a method: ${cmd('tfa authorize')}, then the ${cmd('tfa authorize-finish …')} it prints;\nand add it, with a code from the app: ${activate}`;
+            : `Then authorize adding a method with ${cmd('tfa authorize')} and the command it prints;\nthen add it with a code from the app: ${activate}`;
           return `${qr}\nScan it with your authenticator app, or enter the secret: ${r.secret}\n${r.provisioning_uri}\n${then}`;
         });
       }),
