@@ -25,16 +25,18 @@ export interface ServerProcess {
   close(): Promise<void>;
 }
 
+/** The test server: a virtual clock at T0, SQLite in memory, the owner's key, a small fleet. */
+export const TEST_SERVER_FLAGS = [
+  '--clock', 'virtual', '--clock-start', String(T0), '--database-url', 'sqlite::memory:', '--bootstrap-api-key', OWNER_KEY,
+  '--secret-key', 'cli-test-secret-key-0123456789', '--sim-machines', '20',
+];
+
 /** Starts `gpuplane serve` on a free port and waits for its "gpuplane listening" log line. */
-export async function startServer(extra: string[] = []): Promise<ServerProcess> {
+export async function startServer(extra: string[] = [], base: string[] = TEST_SERVER_FLAGS): Promise<ServerProcess> {
   const proc = spawn(
     process.execPath,
-    [
-      BIN, 'serve', '--port', '0', '--clock', 'virtual', '--clock-start', String(T0), '--database-url', 'sqlite::memory:',
-      '--bootstrap-api-key', OWNER_KEY, '--secret-key', 'cli-test-secret-key-0123456789', '--sim-machines', '20',
-      // The test runner silences logs through the environment; the port is read from the log, so a flag turns it on.
-      '--log-level', 'info', ...extra,
-    ],
+    // The test runner silences logs through the environment; the port is read from the log, so a flag turns it on.
+    [BIN, 'serve', '--port', '0', ...base, '--log-level', 'info', ...extra],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
