@@ -6,7 +6,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { createClient, type GpuplaneClient } from '../sdk/client.js';
 import { GpuplaneError, InstanceFailedError, WaitTimeoutError } from '../sdk/errors.js';
 import { readSavedApiKey } from './config-file.js';
-import { cmd, inCliWords } from './hints.js';
+import { hinted, inCliWords } from './hints.js';
 import { makeOut, outputWidth, type Out, type TableOpts } from './output.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
@@ -73,7 +73,7 @@ export function reportError(err: unknown, raw: boolean, keySource: Ctx['keySourc
       const where = err.status ? `HTTP ${err.status}, ${err.error}` : err.error;
       write(`gpuplane: ${inCliWords(err.msg)} (${where})`);
       if (err.status === 401 && keySource === 'none') {
-        write(`hint: no API key given: pass --api-key KEY, set GPUPLANE_API_KEY, or save one with ${cmd('set api-key KEY')}`);
+        write(`hint: no API key given: pass --api-key KEY, set GPUPLANE_API_KEY, or save one with ${hinted('set api-key KEY')}`);
       }
     }
     if (err instanceof InstanceFailedError) return EXIT.instanceFailed;

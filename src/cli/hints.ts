@@ -34,4 +34,4 @@ export function inCliWords(msg: string): string {
 }
 
 /** A command as hints print it. */
-export const cmd = (text: string) => `\`gpuplane ${text}\``;
+export const hinted = (text: string) => `\`gpuplane ${text}\``;

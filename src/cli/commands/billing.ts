@@ -3,7 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ChargeEntry } from '../../sdk/api/billing.js';
 import { action, intArg } from '../context.js';
 import { columnsOption, utc, type Column } from '../output.js';
-import { cmd } from '../hints.js';
+import { hinted } from '../hints.js';
 
 const DAY_S = 86_400;
 /** Default window of `show charges`: the last 30 days. */
@@ -55,7 +55,7 @@ function nextPage(o: ChargesOpts & { start: number; end: number }, token: string
   if (o.oldestFirst) words.push('--oldest-first');
   if (o.limit !== undefined) words.push(`--limit ${o.limit}`);
   words.push(`--next-token ${token}`);
-  return cmd(words.join(' '));
+  return hinted(words.join(' '));
 }
 
 const chargeColumns: Column<ChargeEntry>[] = [

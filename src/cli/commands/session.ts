@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { action, UsageError } from '../context.js';
 import { apiKeyFile, readSavedApiKey } from '../config-file.js';
 import { processIO, resolvePassword, type PasswordOpts } from '../password.js';
-import { cmd } from '../hints.js';
+import { hinted } from '../hints.js';
 
 export function registerSession(program: Command, verb: (name: string, what: string) => Command): void {
   verb('create', 'create: account')
@@ -27,7 +27,7 @@ Example:
       action(async (ctx, o: { email: string; full_name?: string } & PasswordOpts) => {
         const password = await resolvePassword(o, processIO());
         const r = await ctx.client.auth.signUp({ email: o.email, password, full_name: o.full_name });
-        ctx.out.print(r, () => `created account ${r.user.id} (${r.user.email}); ${r.msg}\nthen: ${cmd(`verify email --email ${r.user.email} --code CODE`)}`);
+        ctx.out.print(r, () => `created account ${r.user.id} (${r.user.email}); ${r.msg}\nthen: ${hinted(`verify email --email ${r.user.email} --code CODE`)}`);
       }),
     );
 

@@ -8,7 +8,7 @@ import { action, intArg, UsageError } from '../context.js';
 import { saveApiKey } from '../config-file.js';
 import { utc, yesNo } from '../output.js';
 import { processIO, resolvePassword, type PasswordOpts } from '../password.js';
-import { cmd } from '../hints.js';
+import { hinted } from '../hints.js';
 
 interface FactorOpts {
   method?: 'sms' | 'totp' | 'email';
@@ -48,11 +48,11 @@ const methodColumns = [
 /** The ways to finish a login that needs a second factor, for the account's methods (`secret`: the login's). */
 function tfaLoginHints(secret: string, methods: { method: string }[]): string[] {
   const kinds = new Set(methods.map((m) => m.method));
-  const login = (how: string) => cmd(`tfa login --secret ${secret} ${how}`);
+  const login = (how: string) => hinted(`tfa login --secret ${secret} ${how}`);
   return [
     ...(kinds.has('totp') ? [login('--method totp --code CODE')] : []),
-    ...(kinds.has('sms') ? [`${cmd(`tfa send-sms --secret ${secret}`)}, then ${login('--method sms --code CODE')}`] : []),
-    `${cmd(`tfa send-email --secret ${secret}`)}, then ${login('--method email --code CODE')}`,
+    ...(kinds.has('sms') ? [`${hinted(`tfa send-sms --secret ${secret}`)}, then ${login('--method sms --code CODE')}`] : []),
+    `${hinted(`tfa send-email --secret ${secret}`)}, then ${login('--method email --code CODE')}`,
     login('--backup-code BACKUP_CODE'),
   ];
 }
@@ -155,7 +155,7 @@ Example:
         const r = await ctx.client.tfa.authorizeStart(factor(o));
         ctx.out.print(r, () =>
           r.secret
-            ? `finish with the code (e-mailed, texted, or from your authenticator app): ${cmd(`tfa authorize-finish --code CODE --secret ${r.secret}`)}`
+            ? `finish with the code (e-mailed, texted, or from your authenticator app): ${hinted(`tfa authorize-finish --code CODE --secret ${r.secret}`)}`
             : (r.msg ?? 'authorized'),
         );
       }),
@@ -191,10 +191,10 @@ Example:
         ctx.out.print(r, () => {
           let qr = '';
           qrcode.generate(r.provisioning_uri, { small: true }, (s) => (qr = s));
-          const activate = cmd(`tfa activate CODE --secret ${r.secret}`);
+          const activate = hinted(`tfa activate CODE --secret ${r.secret}`);
           const then = authorized
             ? `Then, with a code from the app: ${activate}`
-            : `Then authorize adding a method with ${cmd('tfa authorize')} and the command it prints;\nthen add it with a code from the app: ${activate}`;
+            : `Then authorize adding a method with ${hinted('tfa authorize')} and the command it prints;\nthen add it with a code from the app: ${activate}`;
           return `${qr}\nScan it with your authenticator app, or enter the secret: ${r.secret}\n${r.provisioning_uri}\n${then}`;
         });
       }),
