@@ -25,16 +25,18 @@ export interface ServerProcess {
   close(): Promise<void>;
 }
 
+/** The test server: a virtual clock at T0, SQLite in memory, the owner's key, a small fleet. */
+export const TEST_SERVER_FLAGS = [
+  '--clock', 'virtual', '--clock-start', String(T0), '--database-url', 'sqlite::memory:', '--bootstrap-api-key', OWNER_KEY,
+  '--secret-key', 'cli-test-secret-key-0123456789', '--sim-machines', '20',
+];
+
 /** Starts `gpuplane serve` on a free port and waits for its "gpuplane listening" log line. */
-export async function startServer(extra: string[] = []): Promise<ServerProcess> {
+export async function startServer(extra: string[] = [], base: string[] = TEST_SERVER_FLAGS): Promise<ServerProcess> {
   const proc = spawn(
     process.execPath,
-    [
-      BIN, 'serve', '--port', '0', '--clock', 'virtual', '--clock-start', String(T0), '--database-url', 'sqlite::memory:',
-      '--bootstrap-api-key', OWNER_KEY, '--secret-key', 'cli-test-secret-key-0123456789', '--sim-machines', '20',
-      // The test runner silences logs through the environment; the port is read from the log, so a flag turns it on.
-      '--log-level', 'info', ...extra,
-    ],
+    // The test runner silences logs through the environment; the port is read from the log, so a flag turns it on.
+    [BIN, 'serve', '--port', '0', ...base, '--log-level', 'info', ...extra],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -80,18 +82,22 @@ export function tempConfigHome(): { dir: string; cleanup(): void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Runs the CLI as a process. `env` is added to a clean environment (no GPUPLANE_* from the caller). */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void): Promise<CliResult> {
+/**
+ * Runs the CLI as a process. `env` is added to a clean environment (no GPUPLANE_* from the caller, no COLUMNS, so
+ * tables are not fitted to a width unless a test asks). `input` is written to its standard input (default: none).
+ */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void, input?: string): Promise<CliResult> {
   const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GPUPLANE_')) base[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GPUPLANE_') && k !== 'COLUMNS') base[k] = v;
   const merged = { ...base, ...env };
   for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
   return new Promise((done, reject) => {
-    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: merged as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: merged as NodeJS.ProcessEnv, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) proc.stdin!.end(input);
     let stdout = '';
     let stderr = '';
-    proc.stdout.on('data', (d) => (stdout += String(d)));
-    proc.stderr.on('data', (d) => {
+    proc.stdout!.on('data', (d) => (stdout += String(d)));
+    proc.stderr!.on('data', (d) => {
       stderr += String(d);
       onStderr?.(stderr);
     });
@@ -105,7 +111,7 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
  * config directory unless overridden; an `undefined` value removes a variable) and the server's URL.
  */
 export function useServer(): {
-  cli: (args: string[], env?: Record<string, string | undefined>, onStderr?: (text: string) => void) => Promise<CliResult>;
+  cli: (args: string[], env?: Record<string, string | undefined>, onStderr?: (text: string) => void, input?: string) => Promise<CliResult>;
   url: () => string;
   home: () => string;
 } {
@@ -120,7 +126,7 @@ export function useServer(): {
     home?.cleanup();
   });
   return {
-    cli: (args, env = {}, onStderr) => runCli(args, { GPUPLANE_URL: srv!.url, GPUPLANE_API_KEY: OWNER_KEY, XDG_CONFIG_HOME: home!.dir, ...env }, onStderr),
+    cli: (args, env = {}, onStderr, input) => runCli(args, { GPUPLANE_URL: srv!.url, GPUPLANE_API_KEY: OWNER_KEY, XDG_CONFIG_HOME: home!.dir, ...env }, onStderr, input),
     url: () => srv!.url,
     home: () => home!.dir,
   };

@@ -6,7 +6,8 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { createClient, type GpuplaneClient } from '../sdk/client.js';
 import { GpuplaneError, InstanceFailedError, WaitTimeoutError } from '../sdk/errors.js';
 import { readSavedApiKey } from './config-file.js';
-import { makeOut, type Out } from './output.js';
+import { hinted, inCliWords } from './hints.js';
+import { makeOut, outputWidth, type Out, type TableOpts } from './output.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
@@ -29,10 +30,21 @@ interface GlobalOpts {
   url?: string;
   apiKey?: string;
   raw?: boolean;
+  /** `--columns`, on the commands that print a table. */
+  columns?: TableOpts['columns'];
 }
 
-export function resolveCtx(g: GlobalOpts, env: NodeJS.ProcessEnv = process.env): Ctx {
-  const url = (g.url ?? env.GPUPLANE_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+/**
+ * The server's base URL. The API's own prefix is accepted and dropped (`http://host/api/v0/` is the server at
+ * `http://host`), since the client adds it to every path: users copy URLs from the docs with the prefix.
+ */
+export function serverUrl(given: string): string {
+  return given.replace(/\/+$/, '').replace(/\/api\/v[01]$/, '');
+}
+
+/** `hasColumns`: the command has a `--columns` option (for the note under a table that had to leave columns out). */
+export function resolveCtx(g: GlobalOpts, env: NodeJS.ProcessEnv = process.env, hasColumns = false): Ctx {
+  const url = serverUrl(g.url ?? env.GPUPLANE_URL ?? DEFAULT_URL);
   try {
     const u = new URL(url);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
@@ -45,7 +57,8 @@ export function resolveCtx(g: GlobalOpts, env: NodeJS.ProcessEnv = process.env):
   if (!apiKey) [apiKey, keySource] = [readSavedApiKey(env), 'saved'];
   if (!apiKey) keySource = 'none';
   const raw = g.raw === true;
-  return { client: createClient({ url, apiKey }), out: makeOut(raw), raw, url, keySource };
+  const tables = { width: outputWidth(process.stdout, env), columns: g.columns, choosable: hasColumns };
+  return { client: createClient({ url, apiKey }), out: makeOut(raw, undefined, tables), raw, url, keySource };
 }
 
 export function reportError(err: unknown, raw: boolean, keySource: Ctx['keySource'] | undefined): number {
@@ -58,9 +71,9 @@ export function reportError(err: unknown, raw: boolean, keySource: Ctx['keySourc
     if (raw) write(JSON.stringify(err.body ?? { success: false, error: err.error, msg: err.msg }));
     else {
       const where = err.status ? `HTTP ${err.status}, ${err.error}` : err.error;
-      write(`gpuplane: ${err.msg} (${where})`);
+      write(`gpuplane: ${inCliWords(err.msg)} (${where})`);
       if (err.status === 401 && keySource === 'none') {
-        write('hint: no API key given: pass --api-key KEY, set GPUPLANE_API_KEY, or save one with `gpuplane set api-key KEY`');
+        write(`hint: no API key given: pass --api-key KEY, set GPUPLANE_API_KEY, or save one with ${hinted('set api-key KEY')}`);
       }
     }
     if (err instanceof InstanceFailedError) return EXIT.instanceFailed;
@@ -81,7 +94,7 @@ export function action<A extends unknown[]>(fn: (ctx: Ctx, ...args: A) => Promis
     const g = cmd.optsWithGlobals() as GlobalOpts;
     let ctx: Ctx | undefined;
     try {
-      ctx = resolveCtx(g);
+      ctx = resolveCtx(g, process.env, cmd.options.some((o) => o.attributeName() === 'columns'));
       await fn(ctx, ...(args.slice(0, -1) as A));
     } catch (err) {
       process.exitCode = reportError(err, g.raw === true, ctx?.keySource);

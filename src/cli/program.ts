@@ -12,10 +12,14 @@ import { registerInstances, setArgsRemainder } from './commands/instances.js';
 import { splitRemainder } from './instance-args.js';
 import { registerServerless } from './commands/serverless.js';
 import { registerSession } from './commands/session.js';
+import pkg from '../../package.json' with { type: 'json' };
 
 const OVERVIEW = `
 Client options may also come from the environment: GPUPLANE_URL, GPUPLANE_API_KEY. Without either, the key saved
 by \`gpuplane set api-key KEY\` is used (in $XDG_CONFIG_HOME/gpuplane/ or ~/.config/gpuplane/).
+
+Tables fit the terminal's width (COLUMNS overrides it; no limit when the output is not a terminal), leaving out
+the least useful columns; --columns chooses them (also -o, except on search commands, where -o is --order).
 
 Exit codes: 0 success, 1 the server refused or could not be reached (its message is printed),
 2 a usage error (unknown option, malformed query; nothing was sent), 3 the instance failed while waiting
@@ -35,6 +39,7 @@ export function buildProgram(): Command {
     .option('--url <url>', 'server URL (env GPUPLANE_URL, default http://127.0.0.1:8080)')
     .option('--api-key <key>', 'API key (env GPUPLANE_API_KEY, or the key saved by `gpuplane set api-key`)')
     .option('--raw', 'print JSON replies, for scripts')
+    .version(pkg.version, '-V, --version', 'print the version of gpuplane')
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', OVERVIEW)
     .exitOverride();
@@ -55,7 +60,7 @@ export function buildProgram(): Command {
     create: verb('create', 'create: instance, template, ssh-key, api-key, team, team-role, volume, endpoint, workergroup, account'),
     update: verb('update', 'change: template, ssh-key, team-role, endpoint, workergroup'),
     delete: verb('delete', 'delete: template, ssh-key, api-key, volume, endpoint, workergroup'),
-    emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, faults, outbox, users'),
+    emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, advance, create-user, outbox, fault, credit, add-machine, load, reset'),
   };
   registerAccount(program, groups);
   registerOffers(groups.search);

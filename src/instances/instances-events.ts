@@ -5,6 +5,7 @@
  * commit wakes them at once, and across processes they re-check every EVENTS_POLL_MS.
  */
 import type { Scope } from '../platform/auth.js';
+import type { Clock } from '../platform/clock.js';
 import { ApiError } from '../platform/errors.js';
 import { FAILED_STATES } from './instances-lifecycle.js';
 import type { InstanceEventRow, InstancesStore } from './instances-store.js';
@@ -17,6 +18,13 @@ export const WAIT_DEFAULT_TIMEOUT_S = 60;
 export const WAIT_MAX_TIMEOUT_S = 600;
 /** Events read per query on a stream. */
 const EVENTS_BATCH = 100;
+/**
+ * Response header of the event stream naming the service clock (`real` or `virtual`): a client waiting on the stream
+ * can tell a user why nothing happens (a virtual clock moves only when advanced).
+ */
+export const CLOCK_HEADER = 'x-gpuplane-clock';
+/** Why a wait on a virtual clock may never end, and what to do (the SDK's WaitTimeoutError says the same). */
+export const VIRTUAL_CLOCK_HINT = 'the service clock is virtual: it moves only when advanced, with POST /_emu/clock/advance (an admin key)';
 
 /** Wakes everything waiting in this process. */
 export class EventsHub {
@@ -58,8 +66,11 @@ export function toEventData(e: InstanceEventRow) {
   return { id: e.instance_id, actual_status: e.actual_status, intended_status: e.intended_status, status_msg: e.status_msg, at: e.at };
 }
 
-export function instanceEventsFactory({ store, hub }: { store: InstancesStore; hub: EventsHub }) {
+export function instanceEventsFactory({ store, hub, clock }: { store: InstancesStore; hub: EventsHub; clock: Pick<Clock, 'kind'> }) {
   return {
+    /** The kind of the service clock, for the stream's CLOCK_HEADER. */
+    clockKind: clock.kind,
+
     /**
      * Writes `event: instance` frames for the scope's changes after `since` (default: from now on) until the client
      * goes away, `maxEvents` were sent, or `timeoutS` real seconds passed.
@@ -111,7 +122,8 @@ export function instanceEventsFactory({ store, hub }: { store: InstancesStore; h
             });
           }
           if (limit.passed()) {
-            throw new ApiError('wait_timeout', `instance ${id} did not become ${until} within ${timeoutS} s; it is ${status ?? 'provisioning'}`, {
+            const hint = clock.kind === 'virtual' ? `; ${VIRTUAL_CLOCK_HINT}` : '';
+            throw new ApiError('wait_timeout', `instance ${id} did not become ${until} within ${timeoutS} s; it is ${status ?? 'provisioning'}${hint}`, {
               actual_status: status,
             });
           }

@@ -47,7 +47,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const lifecycle = lifecycleFactory({ store, fleet: deps.fleet, billing: deps.billing, scheduler: deps.scheduler, config: deps.config });
   const creator = createFactory({ ...deps, db, store, lifecycle, notify });
   const service = instancesServiceFactory({ ...deps, db, store, lifecycle, notify });
-  const events = instanceEventsFactory({ store, hub });
+  const events = instanceEventsFactory({ store, hub, clock: deps.clock });
   const jobs = instanceJobsFactory({ db, store, lifecycle, fleet: deps.fleet, scheduler: deps.scheduler, clock: deps.clock, notify });
 
   jobs.register();

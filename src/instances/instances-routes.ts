@@ -5,6 +5,7 @@ import { ErrorReply, SuccessReply } from '../platform/schemas.js';
 import type { InstancesModule } from './instances-module.js';
 import { checkInstanceKey } from './instances-service.js';
 import { listPage } from './instances-list.js';
+import { CLOCK_HEADER } from './instances-events.js';
 import {
   AttachSshBody, AttachSshReply, BidBody, BulkBody, CreateBody, CreateReply, EventsQuery, IdParams, InstanceReply, InstancesPage,
   InstancesReply, InstanceSshKeysReply, LogsBody, LogsReply, LogTokenParams, OfferParams, OkReply, SshKeyParams, UpdateBody,
@@ -66,7 +67,8 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     schema: {
       tags, summary: 'Server-sent events: the caller\'s instance state changes',
       description: 'text/event-stream; `event: instance` frames with `{id, actual_status, intended_status, status_msg, at}`. '
-        + 'Resume with `Last-Event-ID` or `since`; `max_events` and `timeout` (seconds) end the stream.',
+        + 'Resume with `Last-Event-ID` or `since`; `max_events` and `timeout` (seconds) end the stream. '
+        + 'The `X-Gpuplane-Clock` header names the service clock, `real` or `virtual` (which moves only when advanced).',
       querystring: EventsQuery,
       response: { 200: Type.String({ description: 'text/event-stream frames' }), ...errors },
     },
@@ -77,7 +79,10 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     let closed = false;
     request.raw.on('close', () => (closed = true));
     reply.hijack();
-    reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    reply.raw.writeHead(200, {
+      'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no',
+      [CLOCK_HEADER]: instances.events.clockKind,
+    });
     try {
       await instances.events.stream(scopeOf(principal), { write: (c) => reply.raw.write(c), closed: () => closed || reply.raw.destroyed }, {
         since, maxEvents: request.query.max_events, timeoutS: request.query.timeout,
@@ -98,7 +103,8 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     config: READ,
     schema: {
       tags, summary: 'Answer when the instance reaches a state',
-      description: '200 when `actual_status` is `until`; 409 `instance_failed` on exited/unknown/offline; 408 `wait_timeout` after `timeout` seconds.',
+      description: '200 when `actual_status` is `until`; 409 `instance_failed` on exited/unknown/offline; 408 `wait_timeout` after `timeout` '
+        + 'seconds (its `msg` says when the service clock is virtual: then nothing happens until the clock is advanced).',
       params: IdParams, querystring: WaitQuery,
       response: { 200: WaitReply, 408: ErrorReply, 409: ErrorReply, ...errors },
     },

@@ -40,14 +40,22 @@ export class InstanceFailedError extends GpuplaneError {
   }
 }
 
-/** `waitForInstance` ran out of time; `lastStatus` is the last state seen. */
+/** What a wait on a virtual clock needs (the server's `wait_timeout` message says the same). */
+export const VIRTUAL_CLOCK_HINT = 'the service clock is virtual: it moves only when advanced, with POST /_emu/clock/advance (an admin key)';
+
+/**
+ * `waitForInstance` ran out of time; `lastStatus` is the last state seen, `clock` the server's clock when it said
+ * (a virtual clock explains a wait that never ends: nothing happens until someone advances it).
+ */
 export class WaitTimeoutError extends GpuplaneError {
   override readonly name = 'WaitTimeoutError';
   constructor(
     readonly instanceId: number,
     readonly lastStatus: string | null | undefined,
     readonly seconds: number,
+    readonly clock?: 'real' | 'virtual',
   ) {
-    super(0, 'timeout', `instance ${instanceId} did not get there within ${seconds} s (last state: ${lastStatus ?? 'none yet'})`);
+    const hint = clock === 'virtual' ? `; ${VIRTUAL_CLOCK_HINT}` : '';
+    super(0, 'timeout', `instance ${instanceId} did not get there within ${seconds} s (last state: ${lastStatus ?? 'none yet'})${hint}`);
   }
 }

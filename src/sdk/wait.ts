@@ -10,6 +10,8 @@ import type { Transport } from './transport.js';
 /** States from which an instance never reaches running (spec: States and transitions). */
 export const FAILED_STATES: readonly string[] = ['exited', 'unknown', 'offline'];
 export const INSTANCE_EVENTS_PATH = '/api/v0/instances/events/';
+/** The event stream's header naming the server's clock, `real` or `virtual`. */
+export const CLOCK_HEADER = 'x-gpuplane-clock';
 /** Spec: "Recommended poll interval: 10 seconds", used only when a server has no event stream. */
 export const DEFAULT_POLL_INTERVAL_S = 10;
 /** @default timeout of a wait, in seconds. */
@@ -87,6 +89,7 @@ export async function waitForInstance(
   options.signal?.addEventListener('abort', onUserAbort, { once: true });
   let last: string | null | undefined;
   let seen = false;
+  let clock: 'real' | 'virtual' | undefined;
 
   /** The instance when it is where we want it; throws when it never will be. */
   const check = (inst: InstanceState | null | 'gone'): InstanceState | undefined => {
@@ -107,6 +110,8 @@ export async function waitForInstance(
       let res: Response | undefined;
       try {
         res = await transport.stream(INSTANCE_EVENTS_PATH, ctl.signal);
+        const kind = res.headers.get(CLOCK_HEADER);
+        if (kind === 'real' || kind === 'virtual') clock = kind;
       } catch (err) {
         // A server without the event stream: fall back to the spec's poll loop.
         if (!(err instanceof GpuplaneError && err.status === 404)) throw err;
@@ -127,7 +132,7 @@ export async function waitForInstance(
       await sleep(RECONNECT_DELAY_MS, ctl.signal);
     }
   } catch (err) {
-    if (ctl.signal.aborted && ctl.signal.reason === timedOut) throw new WaitTimeoutError(id, last, timeoutS);
+    if (ctl.signal.aborted && ctl.signal.reason === timedOut) throw new WaitTimeoutError(id, last, timeoutS, clock);
     if (options.signal?.aborted) throw new GpuplaneError(0, 'aborted', `the wait for instance ${id} was aborted`);
     throw err;
   } finally {

@@ -2,7 +2,8 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ChargeEntry } from '../../sdk/api/billing.js';
 import { action, intArg } from '../context.js';
-import { renderTable, utc } from '../output.js';
+import { columnsOption, utc, type Column } from '../output.js';
+import { hinted } from '../hints.js';
 
 const DAY_S = 86_400;
 /** Default window of `show charges`: the last 30 days. */
@@ -36,6 +37,36 @@ export function renderTree(entries: ChargeEntry[], depth = 0): string[] {
   ]);
 }
 
+interface ChargesOpts {
+  start?: number;
+  end?: number;
+  types?: (typeof TYPES)[number][];
+  format: 'table' | 'tree';
+  oldestFirst?: boolean;
+  limit?: number;
+  nextToken?: string;
+}
+
+/** The command for the next page: the same listing (window, types, order, format), after the token. */
+function nextPage(o: ChargesOpts & { start: number; end: number }, token: string): string {
+  const words = ['show charges', `-s ${o.start}`, `-e ${o.end}`];
+  if (o.types) words.push(`--types ${o.types.join(',')}`);
+  if (o.format !== 'table') words.push(`--format ${o.format}`);
+  if (o.oldestFirst) words.push('--oldest-first');
+  if (o.limit !== undefined) words.push(`--limit ${o.limit}`);
+  words.push(`--next-token ${token}`);
+  return hinted(words.join(' '));
+}
+
+const chargeColumns: Column<ChargeEntry>[] = [
+  { key: 'source', header: 'Source' },
+  { key: 'type', header: 'Type' },
+  { key: 'description', header: 'Description' },
+  { key: 'start', header: 'Start (UTC)', fmt: utc },
+  { key: 'end', header: 'End (UTC)', fmt: utc },
+  { key: 'amount', header: 'Amount $', fmt: (v: number) => v.toFixed(4), align: 'right' },
+];
+
 export function registerBilling(show: Command): void {
   show
     .command('charges')
@@ -47,25 +78,19 @@ export function registerBilling(show: Command): void {
     .option('--oldest-first', 'oldest first')
     .option('--limit <n>', 'contracts per page (1-500, default 20)', intArg('--limit'))
     .option('--next-token <token>', 'the next page (printed after a page that has more)')
+    .addOption(columnsOption(chargeColumns))
     .addHelpText('after', '\nExample:\n  gpuplane show charges -s 2027-01-01 -e 2027-01-31 --types instance,volume\n  gpuplane show charges --format tree --raw')
     .action(
-      action(async (ctx, o: { start?: number; end?: number; types?: (typeof TYPES)[number][]; format: 'table' | 'tree'; oldestFirst?: boolean; limit?: number; nextToken?: string }) => {
+      action(async (ctx, o: ChargesOpts) => {
         const end = o.end ?? Math.floor(Date.now() / 1000);
         const start = o.start ?? end - DEFAULT_DAYS * DAY_S;
         const r = await ctx.client.billing.charges({ start, end, types: o.types, format: o.format, latestFirst: !o.oldestFirst, limit: o.limit, after: o.nextToken });
         ctx.out.print(r, () => {
           const body = o.format === 'tree'
             ? renderTree(r.results).join('\n')
-            : renderTable(r.results, [
-                { key: 'source', header: 'Source' },
-                { key: 'type', header: 'Type' },
-                { key: 'description', header: 'Description' },
-                { key: 'start', header: 'Start (UTC)', fmt: utc },
-                { key: 'end', header: 'End (UTC)', fmt: utc },
-                { key: 'amount', header: 'Amount $', fmt: (v: number) => v.toFixed(4), align: 'right' },
-              ]);
+            : ctx.out.table(r.results, chargeColumns);
           const total = r.results.reduce((s, e) => s + e.amount, 0);
-          const more = r.next_token ? `\nmore: gpuplane show charges --next-token ${r.next_token}` : '';
+          const more = r.next_token ? `\nmore: ${nextPage({ ...o, start, end }, r.next_token)}` : '';
           return `${r.results.length ? body : 'no charges in that period'}\n${r.count} of ${r.total} contracts, $${total.toFixed(4)} on this page${more}`;
         });
       }),

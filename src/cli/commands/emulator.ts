@@ -1,7 +1,16 @@
 /** `emu …`: the emulator control API (contract §2), for driving a local gpuplane from scripts and tests. */
 import { Option, type Command } from 'commander';
 import { action, intArg, numberArg } from '../context.js';
-import { renderRecord, renderTable, utc } from '../output.js';
+import { columnsOption, renderRecord, utc, type Column } from '../output.js';
+
+const outboxColumns: Column[] = [
+  { key: 'id', header: 'ID', align: 'right' },
+  { key: 'channel', header: 'Channel' },
+  { key: 'to', header: 'To' },
+  { key: 'code', header: 'Code' },
+  { key: 'sent_at', header: 'Sent (UTC)', fmt: utc },
+  { key: 'text', header: 'Text' },
+];
 
 export function registerEmulator(emu: Command): void {
   emu
@@ -58,19 +67,13 @@ export function registerEmulator(emu: Command): void {
     .description('list the e-mails and SMS the service "sent", newest last')
     .option('--to <address>', 'only messages to this address or number')
     .addOption(new Option('--channel <channel>', 'only this channel').choices(['email', 'sms']))
+    .addOption(columnsOption(outboxColumns))
     .addHelpText('after', '\nExample:\n  gpuplane emu outbox --to ada@example.com --channel email')
     .action(
       action(async (ctx, o: { to?: string; channel?: 'email' | 'sms' }) => {
         const r = await ctx.client.emulator.outbox({ to: o.to, channel: o.channel });
         ctx.out.print(r.messages, () =>
-          renderTable(r.messages, [
-            { key: 'id', header: 'ID', align: 'right' },
-            { key: 'channel', header: 'Channel' },
-            { key: 'to', header: 'To' },
-            { key: 'code', header: 'Code' },
-            { key: 'sent_at', header: 'Sent (UTC)', fmt: utc },
-            { key: 'text', header: 'Text' },
-          ]),
+          ctx.out.table(r.messages, outboxColumns),
         );
       }),
     );

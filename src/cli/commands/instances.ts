@@ -9,7 +9,7 @@ import type { Instance } from '../../sdk/api/instances.js';
 import { DEFAULT_WAIT_TIMEOUT_S } from '../../sdk/wait.js';
 import { action, EXIT, intArg, numberArg, UsageError, type Ctx } from '../context.js';
 import { parseEnv, runtypeOf } from '../instance-args.js';
-import { fixed, renderRecord, renderTable, utc } from '../output.js';
+import { columnsOption, fixed, renderRecord, utc, type Column } from '../output.js';
 import { statusLine } from '../status-line.js';
 
 const MB_PER_GB = 1000;
@@ -17,6 +17,12 @@ const PERCENT = 100;
 /** Set by runCli: the words after `--args`, which the vastai client takes verbatim (options included). */
 let remainder: string[] | undefined;
 export const setArgsRemainder = (rest: string[] | undefined) => void (remainder = rest);
+
+/** The instance columns from the most useful to the least (which stay on a narrow terminal), as the vastai client's. */
+const INSTANCE_USEFULNESS = [
+  'id', 'actual_status', 'label', 'gpu_name', 'num_gpus', 'dph_total', 'image_uuid', 'ssh_host', 'ssh_port', 'uptime_mins',
+  'disk_space', 'machine_id', 'gpu_util', 'cpu_cores_effective', 'cpu_ram', 'reliability2',
+];
 
 export const instanceColumns = [
   { key: 'id', header: 'ID', align: 'right' as const },
@@ -35,7 +41,7 @@ export const instanceColumns = [
   { key: 'reliability2', header: 'R %', fmt: fixed(1, PERCENT), align: 'right' as const },
   { key: 'label', header: 'Label' },
   { key: 'uptime_mins', header: 'Uptime min', fmt: fixed(1), align: 'right' as const },
-];
+].map((c) => ({ ...c, rank: INSTANCE_USEFULNESS.indexOf(c.key) })) as Column<Instance>[];
 
 const RECORD_FIELDS = [
   'id', 'label', 'actual_status', 'intended_status', 'status_msg', 'machine_id', 'num_gpus', 'gpu_name', 'image_uuid',
@@ -177,11 +183,12 @@ Example:
   show
     .command('instances')
     .description('list your instances')
-    .addHelpText('after', '\nExample:\n  gpuplane show instances\n  gpuplane show instances --raw')
+    .addOption(columnsOption(instanceColumns))
+    .addHelpText('after', '\nExample:\n  gpuplane show instances\n  gpuplane show instances -o id,actual_status,gpu_name,dph_total\n  gpuplane show instances --raw')
     .action(
       action(async (ctx) => {
         const r = await ctx.client.instances.list();
-        ctx.out.print(r.instances, () => (r.instances.length ? renderTable(r.instances, instanceColumns) : 'no instances'));
+        ctx.out.print(r.instances, () => (r.instances.length ? ctx.out.table(r.instances, instanceColumns) : 'no instances'));
       }),
     );
   show

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { action, intArg, UsageError } from '../context.js';
-import { renderRecord, renderTable, utc } from '../output.js';
+import { renderRecord, columnsOption, utc } from '../output.js';
 import type { Groups } from '../program.js';
 
 /** A permission document from a JSON file (`{"api": {"instance_read": {}, …}}`), or an error naming the file. */
@@ -51,11 +51,12 @@ export function registerKeys(g: Groups, verb: (name: string, what: string) => Co
   g.show
     .command('api-keys')
     .description('list your API keys (never their secrets)')
+    .addOption(columnsOption(keyColumns))
     .addHelpText('after', '\nExample:\n  gpuplane show api-keys')
     .action(
       action(async (ctx) => {
         const r = await ctx.client.apiKeys.list();
-        ctx.out.print(r.apikeys, () => renderTable(r.apikeys, keyColumns));
+        ctx.out.print(r.apikeys, () => ctx.out.table(r.apikeys, keyColumns));
       }),
     );
   g.show
@@ -114,14 +115,14 @@ export function registerKeys(g: Groups, verb: (name: string, what: string) => Co
       action(async (ctx) => {
         const r = await ctx.client.team.members();
         ctx.out.print(r, () => {
-          const members = renderTable(r.members, [
+          const members = ctx.out.table(r.members, [
             { key: 'id', header: 'ID', align: 'right' },
             { key: 'email', header: 'E-mail' },
             { key: 'role', header: 'Role' },
             { key: 'joined_at', header: 'Joined (UTC)', fmt: utc },
           ]);
           const inv = r.invitations?.length
-            ? `\n\nInvitations:\n${renderTable(r.invitations, [{ key: 'email', header: 'E-mail' }, { key: 'role', header: 'Role' }, { key: 'expires_at', header: 'Expires (UTC)', fmt: utc }])}`
+            ? `\n\nInvitations:\n${ctx.out.table(r.invitations, [{ key: 'email', header: 'E-mail' }, { key: 'role', header: 'Role' }, { key: 'expires_at', header: 'Expires (UTC)', fmt: utc }])}`
             : '';
           return members + inv;
         });
@@ -176,7 +177,7 @@ export function registerKeys(g: Groups, verb: (name: string, what: string) => Co
     .action(
       action(async (ctx, name: string) => {
         const r = await ctx.client.team.role(name);
-        ctx.out.print(r, () => renderTable([r], roleColumns));
+        ctx.out.print(r, () => ctx.out.table([r], roleColumns));
       }),
     );
   g.show
@@ -186,7 +187,7 @@ export function registerKeys(g: Groups, verb: (name: string, what: string) => Co
     .action(
       action(async (ctx) => {
         const r = await ctx.client.team.roles();
-        ctx.out.print(r, () => renderTable(r, roleColumns));
+        ctx.out.print(r, () => ctx.out.table(r, roleColumns));
       }),
     );
   g.create

@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander';
 import { action, intArg, numberArg, UsageError } from '../context.js';
 import { DEFAULT_OFFER_QUERY, fieldsHelp, parseOfferQuery, parseOrder, QueryError } from '../offer-query.js';
-import { fixed, renderTable, type Column } from '../output.js';
+import { fixed, columnsOption, type Column } from '../output.js';
 
 /** `--storage`: GB of disk the price includes (vastai's default). */
 const DEFAULT_STORAGE_GB = 5;
@@ -13,8 +13,18 @@ const PERCENT = 100;
 type Row = Record<string, unknown>;
 const n1 = fixed(1);
 
+/**
+ * The offer columns from the most useful to the least: on a narrow terminal the table keeps the first ones that fit
+ * (what you rent, its price and whether `--direct` can work), in the vastai client's column order.
+ */
+const USEFULNESS = [
+  'id', 'gpu_name', 'num_gpus', 'dph_total', 'gpu_ram', 'reliability', 'direct_port_count', 'geolocation',
+  'cpu_cores_effective', 'cpu_ram', 'disk_space', 'inet_down', 'cuda_max_good', 'dlperf_per_dphtotal', 'inet_up',
+  'verification', 'duration', 'score', 'dlperf', 'driver_version', 'pcie_bw', 'machine_id',
+];
+
 export function offerColumns(reserved: boolean): Column<Row>[] {
-  return [
+  return ([
     { key: 'id', header: 'ID', align: 'right' },
     { key: 'cuda_max_good', header: 'CUDA', fmt: n1, align: 'right' },
     { key: 'num_gpus', header: 'N', fmt: (v) => `${v}x`, align: 'right' },
@@ -24,7 +34,7 @@ export function offerColumns(reserved: boolean): Column<Row>[] {
     { key: 'cpu_cores_effective', header: 'vCPUs', fmt: n1, align: 'right' },
     { key: 'cpu_ram', header: 'RAM GB', fmt: fixed(1, 1 / MB_PER_GB), align: 'right' },
     { key: 'disk_space', header: 'Disk GB', fmt: fixed(0), align: 'right' },
-    { key: reserved ? 'discounted_dph_total' : 'dph_total', header: '$/hr', fmt: fixed(4), align: 'right' },
+    { key: reserved ? 'discounted_dph_total' : 'dph_total', name: 'dph_total', header: '$/hr', fmt: fixed(4), align: 'right' },
     { key: 'dlperf', header: 'DLP', fmt: n1, align: 'right' },
     { key: 'dlperf_per_dphtotal', header: 'DLP/$', fmt: fixed(2), align: 'right' },
     { key: 'score', header: 'Score', fmt: n1, align: 'right' },
@@ -37,7 +47,7 @@ export function offerColumns(reserved: boolean): Column<Row>[] {
     { key: 'verification', header: 'Status' },
     { key: 'direct_port_count', header: 'Ports', align: 'right' },
     { key: 'geolocation', header: 'Country' },
-  ];
+  ] as Column<Row>[]).map((c) => ({ ...c, rank: USEFULNESS.indexOf(c.name ?? c.key) }));
 }
 
 const HELP = `
@@ -61,6 +71,7 @@ display_active=gpu_display_active
 Example:
   gpuplane search offers 'gpu_name=RTX_4090 num_gpus>=2 reliability>0.99 geolocation in [US,CA]' -o 'dph_total,score-'
   gpuplane search offers 'gpu_ram>=40 driver_version>=535.86.05' --type bid --limit 5 --raw
+  gpuplane search offers 'num_gpus=1' --columns id,gpu_name,dph_total,direct_port_count
 `;
 
 interface SearchOpts {
@@ -85,6 +96,8 @@ export function registerOffers(search: Command): void {
     .option('--limit <n>', 'at most this many offers', intArg('--limit'))
     .option('--storage <GB>', 'disk (GB) included in the price', numberArg('--storage', 0), DEFAULT_STORAGE_GB)
     .option('-o, --order <fields>', 'comma-separated fields to sort on; a trailing - sorts descending', 'score-')
+    // -o is --order here, as in the vastai client: the columns are chosen with --columns alone.
+    .addOption(columnsOption(offerColumns(false), false))
     .addHelpText('after', HELP)
     .action(
       action(async (ctx, words: string[], o: SearchOpts) => {
@@ -100,7 +113,7 @@ export function registerOffers(search: Command): void {
         if (o.limit !== undefined) body.limit = o.limit;
         body.allocated_storage = o.storage;
         const { offers } = await ctx.client.offers.search(body);
-        ctx.out.print(offers, () => (offers.length ? renderTable(offers as Row[], offerColumns(o.type === 'reserved')) : 'no offers match'));
+        ctx.out.print(offers, () => (offers.length ? ctx.out.table(offers as Row[], offerColumns(o.type === 'reserved')) : 'no offers match'));
       }),
     );
 }

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { action, intArg, numberArg, UsageError } from '../context.js';
 import { OFFER_QUERY, parseOfferQuery, parseOrder, QueryError } from '../offer-query.js';
-import { fixed, renderTable } from '../output.js';
+import { columnsOption, fixed, type Column } from '../output.js';
 import type { Groups } from '../program.js';
 
 /** vastai's default volume size in GB. */
@@ -40,6 +40,34 @@ const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(
 const ENDPOINT_KEYS = [...ENDPOINT_OPTIONS.map(([k]) => k), 'endpoint_name'];
 const WG_KEYS = [...ENDPOINT_KEYS, 'test_workers', 'gpu_ram', 'template_hash', 'template_id', 'search_params', 'launch_args', 'endpoint_id'];
 
+const volumeOfferColumns: Column[] = [
+  { key: 'id', header: 'ID', align: 'right' },
+  { key: 'disk_space', header: 'Disk GB', fmt: fixed(0), align: 'right' },
+  { key: 'storage_cost', header: '$/GB/month', fmt: fixed(2), align: 'right' },
+  { key: 'disk_bw', header: 'Disk MB/s', fmt: fixed(0), align: 'right' },
+  { key: 'inet_up', header: 'Up Mb/s', fmt: fixed(1), align: 'right' },
+  { key: 'inet_down', header: 'Down Mb/s', fmt: fixed(1), align: 'right' },
+  { key: 'reliability', header: 'R %', fmt: fixed(1, 100), align: 'right' },
+  { key: 'machine_id', header: 'Machine', align: 'right' },
+  { key: 'geolocation', header: 'Country' },
+];
+const volumeColumns: Column[] = [
+  { key: 'id', header: 'ID', align: 'right' },
+  { key: 'label', header: 'Name' },
+  { key: 'disk_space', header: 'Disk GB', fmt: fixed(0), align: 'right' },
+  { key: 'status', header: 'Status' },
+  { key: 'machine_id', header: 'Machine', align: 'right' },
+  { key: 'geolocation', header: 'Country' },
+  { key: 'instances', header: 'Instances' },
+];
+const workergroupColumns: Column[] = [
+  { key: 'id', header: 'ID', align: 'right' },
+  { key: 'endpoint_id', header: 'Endpoint', align: 'right' },
+  { key: 'template_hash', header: 'Template' },
+  { key: 'search_params', header: 'Query' },
+  { key: 'test_workers', header: 'Test workers', align: 'right' },
+];
+
 export function registerServerless(g: Groups): void {
   g.search
     .command('volumes')
@@ -49,6 +77,8 @@ export function registerServerless(g: Groups): void {
     .option('--limit <n>', 'at most this many offers', intArg('--limit'))
     .option('--storage <GB>', 'GB priced into storage_total_cost', numberArg('--storage', 0), DEFAULT_VOLUME_STORAGE_GB)
     .option('-o, --order <fields>', 'comma-separated fields; a trailing - sorts descending', 'score-')
+    // -o is --order here, as in the vastai client: the columns are chosen with --columns alone.
+    .addOption(columnsOption(volumeOfferColumns, false))
     .addHelpText('after', "\nDefaults (drop them with -n): verified=true external=false disk_space>=1, order score-.\n\nExample:\n  gpuplane search volumes 'disk_space>=200 geolocation in [US,CA]' -o storage_cost")
     .action(
       action(async (ctx, words: string[], o: { default: boolean; limit?: number; order: string; storage: number }) => {
@@ -59,17 +89,7 @@ export function registerServerless(g: Groups): void {
         const r = await ctx.client.volumes.search(body);
         ctx.out.print(r.offers, () =>
           r.offers.length
-            ? renderTable(r.offers, [
-                { key: 'id', header: 'ID', align: 'right' },
-                { key: 'disk_space', header: 'Disk GB', fmt: fixed(0), align: 'right' },
-                { key: 'storage_cost', header: '$/GB/month', fmt: fixed(2), align: 'right' },
-                { key: 'disk_bw', header: 'Disk MB/s', fmt: fixed(0), align: 'right' },
-                { key: 'inet_up', header: 'Up Mb/s', fmt: fixed(1), align: 'right' },
-                { key: 'inet_down', header: 'Down Mb/s', fmt: fixed(1), align: 'right' },
-                { key: 'reliability', header: 'R %', fmt: fixed(1, 100), align: 'right' },
-                { key: 'machine_id', header: 'Machine', align: 'right' },
-                { key: 'geolocation', header: 'Country' },
-              ])
+            ? ctx.out.table(r.offers, volumeOfferColumns)
             : 'no volume offers match',
         );
       }),
@@ -90,6 +110,7 @@ export function registerServerless(g: Groups): void {
   g.show
     .command('volumes')
     .description('list your volumes')
+    .addOption(columnsOption(volumeColumns))
     .addHelpText('after', '\nExample:\n  gpuplane show volumes')
     .action(
       action(async (ctx) => {
@@ -97,15 +118,7 @@ export function registerServerless(g: Groups): void {
         const rows = r.volumes as Record<string, unknown>[];
         ctx.out.print(rows, () =>
           rows.length
-            ? renderTable(rows, [
-                { key: 'id', header: 'ID', align: 'right' },
-                { key: 'label', header: 'Name' },
-                { key: 'disk_space', header: 'Disk GB', fmt: fixed(0), align: 'right' },
-                { key: 'status', header: 'Status' },
-                { key: 'machine_id', header: 'Machine', align: 'right' },
-                { key: 'geolocation', header: 'Country' },
-                { key: 'instances', header: 'Instances' },
-              ])
+            ? ctx.out.table(rows, volumeColumns)
             : 'no volumes',
         );
       }),
@@ -154,11 +167,12 @@ export function registerServerless(g: Groups): void {
   g.show
     .command('endpoints')
     .description('list your serverless endpoints')
+    .addOption(columnsOption(endpointColumns))
     .addHelpText('after', '\nExample:\n  gpuplane show endpoints')
     .action(
       action(async (ctx) => {
         const r = await ctx.client.serverless.endpoints();
-        ctx.out.print(r.results, () => (r.results.length ? renderTable(r.results as Record<string, unknown>[], endpointColumns) : 'no endpoints'));
+        ctx.out.print(r.results, () => (r.results.length ? ctx.out.table(r.results as Record<string, unknown>[], endpointColumns) : 'no endpoints'));
       }),
     );
   g.delete
@@ -208,19 +222,14 @@ export function registerServerless(g: Groups): void {
   g.show
     .command('workergroups')
     .description('list your workergroups')
+    .addOption(columnsOption(workergroupColumns))
     .addHelpText('after', '\nExample:\n  gpuplane show workergroups')
     .action(
       action(async (ctx) => {
         const r = await ctx.client.serverless.workergroups();
         ctx.out.print(r.results, () =>
           r.results.length
-            ? renderTable(r.results as Record<string, unknown>[], [
-                { key: 'id', header: 'ID', align: 'right' },
-                { key: 'endpoint_id', header: 'Endpoint', align: 'right' },
-                { key: 'template_hash', header: 'Template' },
-                { key: 'search_params', header: 'Query' },
-                { key: 'test_workers', header: 'Test workers', align: 'right' },
-              ])
+            ? ctx.out.table(r.results as Record<string, unknown>[], workergroupColumns)
             : 'no workergroups',
         );
       }),

@@ -6,19 +6,28 @@ import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import { action, UsageError } from '../context.js';
 import { apiKeyFile, readSavedApiKey } from '../config-file.js';
+import { processIO, resolvePassword, type PasswordOpts } from '../password.js';
+import { hinted } from '../hints.js';
 
 export function registerSession(program: Command, verb: (name: string, what: string) => Command): void {
   verb('create', 'create: account')
     .command('account')
     .description('sign up (no key needed); a verification code is e-mailed to the address, for `verify email`')
     .requiredOption('--email <email>', 'the account e-mail (also the login username)')
-    .requiredOption('--password <password>', 'at least 8 characters')
+    .option('--password-stdin', 'read the password (at least 8 characters) from standard input')
+    .option('--password <password>', 'the password (unsafe: it stays in your shell history and shows in `ps`)')
     .option('--full_name <name>', 'your name')
-    .addHelpText('after', '\nExample:\n  gpuplane create account --email ada@example.com --password "correct horse" --full_name "Ada L"\n  gpuplane verify email --email ada@example.com --code 123456')
+    .addHelpText('after', `
+Without --password-stdin or --password, the password is asked for on the terminal, without echo.
+
+Example:
+  gpuplane create account --email ada@example.com --full_name "Ada L"
+  gpuplane verify email --email ada@example.com --code 123456`)
     .action(
-      action(async (ctx, o: { email: string; password: string; full_name?: string }) => {
-        const r = await ctx.client.auth.signUp({ email: o.email, password: o.password, full_name: o.full_name });
-        ctx.out.print(r, () => `created account ${r.user.id} (${r.user.email}); ${r.msg}\nthen: gpuplane verify email --email ${r.user.email} --code CODE`);
+      action(async (ctx, o: { email: string; full_name?: string } & PasswordOpts) => {
+        const password = await resolvePassword(o, processIO());
+        const r = await ctx.client.auth.signUp({ email: o.email, password, full_name: o.full_name });
+        ctx.out.print(r, () => `created account ${r.user.id} (${r.user.email}); ${r.msg}\nthen: ${hinted(`verify email --email ${r.user.email} --code CODE`)}`);
       }),
     );
 

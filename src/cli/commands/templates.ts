@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { action, intArg, UsageError, type Ctx } from '../context.js';
 import { DEFAULT_OFFER_QUERY, OFFER_QUERY, fieldsHelp, parseOfferQuery, QueryError, type FieldDef, type QueryFields } from '../offer-query.js';
-import { renderRecord, renderTable, utc, yesNo } from '../output.js';
+import { renderRecord, columnsOption, utc, yesNo } from '../output.js';
 import type { Groups } from '../program.js';
 
 /** Template search fields (spec: Template, and its additional search fields). */
@@ -159,11 +159,12 @@ export function registerTemplates(g: Groups): void {
     .command('templates')
     .description('search templates with a query (same syntax as search offers)')
     .argument('[query...]', 'comparisons, e.g. count_created>100 name=PyTorch')
+    .addOption(columnsOption(templateColumns))
     .addHelpText('after', `\nFields:\n${fieldsHelp(TEMPLATE_FIELDS)}\n\nExample:\n  gpuplane search templates 'use_ssh=true recommended_disk_space<=20'`)
     .action(
       action(async (ctx, words: string[]) => {
         const r = await ctx.client.templates.search(query(words.join(' '), TEMPLATE_QUERY));
-        ctx.out.print(r.templates, () => (r.templates.length ? renderTable(r.templates, templateColumns) : 'no templates match'));
+        ctx.out.print(r.templates, () => (r.templates.length ? ctx.out.table(r.templates, templateColumns) : 'no templates match'));
       }),
     );
 
@@ -224,11 +225,12 @@ export function registerTemplates(g: Groups): void {
   g.show
     .command('ssh-keys')
     .description('list your SSH keys')
+    .addOption(columnsOption(sshColumns))
     .addHelpText('after', '\nExample:\n  gpuplane show ssh-keys')
     .action(
       action(async (ctx) => {
         const keys = await ctx.client.sshKeys.list();
-        ctx.out.print(keys, () => (keys.length ? renderTable(keys as unknown as Record<string, unknown>[], sshColumns) : 'no SSH keys'));
+        ctx.out.print(keys, () => (keys.length ? ctx.out.table(keys as unknown as Record<string, unknown>[], sshColumns) : 'no SSH keys'));
       }),
     );
   g.update

@@ -6,7 +6,9 @@ import { Option, type Command } from 'commander';
 import qrcode from 'qrcode-terminal';
 import { action, intArg, UsageError } from '../context.js';
 import { saveApiKey } from '../config-file.js';
-import { renderTable, utc, yesNo } from '../output.js';
+import { utc, yesNo } from '../output.js';
+import { processIO, resolvePassword, type PasswordOpts } from '../password.js';
+import { hinted } from '../hints.js';
 
 interface FactorOpts {
   method?: 'sms' | 'totp' | 'email';
@@ -43,6 +45,18 @@ const methodColumns = [
   { key: 'last_used', header: 'Last used (UTC)', fmt: utc },
 ];
 
+/** The ways to finish a login that needs a second factor, for the account's methods (`secret`: the login's). */
+function tfaLoginHints(secret: string, methods: { method: string }[]): string[] {
+  const kinds = new Set(methods.map((m) => m.method));
+  const login = (how: string) => hinted(`tfa login --secret ${secret} ${how}`);
+  return [
+    ...(kinds.has('totp') ? [login('--method totp --code CODE')] : []),
+    ...(kinds.has('sms') ? [`${hinted(`tfa send-sms --secret ${secret}`)}, then ${login('--method sms --code CODE')}`] : []),
+    `${hinted(`tfa send-email --secret ${secret}`)}, then ${login('--method email --code CODE')}`,
+    login('--backup-code BACKUP_CODE'),
+  ];
+}
+
 const codes = (list: string[]) => `backup codes (shown only this once; keep them safe):\n${list.map((c) => `  ${c}`).join('\n')}`;
 
 export function registerTfa(program: Command): void {
@@ -50,13 +64,20 @@ export function registerTfa(program: Command): void {
     .command('login')
     .description('log in with e-mail and password; saves the session key for later commands (or asks for 2FA)')
     .requiredOption('--username <email>', 'account e-mail')
-    .requiredOption('--password <password>', 'password')
-    .addHelpText('after', '\nExample:\n  gpuplane login --username ada@example.com --password "correct horse"')
+    .option('--password-stdin', 'read the password from standard input')
+    .option('--password <password>', 'the password (unsafe: it stays in your shell history and shows in `ps`)')
+    .addHelpText('after', `
+Without --password-stdin or --password, the password is asked for on the terminal, without echo.
+
+Example:
+  gpuplane login --username ada@example.com
+  gpuplane login --username ada@example.com --password-stdin < ~/.gpuplane-password`)
     .action(
-      action(async (ctx, o: { username: string; password: string }) => {
-        const r = (await ctx.client.auth.login({ username: o.username, password: o.password, client: 'cli' })) as Record<string, any>;
+      action(async (ctx, o: { username: string } & PasswordOpts) => {
+        const password = await resolvePassword(o, processIO());
+        const r = (await ctx.client.auth.login({ username: o.username, password, client: 'cli' })) as Record<string, any>;
         if (r.tfa_required) {
-          ctx.out.print(r, () => `2FA required: finish with\n  gpuplane tfa login --secret ${r.tfa_secret} --method totp --code CODE\n(or --method sms/email after gpuplane tfa send-sms/send-email --secret ${r.tfa_secret})`);
+          ctx.out.print(r, () => `2FA required: finish the login with one of\n${tfaLoginHints(r.tfa_secret, r.methods ?? []).map((h) => `  ${h}`).join('\n')}`);
           return;
         }
         const file = saveApiKey(r.session_key);
@@ -64,7 +85,7 @@ export function registerTfa(program: Command): void {
       }),
     );
 
-  const tfa = program.command('tfa').description('two-factor authentication: status, login, methods, backup codes');
+  const tfa = program.command('tfa').description('two-factor authentication: status, login, send-email, send-sms, authorize, authorize-finish, totp-setup, activate, update, regen-codes, delete');
 
   tfa
     .command('status')
@@ -76,7 +97,7 @@ export function registerTfa(program: Command): void {
         ctx.out.print(r, () =>
           [
             `2FA: ${r.tfa_enabled ? 'enabled' : 'disabled'}; backup codes left: ${r.backup_codes_remaining}; new method authorized: ${yesNo(r.new_method_authorized)}`,
-            r.methods.length ? renderTable(r.methods, methodColumns) : 'no methods',
+            r.methods.length ? ctx.out.table(r.methods, methodColumns) : 'no methods',
           ].join('\n'),
         );
       }),
@@ -132,7 +153,11 @@ export function registerTfa(program: Command): void {
     .action(
       action(async (ctx, o: FactorOpts) => {
         const r = await ctx.client.tfa.authorizeStart(factor(o));
-        ctx.out.print(r, () => (r.secret ? `code sent; finish with: gpuplane tfa authorize-finish --code CODE --secret ${r.secret}` : (r.msg ?? 'authorized')));
+        ctx.out.print(r, () =>
+          r.secret
+            ? `finish with the code (e-mailed, texted, or from your authenticator app): ${hinted(`tfa authorize-finish --code CODE --secret ${r.secret}`)}`
+            : (r.msg ?? 'authorized'),
+        );
       }),
     );
 
@@ -152,14 +177,25 @@ export function registerTfa(program: Command): void {
   tfa
     .command('totp-setup')
     .description('start adding an authenticator app: draws the QR code to scan and prints the secret')
-    .addHelpText('after', '\nThen: gpuplane tfa activate CODE --secret SECRET\n\nExample:\n  gpuplane tfa totp-setup')
+    .addHelpText('after', `
+Then, unless \`gpuplane tfa status\` says a new method is authorized: \`gpuplane tfa authorize\` and
+\`gpuplane tfa authorize-finish\`. Last: \`gpuplane tfa activate CODE --secret SECRET\` with a code from the app.
+
+Example:
+  gpuplane tfa totp-setup`)
     .action(
       action(async (ctx) => {
         const r = await ctx.client.tfa.totpSetup();
+        // Adding the method needs the authorization window: say how to open it when it is not open.
+        const { new_method_authorized: authorized } = await ctx.client.tfa.status();
         ctx.out.print(r, () => {
           let qr = '';
           qrcode.generate(r.provisioning_uri, { small: true }, (s) => (qr = s));
-          return `${qr}\nScan it with your authenticator app, or enter the secret: ${r.secret}\n${r.provisioning_uri}\nThen: gpuplane tfa activate CODE --secret ${r.secret}`;
+          const activate = hinted(`tfa activate CODE --secret ${r.secret}`);
+          const then = authorized
+            ? `Then, with a code from the app: ${activate}`
+            : `Then authorize adding a method with ${hinted('tfa authorize')} and the command it prints;\nthen add it with a code from the app: ${activate}`;
+          return `${qr}\nScan it with your authenticator app, or enter the secret: ${r.secret}\n${r.provisioning_uri}\n${then}`;
         });
       }),
     );
