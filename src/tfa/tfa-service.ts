@@ -132,7 +132,7 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       // challenge of this user that is not a pending authorization (another purpose, or already used) is
       // `no_pending_authorization`, the PUT step's own code.
       if (!ch || !safeEqual(ch.secret_hash, hash) || ch.user_id !== c.user.id) {
-        throw new ApiError('challenge_not_found', 'no challenge matches this secret');
+        throw new ApiError('challenge_not_found', 'no challenge matches this secret; start with POST /api/v0/tfa/authorize-new-method/');
       }
       if (ch.purpose !== 'authorize' || ch.consumed_at !== null) {
         throw new ApiError('no_pending_authorization', 'no pending authorization matches this secret; start with POST /api/v0/tfa/authorize-new-method/');
