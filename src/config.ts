@@ -24,6 +24,12 @@ export interface Config {
    */
   sqliteSync: 'normal' | 'full';
   /** SMTP server URL for e-mail in production, e.g. `smtp://user:pass@mail.example.com:587`. */
+  /**
+   * Seconds a SIGTERM or SIGINT waits for in-flight requests to finish (event streams and waits are ended at once);
+   * past it, open connections are cut and the process exits 1.
+   * @default 10
+   */
+  shutdownTimeout: number;
   smtpUrl: string | undefined;
   smtpFrom: string;
   /** Base URL of the HTTP SMS provider in production. */
@@ -70,7 +76,7 @@ export const SETTINGS = {
   secretKey: {
     env: 'GPUPLANE_SECRET_KEY',
     flag: 'secret-key',
-    help: 'key that encrypts secrets at rest (required in production; generated into the data folder in emulator mode)',
+    help: 'key that encrypts secrets at rest (required in production; emulator: generated into the data folder, or the database on PostgreSQL)',
   },
   publicUrl: { env: 'GPUPLANE_PUBLIC_URL', flag: 'public-url', help: 'base of absolute URLs the API hands out (default http://HOST:PORT)' },
   sqliteSync: {
@@ -78,6 +84,12 @@ export const SETTINGS = {
     flag: 'sqlite-sync',
     default: 'normal',
     help: 'SQLite durability: normal (survives a killed process) or full (also a power cut; slower writes)',
+  },
+  shutdownTimeout: {
+    env: 'GPUPLANE_SHUTDOWN_TIMEOUT',
+    flag: 'shutdown-timeout',
+    default: '10',
+    help: 'seconds a SIGTERM/SIGINT waits for in-flight requests before cutting connections',
   },
   logLevel: { env: 'GPUPLANE_LOG_LEVEL', flag: 'log-level', default: 'info', help: 'fatal, error, warn, info, debug, trace or silent' },
   smtpUrl: { env: 'GPUPLANE_SMTP_URL', flag: 'smtp-url', help: 'SMTP server for e-mail in production, smtp://user:pass@host:port' },
@@ -191,6 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     secretKey,
     publicUrl: publicUrlRaw.replace(/\/+$/, ''),
     sqliteSync: oneOf('sqliteSync', ['normal', 'full'] as const),
+    shutdownTimeout: int('shutdownTimeout', 0, 3600),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     smtpUrl,
     smtpFrom: get('smtpFrom')!,

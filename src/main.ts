@@ -1,6 +1,4 @@
 import { createServer } from 'node:net';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type Built } from './app.js';
@@ -9,6 +7,7 @@ import { RealClock, VirtualClock, type Clock } from './platform/clock.js';
 import { SecretBox } from './platform/crypto.js';
 import { openStore, type Store } from './platform/db/connect.js';
 import { cryptoRandom, type Random } from './platform/random.js';
+import { resolveSecretKey } from './platform/secret-key.js';
 import { EMU_OWNER_CREDIT } from './users/users-service.js';
 
 /** Log bytes collected before a write: one write per twenty-odd request lines (about 150 bytes each). */
@@ -24,23 +23,6 @@ export interface Server extends Built {
   close(): Promise<void>;
 }
 
-/** Where generated files live: beside the SQLite file, or `./data`. */
-function dataDir(config: Config): string {
-  const m = /^sqlite:(.+)$/.exec(config.databaseUrl);
-  return m && m[1] !== ':memory:' ? dirname(m[1]) : './data';
-}
-
-/** In emulator mode a missing GPUPLANE_SECRET_KEY is generated once into the data folder and reused. */
-function resolveSecretKey(config: Config, random: Random): string {
-  if (config.secretKey) return config.secretKey;
-  const file = join(dataDir(config), 'secret.key');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dirname(file), { recursive: true });
-  const key = random.bytes(32).toString('hex');
-  writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  return key;
-}
-
 export interface StartOptions {
   log?: Logger;
   random?: Random;
@@ -50,40 +32,69 @@ export interface StartOptions {
 }
 
 /**
- * A free TCP port on `host`, for `--port 0`: picked before the app is built so absolute URLs name the real port. It
- * stays held until `release`, just before the app listens on it, so that another process (or an outgoing connection)
- * cannot take it while the app is being built.
+ * Thrown when the server cannot start for a reason outside the code: the port is taken, the database cannot be
+ * opened. Its message is one line for the operator, naming the setting and the cause (and never a password).
  */
-function reservePort(host: string): Promise<{ port: number; release(): Promise<void> }> {
+export class StartError extends Error {}
+
+/** A database URL without its password, for messages. */
+export function redactDatabaseUrl(url: string): string {
+  if (!/^postgres(ql)?:\/\//.test(url)) return url;
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '';
+    return u.toString().replace(/:@/, '@');
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, '//');
+  }
+}
+
+/**
+ * Binds `host:port` (port 0: a free one) before anything else happens, so that a taken port fails the start before
+ * the owner is created or its key printed. It stays held until `release`, just before the app listens on it, so that
+ * another process cannot take it while the app is being built.
+ */
+function reservePort(host: string, port: number): Promise<{ port: number; release(): Promise<void> }> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
+      reject(new StartError(`cannot listen on ${host}:${port} (GPUPLANE_HOST, GPUPLANE_PORT): ${why}`));
+    });
+    probe.listen(port, host, () => {
       const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
+      const bound = typeof address === 'object' && address ? address.port : port;
       let released: Promise<void> | undefined;
-      resolve({ port, release: () => (released ??= new Promise<void>((done) => probe.close(() => done()))) });
+      resolve({ port: bound, release: () => (released ??= new Promise<void>((done) => probe.close(() => done()))) });
     });
   });
 }
 
-/** Opens the store, builds the app, creates the owner on an empty database, listens, and starts background work. */
+/** Opens the database, or a StartError that names it (without its password), the setting, and the cause. */
+async function openDatabase(config: Config, options: StartOptions): Promise<Store> {
+  try {
+    return await openStore(config.databaseUrl, { pgSchema: options.pgSchema, sqliteSync: config.sqliteSync });
+  } catch (err) {
+    const cause = err instanceof AggregateError && err.errors.length ? (err.errors[0] as Error).message : (err as Error).message;
+    throw new StartError(`cannot open the database ${redactDatabaseUrl(config.databaseUrl)} (GPUPLANE_DATABASE_URL): ${cause}`);
+  }
+}
+
+/** Opens the store, builds the app, binds the port, creates the owner on an empty database, and starts background work. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<Server> {
-  let reserved: Awaited<ReturnType<typeof reservePort>> | undefined;
+  const reserved = await reservePort(config.host, config.port);
   if (config.port === 0) {
     const defaultUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:0`;
-    reserved = await reservePort(config.host);
-    const port = reserved.port;
-    config = { ...config, port, publicUrl: config.publicUrl === defaultUrl ? defaultUrl.replace(/:0$/, `:${port}`) : config.publicUrl };
+    config = { ...config, port: reserved.port, publicUrl: config.publicUrl === defaultUrl ? defaultUrl.replace(/:0$/, `:${reserved.port}`) : config.publicUrl };
   }
   try {
     return await startOn(config, options, reserved);
   } finally {
-    await reserved?.release();
+    await reserved.release();
   }
 }
 
-async function startOn(config: Config, options: StartOptions, reserved: { release(): Promise<void> } | undefined): Promise<Server> {
+async function startOn(config: Config, options: StartOptions, reserved: { release(): Promise<void> }): Promise<Server> {
   // Buffered writes: lines collect up to LOG_BUFFER_BYTES before a write (under load, a write per line cost more than
   // formatting the line), and wait at most LOG_FLUSH_MS on a quiet server. The write itself is synchronous (pino's
   // default): handing each to libuv's thread pool cost about three times the CPU per line. The start-up lines are
@@ -102,9 +113,16 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
   if (destination) process.once('exit', flushOnExit);
   const log = options.log ?? pino({ level: config.logLevel, base: { pid: process.pid } }, destination);
   const random = options.random ?? cryptoRandom;
-  const store = await openStore(config.databaseUrl, { pgSchema: options.pgSchema, sqliteSync: config.sqliteSync });
+  const store = await openDatabase(config, options);
   const clock: Clock = config.clock === 'virtual' ? new VirtualClock(config.clockStart ?? Date.now() / 1000) : new RealClock();
-  const secretBox = new SecretBox(resolveSecretKey(config, random), random);
+  const secret = await resolveSecretKey(config.secretKey, config.databaseUrl, store, random);
+  if (secret.generatedIn === 'database') {
+    log.warn(
+      'GPUPLANE_SECRET_KEY is not set: secrets at rest are encrypted with a key generated into this PostgreSQL database, '
+        + 'shared by every process that uses it; set GPUPLANE_SECRET_KEY (the same value on every process) to keep the key out of the database',
+    );
+  }
+  const secretBox = new SecretBox(secret.key, random);
   const built = await buildApp({ config, store, clock, random, log, secretBox });
   await built.scheduler.restoreVirtualNow();
 
@@ -115,9 +133,14 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
       `gpuplane: created the owner account (${'owner@gpuplane.local'}); its API key, shown only this once:\n\n    ${owner.generatedKey}\n`,
     );
   }
+  if (!owner.created && config.bootstrapApiKey !== undefined && !(await built.services.auth.resolve(config.bootstrapApiKey))) {
+    // The variable only acts on an empty database; said aloud, because its key would otherwise just get 401.
+    log.warn('GPUPLANE_BOOTSTRAP_API_KEY is set but ignored: the database already has users, and it is not one of their live keys '
+      + '(it only creates the owner on an empty database; a new admin key: gpuplane admin create-key)');
+  }
   await built.services.onStart?.();
 
-  await reserved?.release();
+  await reserved.release();
   await built.app.listen({ host: config.host, port: config.port });
   const address = built.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -141,6 +164,8 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
     async close() {
       if (closed) return;
       closed = true;
+      // Event streams and waits end now; they would otherwise hold the server open until their clients leave.
+      built.services.instances.hub.close();
       await built.scheduler.stop();
       await built.app.close();
       await store.close();

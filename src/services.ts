@@ -36,7 +36,7 @@ export function createServices(deps: ServiceDeps) {
   const teamsDb = teamsStore(db);
   const auth = authenticatorFactory({ keys, keysService, teamRole: teamsDb.memberPermissions });
   // users/current shows the exact balance (billing is built below; the closure runs only at request time).
-  const users = usersServiceFactory({ db, users: usersStore(db), keysService, clock, random, secretBox, balance: (user, rate) => billing.balanceOf(user, rate) });
+  const users = usersServiceFactory({ db, users: usersStore(db), keysService, clock, random, balance: (user, rate) => billing.balanceOf(user, rate) });
   const outbox = outboxStore(db);
   const apiKeys = apiKeysServiceFactory({ keys, keysService, clock, memberPermissions: teamsDb.memberPermissions });
   const emulator = emulatorServiceFactory({ config, store, clock, scheduler, users, keysService, outbox });

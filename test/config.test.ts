@@ -53,6 +53,7 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   secretKey: [SECRET, { secretKey: SECRET }],
   publicUrl: ['https://gpu.example.com', { publicUrl: 'https://gpu.example.com' }],
   sqliteSync: ['full', { sqliteSync: 'full' }],
+  shutdownTimeout: ['3', { shutdownTimeout: 3 }],
   logLevel: ['warn', { logLevel: 'warn' }],
   smtpUrl: ['smtps://u:p@mail.example.com:465', { smtpUrl: 'smtps://u:p@mail.example.com:465' }],
   smtpFrom: ['ops@example.com', { smtpFrom: 'ops@example.com' }],

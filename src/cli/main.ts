@@ -10,6 +10,11 @@ export async function main(argv: string[]): Promise<void> {
     const { serve } = await import('./serve.js');
     return serve(rest);
   }
+  if (command === 'admin') {
+    const { admin } = await import('./admin.js');
+    process.exitCode = await admin(rest);
+    return;
+  }
   const { runCli } = await import('./program.js');
   await runCli(argv);
 }

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, parseServeFlags, SETTINGS } from '../config.js';
-import { startServer } from '../main.js';
+import { startServer, StartError, type Server } from '../main.js';
 
 export function serveHelp(): string {
   const rows = Object.values(SETTINGS).map(
@@ -32,12 +32,35 @@ export async function serve(argv: string[]): Promise<void> {
     }
     throw err;
   }
-  const server = await startServer(config);
+  let server: Server;
+  try {
+    server = await startServer(config);
+  } catch (err) {
+    if (err instanceof StartError) {
+      process.stderr.write(`gpuplane: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const deadlineS = config.shutdownTimeout;
+  let stopping = false;
   const stop = async (signal: string) => {
-    server.app.log.info({ signal }, 'shutting down');
+    if (stopping) {
+      // A second signal while shutting down: the operator insists.
+      server.app.log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    server.app.log.info({ signal, deadline_s: deadlineS }, 'shutting down');
+    // In-flight requests get until the deadline; then their connections are cut and the exit says it was not clean.
+    setTimeout(() => {
+      server.app.log.warn({ deadline_s: deadlineS }, 'shutdown deadline passed: closing open connections');
+      server.app.server.closeAllConnections();
+      process.exit(1);
+    }, deadlineS * 1000).unref();
     await server.close();
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
 }

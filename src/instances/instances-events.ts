@@ -29,6 +29,23 @@ export const VIRTUAL_CLOCK_HINT = 'the service clock is virtual: it moves only w
 /** Wakes everything waiting in this process. */
 export class EventsHub {
   private waiters = new Set<() => void>();
+  private closing = false;
+
+  /** Streams and waits parked until the next change (tests wait on it instead of sleeping). */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
+  /** True once the server is shutting down: streams end and waits answer at once. */
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  /** Shutdown: every stream and wait of this process ends now, instead of holding the server open. */
+  close(): void {
+    this.closing = true;
+    this.notify();
+  }
 
   notify(): void {
     const all = [...this.waiters];
@@ -36,8 +53,9 @@ export class EventsHub {
     for (const w of all) w();
   }
 
-  /** Resolves on the next notify, or after `ms`. */
+  /** Resolves on the next notify, or after `ms` (at once when closed). */
   next(ms: number): Promise<void> {
+    if (this.closing) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -50,8 +68,12 @@ export class EventsHub {
   }
 }
 
-/** A real-time deadline (how long the caller is willing to hold the connection), independent of the service clock. */
-function deadline(seconds: number): { passed: () => boolean; cancel: () => void } {
+/**
+ * A real-time deadline (how long the caller is willing to hold the connection), independent of the service clock.
+ * `undefined` is no deadline. (A huge timer is no substitute: Node clamps any delay over 2^31-1 ms to 1 ms.)
+ */
+function deadline(seconds: number | undefined): { passed: () => boolean; cancel: () => void } {
+  if (seconds === undefined) return { passed: () => false, cancel: () => undefined };
   let passed = false;
   const t = setTimeout(() => (passed = true), seconds * 1000);
   return { passed: () => passed, cancel: () => clearTimeout(t) };
@@ -73,16 +95,16 @@ export function instanceEventsFactory({ store, hub, clock }: { store: InstancesS
 
     /**
      * Writes `event: instance` frames for the scope's changes after `since` (default: from now on) until the client
-     * goes away, `maxEvents` were sent, or `timeoutS` real seconds passed.
+     * goes away, `maxEvents` were sent, `timeoutS` real seconds passed (no `timeoutS`: no limit), or the server shuts down.
      */
     async stream(scope: Scope, sink: StreamSink, opts: { since?: number; maxEvents?: number; timeoutS?: number }): Promise<void> {
       let last = opts.since ?? (await store.lastEventId());
       let sent = 0;
-      const limit = deadline(opts.timeoutS ?? Number.MAX_SAFE_INTEGER / 1e6);
+      const limit = deadline(opts.timeoutS);
       let idleMs = 0;
       sink.write(`retry: 2000\n: listening for instance state changes after event ${last}\n\n`);
       try {
-        while (!sink.closed() && !limit.passed()) {
+        while (!sink.closed() && !limit.passed() && !hub.closed) {
           const rows = await store.eventsSince(scope, last, EVENTS_BATCH);
           for (const e of rows) {
             sink.write(`id: ${e.id}\nevent: instance\ndata: ${JSON.stringify(toEventData(e))}\n\n`);
@@ -127,6 +149,7 @@ export function instanceEventsFactory({ store, hub, clock }: { store: InstancesS
               actual_status: status,
             });
           }
+          if (hub.closed) throw new ApiError('service_unavailable', `the server is shutting down; instance ${id} is ${status ?? 'provisioning'}: retry the wait`);
           await hub.next(EVENTS_POLL_MS);
         }
       } finally {

@@ -1,5 +1,5 @@
 import type { Clock } from '../platform/clock.js';
-import { hashPassword, type SecretBox } from '../platform/crypto.js';
+import { hashPassword } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import { toDollars, toMicro } from '../platform/money.js';
@@ -32,7 +32,6 @@ export interface UsersServiceDeps {
   keysService: KeysService;
   clock: Clock;
   random: Random;
-  secretBox: SecretBox;
   /**
    * The exact balance in micro-dollars (billing's `balanceOf`): the stored `credit_micro` lags running charges by up
    * to a settlement period, and a user expects the balance that charges have already reduced.
@@ -94,6 +93,17 @@ export function usersServiceFactory({ db, users, keysService, clock, random, bal
 
   return {
     createUser,
+
+    /**
+     * A new full-access API key for the owner (or, when the owner is no longer an admin, the oldest admin), for an
+     * operator who lost the owner key: `gpuplane admin create-key`, run against the database. Null when no admin exists.
+     */
+    async createAdminKey(name: string): Promise<{ user: UserRow; secret: string } | null> {
+      const admin = await users.firstAdmin(OWNER_EMAIL);
+      if (!admin) return null;
+      const { secret } = await keysService.create({ user_id: admin.id, kind: 'user', name });
+      return { user: admin, secret };
+    },
 
     async current(principal: Principal): Promise<CurrentUserReply> {
       const u = principal.user;

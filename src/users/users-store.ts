@@ -25,6 +25,16 @@ export function usersStore(db: Tx) {
     async findByEmail(email: string, tx: Tx = db): Promise<UserRow | undefined> {
       return tx.selectFrom('users').selectAll().where(sql`lower(email)`, '=', email.toLowerCase()).executeTakeFirst();
     },
+    /** The owner account if it is still an admin, else the oldest admin. */
+    async firstAdmin(ownerEmail: string, tx: Tx = db): Promise<UserRow | undefined> {
+      return tx
+        .selectFrom('users')
+        .selectAll()
+        .where('is_admin', '=', 1)
+        .orderBy(sql`case when email = ${ownerEmail} then 0 else 1 end`)
+        .orderBy('id')
+        .executeTakeFirst();
+    },
     async count(tx: Tx = db): Promise<number> {
       const r = await tx.selectFrom('users').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
       return Number(r.n);

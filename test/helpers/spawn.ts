@@ -23,8 +23,9 @@ export interface Served {
 }
 
 /** Starts `gpuplane serve` with these GPUPLANE_* variables on port 0 and resolves once it listens. */
-export async function serve(env: Record<string, string>): Promise<Served> {
+export async function serve(env: Record<string, string>, options: { cwd?: string } = {}): Promise<Served> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+    cwd: options.cwd,
     env: { ...process.env, GPUPLANE_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -118,6 +118,11 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Store> {
     ...(options.pgSchema ? { options: `-c search_path="${options.pgSchema}"` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
-  await migrate(db, 'postgres');
+  // A database that cannot be reached fails here, at the first query: close the pool, or its sockets keep the
+  // process alive after the error is reported.
+  await migrate(db, 'postgres').catch(async (err) => {
+    await db.destroy().catch(() => undefined);
+    throw err;
+  });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
