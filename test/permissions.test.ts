@@ -8,8 +8,12 @@ import type { RouteInfo } from '../src/app.js';
 
 const doc = (cats: readonly string[]) => ({ api: Object.fromEntries(cats.map((c) => [c, {}])) });
 
-/** A concrete URL for a route pattern: ids that match nothing, so no sweep request changes existing data. */
-const concrete = (url: string) => url.replace(/:(\w+)/g, '999999').replace(/\*$/, '');
+/**
+ * A concrete URL for a route pattern: ids that match nothing, so no sweep request changes existing data. The event
+ * stream is given a timeout: without one it stays open until the client leaves.
+ */
+const concrete = (url: string) =>
+  url.replace(/:(\w+)/g, '999999').replace(/\*$/, '') + (url === '/api/v0/instances/events/' ? '?timeout=0.1' : '');
 
 async function scopedKey(t: TestApp, cats: readonly string[]): Promise<string> {
   const res = await t.request('POST', '/api/v0/auth/apikeys/', { body: { name: 'sweep', permissions: doc(cats) } });

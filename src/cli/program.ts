@@ -46,7 +46,8 @@ export function buildProgram(): Command {
   // `serve` is dispatched in main.ts before Commander runs (it has its own flags); listed here for --help only.
   program.command('serve').description('start the server (`gpuplane serve --help` lists its flags)').addHelpText('after', '\nExample:\n  gpuplane serve --port 9000 --clock virtual');
   // `admin` is dispatched in main.ts too: it opens the server's database directly.
-  program.command('admin').description('on the server\'s machine: `gpuplane admin create-key` makes a new admin API key (a lost owner key)');
+  program.command('admin').description('on the server\'s machine: `gpuplane admin create-key` makes a new admin API key (a lost owner key)')
+    .addHelpText('after', '\nExample:\n  gpuplane admin create-key --database-url sqlite:./data/gpuplane.db');
 
   // One command per verb; features add their nouns under it (`destroy instance`, `destroy team`).
   const verbs = new Map<string, Command>();

@@ -32,25 +32,20 @@ export async function serve(argv: string[]): Promise<void> {
     }
     throw err;
   }
-  let server: Server;
-  try {
-    server = await startServer(config);
-  } catch (err) {
-    if (err instanceof StartError) {
-      process.stderr.write(`gpuplane: ${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
-  const deadlineS = config.shutdownTimeout;
+  // The handlers are in place before the start begins: a signal that arrives while starting stops the server as soon
+  // as it has started (the default action would kill it mid-start, or right after its listening line).
   let stopping = false;
+  let started: Promise<Server> | undefined;
+  const deadlineS = config.shutdownTimeout;
   const stop = async (signal: string) => {
     if (stopping) {
       // A second signal while shutting down: the operator insists.
-      server.app.log.warn({ signal }, 'second signal: exiting now');
+      process.stderr.write(`gpuplane: ${signal} again: exiting now\n`);
       process.exit(1);
     }
     stopping = true;
+    const server = await started!.catch(() => undefined);
+    if (!server) return; // the start failed and reports it itself
     server.app.log.info({ signal, deadline_s: deadlineS }, 'shutting down');
     // In-flight requests get until the deadline; then their connections are cut and the exit says it was not clean.
     setTimeout(() => {
@@ -63,4 +58,14 @@ export async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  started = startServer(config);
+  try {
+    await started;
+  } catch (err) {
+    if (err instanceof StartError) {
+      process.stderr.write(`gpuplane: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
 }
