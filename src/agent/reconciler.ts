@@ -45,6 +45,7 @@ export function createReconciler(deps: ReconcilerDeps) {
   const failures = new Map<number, Failure>();
   /** Host ports picked by creates in flight, until their containers show in a listing. */
   const claimed = new Set<number>();
+  let portPicks: Promise<void> = Promise.resolve();
   let mutations = 0;
   let loop: Promise<void> | null = null;
   let again = false;
@@ -189,9 +190,15 @@ export function createReconciler(deps: ReconcilerDeps) {
   async function create(d: DesiredInstanceT): Promise<void> {
     await pull(d);
     if (!stillDesired(d)) return; // changed while pulling: the next pass decides afresh
-    const reserved = [...containers.flatMap((c) => c.boundHostPorts), ...claimed];
-    const hostPorts = await pickHostPorts(wantedPorts(d), deps.portRange, reserved, deps.isPortFree);
-    for (const p of Object.values(hostPorts)) claimed.add(p);
+    // One pick at a time: two creates probing the same free port at once would both take it.
+    const picked = portPicks.then(async () => {
+      const reserved = [...containers.flatMap((c) => c.boundHostPorts), ...claimed];
+      const ports = await pickHostPorts(wantedPorts(d), deps.portRange, reserved, deps.isPortFree);
+      for (const p of Object.values(ports)) claimed.add(p);
+      return ports;
+    });
+    portPicks = picked.then(() => undefined, () => undefined);
+    const hostPorts = await picked;
     let id: string;
     try {
       id = await runtime.create(buildContainerSpec(d, deps.limits, hostPorts, deps.publishIp));
