@@ -2,7 +2,7 @@
 // in-memory runtime: converge, restart without duplicates, orphans, exits and boots, stop/start, recreate, failures.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { observe, plan, type Failure, type InstanceRecord } from '../src/agent/reconcile-plan.js';
+import { observe, plan, type Failure, type InstanceActivity, type InstanceRecord } from '../src/agent/reconcile-plan.js';
 import { createReconciler } from '../src/agent/reconciler.js';
 import { silentLog } from '../src/agent/agent-log.js';
 import type { RuntimeContainer } from '../src/agent/runtime.js';
@@ -119,8 +119,8 @@ describe('plan', () => {
 
 describe('observe', () => {
   const d = (over: Partial<DesiredInstanceT> = {}) => desiredInstance({ instance_id: 1, boot: 2, ...over });
-  const none = () => ({ pulling: false, failure: undefined });
-  const one = (desired: DesiredInstanceT, c: RuntimeContainer | null, activity = none) =>
+  const none = (): InstanceActivity => ({ pulling: false, failure: undefined });
+  const one = (desired: DesiredInstanceT, c: RuntimeContainer | null, activity: () => InstanceActivity = none) =>
     observe([desired], c ? [c] : [], new Map([[1, rec(1, 2)]]), activity);
 
   test('running: the real ports; exited: the exit code; stopped as desired', () => {
