@@ -27,6 +27,8 @@ export interface FakeServerOptions {
   apiKey?: string;
   /** What the status reply says the heartbeat interval is (omitted when undefined). */
   heartbeatInterval?: number;
+  /** Answers this many registrations with a 503 first (a server restarting). */
+  failRegistrations?: number;
 }
 
 type Waiter<T> = { pred: (v: T) => boolean; resolve: (v: T) => void };
@@ -47,7 +49,11 @@ export async function startFakeServer(opts: FakeServerOptions = {}) {
   /** While set, desired-state polls are held and never answered: a long-poll that died without an error. */
   let swallowPolls = false;
   let desiredCalls = 0;
+  let failedRegistrations = 0;
+  /** Polls cut off by `killHeldPolls`: open, never answered, as a connection that died silently. */
+  const deadPolls: ServerResponse[] = [];
   const statusWaiters: Waiter<AgentStatusRequest>[] = [];
+  const pollHeldWaiters: (() => void)[] = [];
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -96,6 +102,10 @@ export async function startFakeServer(opts: FakeServerOptions = {}) {
         if (!checked(RegisterBody, b)) return;
         const r = b as AgentRegisterRequest;
         registrations.push(r);
+        if (failedRegistrations < (opts.failRegistrations ?? 0)) {
+          failedRegistrations++;
+          return fail(res, 503, 'service_unavailable', 'restarting');
+        }
         const id = byRegistration.get(r.registration_id) ?? ++machineId + 100;
         byRegistration.set(r.registration_id, id);
         machineKey = `gpm_${randomBytes(24).toString('hex')}`;
@@ -132,6 +142,7 @@ export async function startFakeServer(opts: FakeServerOptions = {}) {
           }, wait * 1000);
         }
         heldPolls.push(held);
+        for (const w of pollHeldWaiters.splice(0)) w();
         return;
       }
       const m = /^PUT \/api\/v0\/agent\/logs\/([^/]+)\/$/.exec(route);
@@ -202,6 +213,21 @@ export async function startFakeServer(opts: FakeServerOptions = {}) {
     get heldPolls() {
       return heldPolls.length;
     },
+    /** Resolves once a desired-state poll is being held (at once if one is). */
+    whenPollHeld(): Promise<void> {
+      if (heldPolls.length > 0) return Promise.resolve();
+      return new Promise((resolve) => pollHeldWaiters.push(resolve));
+    },
+    /** The polls held now never get an answer (their connection stays open): a long-poll that died silently. */
+    killHeldPolls(): number {
+      for (const p of heldPolls) {
+        if (p.timer) clearTimeout(p.timer);
+        deadPolls.push(p.res);
+      }
+      const n = heldPolls.length;
+      heldPolls = [];
+      return n;
+    },
     /** Forgets the machine key, as deleting the machine does. */
     revokeMachineKey(): void {
       machineKey = `revoked_${randomBytes(8).toString('hex')}`;
@@ -212,6 +238,7 @@ export async function startFakeServer(opts: FakeServerOptions = {}) {
         p.res.destroy();
       }
       heldPolls = [];
+      for (const r of deadPolls) r.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
