@@ -29,13 +29,15 @@ export interface FakeServerOptions {
   heartbeatInterval?: number;
   /** Answers this many registrations with a 503 first (a server restarting). */
   failRegistrations?: number;
+  /** Machine ids count up from here (tests sharing one Docker daemon must not share machine ids). @default 100 */
+  machineIdBase?: number;
 }
 
 type Waiter<T> = { pred: (v: T) => boolean; resolve: (v: T) => void };
 
 export async function startFakeServer(opts: FakeServerOptions = {}) {
   const apiKey = opts.apiKey ?? 'gpk_fake_host_key_0123456789abcdef';
-  let machineId = 0;
+  let machineId = opts.machineIdBase ?? 100;
   let machineKey: string | null = null;
   const byRegistration = new Map<string, number>();
   const registrations: AgentRegisterRequest[] = [];
@@ -106,7 +108,7 @@ export async function startFakeServer(opts: FakeServerOptions = {}) {
           failedRegistrations++;
           return fail(res, 503, 'service_unavailable', 'restarting');
         }
-        const id = byRegistration.get(r.registration_id) ?? ++machineId + 100;
+        const id = byRegistration.get(r.registration_id) ?? ++machineId;
         byRegistration.set(r.registration_id, id);
         machineKey = `gpm_${randomBytes(24).toString('hex')}`;
         return send(res, 200, { success: true, machine_id: id, machine_key: machineKey });
