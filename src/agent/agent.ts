@@ -96,6 +96,9 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   const { runtime, system, log } = deps;
   const stopping = new AbortController();
   const state = openStateDir(config.stateDir);
+  if (config.url === undefined && state.readCredentials() === undefined) {
+    throw new AgentFatalError('no server URL: pass --url (or GPUPLANE_URL) on the first start');
+  }
   const info = await runtime.info();
   let hardware = await detectHardware(config, deps, info.dataRoot);
   log.info({ gpu_name: hardware.gpu_name, num_gpus: hardware.num_gpus, declared: hardware.hardware_declared }, 'hardware');

@@ -126,6 +126,7 @@ export const RegisterReply = Type.Object(
 export const PortMap = Type.Record(
   Type.String({ pattern: CONTAINER_PORT_PATTERN }),
   Type.Array(Type.Object({ HostIp: Str(64), HostPort: Type.String({ pattern: '^[0-9]{1,5}$' }) }, { additionalProperties: false }), { maxItems: 4 }),
+  { additionalProperties: false },
 );
 
 /**
