@@ -230,8 +230,9 @@ export function createReconciler(deps: ReconcilerDeps) {
         await runtime.stop(a.containerId, deps.stopTimeoutS);
         return start(a.instance, a.containerId);
       case 'stop':
-        await runtime.stop(a.containerId, deps.stopTimeoutS);
+        // Remembered first: a crash right after the stop must not leave it looking as if it exited by itself.
         setRecord(a.instance.instance_id, { generation: a.instance.generation, boot: records.get(a.instance.instance_id)?.boot ?? a.instance.boot, stopped: true });
+        await runtime.stop(a.containerId, deps.stopTimeoutS);
         return;
       case 'adopt':
         return;
