@@ -5,7 +5,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { buildContainerSpec, keepAliveScript, splitEnv, wantedPorts, type MachineLimits } from '../src/agent/container-spec.js';
-import { containerFromInspect, dockerCreateOptions, imageRef, storageSizeSupported } from '../src/agent/docker-runtime.js';
+import { containerFromInspect, createDockerRuntime, dockerCreateOptions, imageRef, storageSizeSupported } from '../src/agent/docker-runtime.js';
 import { demuxDockerLog, selectLogLines } from '../src/agent/docker-log.js';
 import { canBind, parsePortRange, pickHostPorts } from '../src/agent/host-ports.js';
 import { desiredInstance } from './agent-fake-server.js';
@@ -198,5 +198,41 @@ describe('Docker adapter, pure parts', () => {
     assert.equal(selectLogLines(text, null, 'b', 100), 'b 2\n');
     assert.equal(selectLogLines(text, null, null, 4), 'a 4\n');
     assert.equal(selectLogLines('', 5, null, 100), '');
+  });
+});
+
+describe('Docker runtime: images', () => {
+  /** A stand-in Dockerode client: knows `local` images, records pulls, answers progress with `progress`. */
+  function client(local: string[], progress: object[]) {
+    const pulls: [string, unknown][] = [];
+    const stub = {
+      getImage: (ref: string) => ({
+        inspect: async () => {
+          if (!local.includes(ref)) throw Object.assign(new Error('no such image'), { statusCode: 404 });
+          return {};
+        },
+      }),
+      pull: async (ref: string, opts: unknown) => {
+        pulls.push([ref, opts]);
+        return {};
+      },
+      modem: { followProgress: (_s: unknown, done: (err: Error | null, out: object[]) => void) => done(null, progress) },
+    };
+    return { pulls, runtime: createDockerRuntime({}, stub as unknown as Dockerode) };
+  }
+
+  test('a local image is used as it is; a missing one is pulled with the registry login', async () => {
+    const c = client(['busybox:latest'], [{ status: 'Download complete' }]);
+    await c.runtime.ensureImage('busybox', null);
+    assert.deepEqual(c.pulls, []);
+    await c.runtime.ensureImage('ghcr.io/team/private', { username: 'bot', password: 'tok', server: 'ghcr.io' });
+    assert.deepEqual(c.pulls, [['ghcr.io/team/private:latest', { authconfig: { username: 'bot', password: 'tok', serveraddress: 'ghcr.io' } }]]);
+    await c.runtime.ensureImage('public/img:1', null);
+    assert.deepEqual(c.pulls[1], ['public/img:1', {}]);
+  });
+
+  test('a pull whose stream ends with an error message fails with it', async () => {
+    const c = client([], [{ status: 'Pulling' }, { error: 'unauthorized: authentication required' }]);
+    await assert.rejects(c.runtime.ensureImage('private/x:1', null), /pull of private\/x:1 failed: unauthorized: authentication required/);
   });
 });

@@ -123,9 +123,9 @@ export function containerFromInspect(c: Dockerode.ContainerInspectInfo): Runtime
   };
 }
 
-export function createDockerRuntime(options: Dockerode.DockerOptions = {}): ContainerRuntime {
-  const Docker = loadDockerode();
-  const docker = new Docker(options);
+/** `client`: a Dockerode client to use instead of one made from `options` (tests pass a stand-in). */
+export function createDockerRuntime(options: Dockerode.DockerOptions = {}, client?: Dockerode): ContainerRuntime {
+  const docker = client ?? new (loadDockerode())(options);
   let storageSizeLimit: boolean | undefined;
 
   async function info(): Promise<RuntimeInfo> {
