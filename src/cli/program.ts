@@ -12,6 +12,7 @@ import { registerInstances, setArgsRemainder } from './commands/instances.js';
 import { splitRemainder } from './instance-args.js';
 import { registerServerless } from './commands/serverless.js';
 import { registerSession } from './commands/session.js';
+import { registerAgent } from './commands/agent.js';
 import pkg from '../../package.json' with { type: 'json' };
 
 const OVERVIEW = `
@@ -75,6 +76,7 @@ export function buildProgram(): Command {
   registerTfa(program);
   registerSession(program, verb);
   registerEmulator(groups.emu);
+  registerAgent(program);
   return program;
 }
 

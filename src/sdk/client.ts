@@ -7,6 +7,7 @@
  *   const me = await gp.account.currentUser();
  */
 import { accountApi } from './api/account.js';
+import { agentApi } from './api/agent.js';
 import { emulatorApi } from './api/emulator.js';
 import { billingApi } from './api/billing.js';
 import { apiKeysApi, teamApi } from './api/keys.js';
@@ -46,6 +47,8 @@ export function createClient(options: ClientOptions) {
     billing: billingApi(t),
     auth: loginApi(t),
     tfa: tfaApi(t),
+    /** The machine agent's protocol (docs/AGENT-PROTOCOL.md). */
+    agent: agentApi(t),
     /**
      * Waits until instance `id` is in `until` (default `running`), on the server's instance events. Rejects with
      * InstanceFailedError on `exited`/`unknown`/`offline` and with WaitTimeoutError after `timeout` seconds.

@@ -1,0 +1,54 @@
+/**
+ * `gpuplane agent` as a process: settings, a JSON log on stdout, the Docker runtime, and the signals. Exit codes as
+ * the CLI's: 0 stopped by a signal, 1 could not start or had to stop (the reason on stderr), 2 a usage error.
+ */
+import pino from 'pino';
+import pkg from '../../package.json' with { type: 'json' };
+import { startAgent } from './agent.js';
+import { REDACT_PATHS, type AgentLog } from './agent-log.js';
+import { agentSettings, AgentUsageError, type AgentFlags } from './agent-options.js';
+import { realSystem } from './agent-system.js';
+import { createDockerRuntime } from './docker-runtime.js';
+
+const EXIT_ERROR = 1;
+const EXIT_USAGE = 2;
+
+export async function runAgent(flags: AgentFlags): Promise<void> {
+  let settings;
+  try {
+    settings = agentSettings(flags, process.env, process.getuid?.() === 0);
+  } catch (err) {
+    if (!(err instanceof AgentUsageError)) throw err;
+    process.stderr.write(`gpuplane agent: ${err.message}\n`);
+    process.exitCode = EXIT_USAGE;
+    return;
+  }
+  const log: AgentLog = pino(
+    { name: 'gpuplane-agent', level: settings.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
+    pino.destination({ dest: 1, sync: true }),
+  );
+  let agent;
+  try {
+    agent = await startAgent({ ...settings.config, agentVersion: pkg.version }, { runtime: createDockerRuntime(), system: realSystem, log });
+  } catch (err) {
+    process.stderr.write(`gpuplane agent: ${(err as Error).message}\n`);
+    process.exitCode = EXIT_ERROR;
+    return;
+  }
+  log.info({ machine_id: agent.machineId }, 'agent running');
+  const onSignal = (signal: string) => {
+    log.info({ signal }, 'stopping; containers keep running');
+    void agent.stop();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await agent.done;
+  } catch (err) {
+    process.stderr.write(`gpuplane agent: ${(err as Error).message}\n`);
+    process.exitCode = EXIT_ERROR;
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+}

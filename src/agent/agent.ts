@@ -1,0 +1,298 @@
+/**
+ * `gpuplane agent`, the program on each GPU host (docs/AGENT-PROTOCOL.md): discovers the hardware, registers once,
+ * then long-polls the machine's desired state, reconciles the containers to it, heartbeats the observed state and
+ * answers log requests. Every loop survives the server being away; only a refused credential stops the agent.
+ */
+import {
+  DESIRED_WAIT_DEFAULT_S, HEARTBEAT_DEFAULT_S, LOG_TEXT_MAX_CHARS, LOG_TAIL_MAX_LINES,
+  type AgentHardwareT, type DesiredInstanceT, type LogRequestT,
+} from '../fleet/agent-protocol-schemas.js';
+import { createClient } from '../sdk/client.js';
+import { GpuplaneError } from '../sdk/errors.js';
+import type { FetchLike } from '../sdk/transport.js';
+import type { AgentLog } from './agent-log.js';
+import type { AgentSystem } from './agent-system.js';
+import { selectLogLines } from './docker-log.js';
+import { declaredHardware, readHardwareFile } from './hardware-file.js';
+import { discoverGpus, discoveredHardware } from './hardware.js';
+import type { PortRange } from './host-ports.js';
+import { containersByInstance } from './reconcile-plan.js';
+import { createReconciler } from './reconciler.js';
+import { AgentFatalError, ensureCredential, sleep, transient } from './registration.js';
+import type { ContainerRuntime } from './runtime.js';
+import { openStateDir } from './state-store.js';
+
+/** The host ports published by default (the fleet's usual direct range). */
+export const DEFAULT_PORT_RANGE: PortRange = { start: 40000, end: 40999 };
+/** A periodic pass repairs what no event announced (a container changed behind the runtime's back). */
+export const RESYNC_DEFAULT_S = 30;
+/** Seconds a container gets to stop after SIGTERM, as `docker stop`. */
+export const STOP_TIMEOUT_DEFAULT_S = 10;
+/** Hardware is looked at again this often (free disk changes, drivers get upgraded). */
+const HARDWARE_REFRESH_S = 600;
+/** A long-poll with no reply this long after its `wait` is taken as a dead connection. */
+const POLL_GRACE_S = 15;
+/** Waits between failed long-polls: doubling from 1 s to this. */
+const POLL_RETRY_MAX_S = 30;
+
+export interface AgentConfig {
+  url?: string;
+  apiKey?: string;
+  stateDir: string;
+  hardwareFile?: string;
+  publicIp?: string;
+  /** Host ports to publish on; default: the hardware file's, else DEFAULT_PORT_RANGE. */
+  portRange?: PortRange;
+  /** Address published ports are bound on. @default '0.0.0.0' */
+  publishIp?: string;
+  /** @default HEARTBEAT_DEFAULT_S */
+  heartbeatS?: number;
+  /** @default RESYNC_DEFAULT_S */
+  resyncS?: number;
+  /** @default DESIRED_WAIT_DEFAULT_S */
+  waitS?: number;
+  /** @default STOP_TIMEOUT_DEFAULT_S */
+  stopTimeoutS?: number;
+  agentVersion: string;
+}
+
+export interface AgentDeps {
+  runtime: ContainerRuntime;
+  system: AgentSystem;
+  log: AgentLog;
+  fetch?: FetchLike;
+}
+
+export interface RunningAgent {
+  machineId: number;
+  hardware: AgentHardwareT;
+  /** Stops every loop; containers are left as they are. */
+  stop(): Promise<void>;
+  /** Settles when the agent stops: rejects with AgentFatalError when it had to (its credential was refused). */
+  done: Promise<void>;
+}
+
+async function detectHardware(config: AgentConfig, deps: AgentDeps, dataRoot: string): Promise<AgentHardwareT> {
+  const host = deps.system.hostFacts();
+  const file = config.hardwareFile ? readHardwareFile(config.hardwareFile) : undefined;
+  const fromFile = file?.direct_port_start !== undefined && file.direct_port_end !== undefined
+    ? { start: file.direct_port_start, end: file.direct_port_end }
+    : undefined;
+  const portRange = config.portRange ?? fromFile ?? DEFAULT_PORT_RANGE;
+  const publicIp = config.publicIp ?? file?.public_ipaddr ?? host.firstIpv4 ?? '127.0.0.1';
+  let disk: number;
+  try {
+    disk = await deps.system.freeDiskGb(dataRoot);
+  } catch {
+    // The agent may run where the runtime's data root is not visible (in a container of its own).
+    disk = await deps.system.freeDiskGb('/');
+  }
+  const addr = { publicIp, portRange };
+  if (file) return declaredHardware(file, host, disk, addr);
+  return discoveredHardware(await discoverGpus(deps.system.exec), host, disk, addr);
+}
+
+export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<RunningAgent> {
+  const { runtime, system, log } = deps;
+  const stopping = new AbortController();
+  const state = openStateDir(config.stateDir);
+  if (config.url === undefined && state.readCredentials() === undefined) {
+    throw new AgentFatalError('no server URL: pass --url (or GPUPLANE_URL) on the first start');
+  }
+  const info = await runtime.info();
+  let hardware = await detectHardware(config, deps, info.dataRoot);
+  log.info({ gpu_name: hardware.gpu_name, num_gpus: hardware.num_gpus, declared: hardware.hardware_declared }, 'hardware');
+  const cred = await ensureCredential({
+    state, url: config.url, apiKey: config.apiKey, hardware, agentVersion: config.agentVersion,
+    randomId: system.randomId, log, signal: stopping.signal, fetch: deps.fetch,
+  });
+  const client = createClient({ url: cred.url, apiKey: cred.machineKey, fetch: deps.fetch });
+  const host = system.hostFacts();
+  const waitS = config.waitS ?? DESIRED_WAIT_DEFAULT_S;
+  let heartbeatS = config.heartbeatS ?? HEARTBEAT_DEFAULT_S;
+
+  let fail!: (err: Error) => void;
+  let finish!: () => void;
+  const done = new Promise<void>((resolve, reject) => ([finish, fail] = [resolve, reject]));
+  done.catch(() => {}); // observed by the caller through `done`; never an unhandled rejection here
+  const fatal = (err: unknown) => {
+    if (stopping.signal.aborted) return;
+    const e = err as GpuplaneError;
+    fail(new AgentFatalError(`the server refused this machine's credential (${e.msg}); the machine was deleted or its key revoked. `
+      + `To register again, remove ${state.dir}/agent.json and start with --api-key`));
+    void stop();
+  };
+  const refused = (err: unknown) => err instanceof GpuplaneError && err.status === 401;
+
+  // --- status: heartbeat and observed state -------------------------------------------------------------
+  let desiredVersion: number | null = null;
+  let pendingHardware: AgentHardwareT | undefined = hardware;
+  let statusInFlight: Promise<void> | null = null;
+  let statusAgain = false;
+  let heartbeatTimer: NodeJS.Timeout | undefined;
+  let statusFailing = false;
+
+  const reconciler = createReconciler({
+    runtime,
+    limits: {
+      machineId: cred.machineId,
+      cpuCores: Math.min(hardware.cpu_cores, host.cpuCores),
+      ramMb: Math.min(hardware.cpu_ram, host.ramMb),
+      // Declared hardware is for hosts without the NVIDIA runtime: there is no driver to hand devices to.
+      gpuDevices: !hardware.hardware_declared,
+    },
+    publishIp: config.publishIp ?? '0.0.0.0',
+    portRange: { start: hardware.direct_port_start, end: hardware.direct_port_end },
+    records: state.readRecords(),
+    saveRecords: (r) => state.writeRecords(r),
+    now: system.now,
+    hostBootTime: system.hostBootTime(),
+    isPortFree: (port, proto) => system.isPortFree(config.publishIp ?? '0.0.0.0', port, proto),
+    stopTimeoutS: config.stopTimeoutS ?? STOP_TIMEOUT_DEFAULT_S,
+    log,
+    onObserved: () => sendStatus(),
+  });
+
+  function scheduleHeartbeat(): void {
+    clearTimeout(heartbeatTimer);
+    if (!stopping.signal.aborted) heartbeatTimer = setTimeout(sendStatus, heartbeatS * 1000);
+  }
+
+  function sendStatus(): void {
+    if (stopping.signal.aborted) return;
+    if (statusInFlight) {
+      statusAgain = true;
+      return;
+    }
+    const observed = reconciler.observed();
+    // Nothing to report until the containers were listed once: an empty list would tell the server they are gone.
+    if (observed === null) return scheduleHeartbeat();
+    statusInFlight = (async () => {
+      const hw = pendingHardware;
+      try {
+        const r = await client.agent.status({
+          agent_version: config.agentVersion, desired_version: desiredVersion, observed, ...(hw ? { hardware: hw } : {}),
+        });
+        if (pendingHardware === hw) pendingHardware = undefined;
+        if (statusFailing) log.info({}, 'status reports go through again');
+        statusFailing = false;
+        if (r.heartbeat_interval !== undefined) heartbeatS = r.heartbeat_interval;
+        // The long-poll may have died without an error: the heartbeat says there is something newer.
+        if (r.desired_version !== desiredVersion) wakePoll();
+      } catch (err) {
+        if (refused(err)) return fatal(err);
+        if (!statusFailing) log.warn({ err: (err as Error).message }, 'status report failed; retrying with the next heartbeat');
+        statusFailing = true;
+      }
+    })().finally(() => {
+      statusInFlight = null;
+      if (statusAgain) {
+        statusAgain = false;
+        sendStatus();
+      } else scheduleHeartbeat();
+    });
+  }
+
+  // --- desired state: the long-poll ---------------------------------------------------------------------
+  let pollAbort: AbortController | null = null;
+  let woken = false;
+  function wakePoll(): void {
+    woken = true;
+    pollAbort?.abort();
+  }
+
+  async function pollLoop(): Promise<void> {
+    let retryS = 1;
+    while (!stopping.signal.aborted) {
+      const ctl = (pollAbort = new AbortController());
+      const deadline = setTimeout(() => ctl.abort(), (waitS + POLL_GRACE_S) * 1000);
+      try {
+        const r = await client.agent.desired({ ...(desiredVersion !== null ? { after: desiredVersion } : {}), wait: desiredVersion === null ? 0 : waitS }, ctl.signal);
+        retryS = 1;
+        if (r.version !== desiredVersion || desiredVersion === null) {
+          desiredVersion = r.version;
+          log.info({ version: r.version, instances: r.instances.length }, 'desired state');
+          reconciler.setDesired(r.instances);
+          sendStatus();
+        }
+        answerLogRequests(r.log_requests, r.instances);
+      } catch (err) {
+        if (stopping.signal.aborted) break;
+        if (woken) {
+          woken = false;
+          continue;
+        }
+        if (refused(err)) return fatal(err);
+        if (!transient(err) && !(err instanceof GpuplaneError && err.error === 'aborted')) {
+          log.warn({ err: (err as Error).message }, 'desired-state request refused');
+        } else log.warn({ err: (err as Error).message, retry_in_s: retryS }, 'desired-state request failed; retrying');
+        await sleep(retryS * 1000, ctl.signal);
+        woken = false;
+        retryS = Math.min(POLL_RETRY_MAX_S, retryS * 2);
+      } finally {
+        clearTimeout(deadline);
+      }
+    }
+  }
+
+  // --- log requests -------------------------------------------------------------------------------------
+  const answered = new Set<string>();
+  const answering = new Set<string>();
+  function answerLogRequests(requests: LogRequestT[], desired: DesiredInstanceT[]): void {
+    const listed = new Set(requests.map((r) => r.request_id));
+    for (const id of answered) if (!listed.has(id)) answered.delete(id);
+    for (const r of requests) {
+      if (answered.has(r.request_id) || answering.has(r.request_id)) continue;
+      answering.add(r.request_id);
+      void answerLog(r, desired)
+        .then(() => answered.add(r.request_id))
+        .catch((err) => {
+          // Gone on the server (expired, or not this machine's): nothing more to do for it.
+          if (err instanceof GpuplaneError && err.status === 404) answered.add(r.request_id);
+          else log.warn({ request_id: r.request_id, err: (err as Error).message }, 'log answer failed; retrying with the next desired state');
+        })
+        .finally(() => answering.delete(r.request_id));
+    }
+  }
+
+  async function answerLog(r: LogRequestT, desired: DesiredInstanceT[]): Promise<void> {
+    const c = containersByInstance(await runtime.list(cred.machineId), desired).get(r.instance_id)?.find((x) => x.status !== 'removing');
+    const body = c
+      ? { text: selectLogLines(await runtime.logs(c.id, r.filter ? LOG_TAIL_MAX_LINES : (r.tail ?? LOG_TAIL_MAX_LINES)), r.tail, r.filter, LOG_TEXT_MAX_CHARS) }
+      : { text: '', error: `instance ${r.instance_id} has no container on this machine` };
+    await client.agent.answerLogs(r.request_id, body);
+  }
+
+  // --- hardware refresh, runtime events, resync ---------------------------------------------------------
+  const hardwareTimer = setInterval(() => {
+    void detectHardware(config, deps, info.dataRoot).then(
+      (hw) => {
+        if (JSON.stringify(hw) === JSON.stringify(hardware)) return;
+        hardware = pendingHardware = hw;
+        sendStatus();
+      },
+      (err) => log.warn({ err: (err as Error).message }, 'hardware check failed; keeping the last one'),
+    );
+  }, HARDWARE_REFRESH_S * 1000);
+  const unwatch = runtime.watch?.(cred.machineId, () => reconciler.trigger());
+  const resyncTimer = setInterval(() => reconciler.trigger(), (config.resyncS ?? RESYNC_DEFAULT_S) * 1000);
+
+  sendStatus();
+  const polling = pollLoop();
+
+  async function stop(): Promise<void> {
+    if (stopping.signal.aborted) return;
+    stopping.abort();
+    pollAbort?.abort();
+    clearTimeout(heartbeatTimer);
+    clearInterval(hardwareTimer);
+    clearInterval(resyncTimer);
+    unwatch?.();
+    await polling;
+    await statusInFlight;
+    await reconciler.close();
+    finish();
+  }
+
+  return { machineId: cred.machineId, hardware, stop, done };
+}

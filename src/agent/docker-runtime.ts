@@ -1,0 +1,263 @@
+/**
+ * The Docker runtime: the Engine API through dockerode (no `docker` CLI). Where the daemon is comes from dockerode's
+ * own defaults: `DOCKER_HOST` when set, else /var/run/docker.sock.
+ */
+import { createRequire } from 'node:module';
+import type Dockerode from 'dockerode';
+import type { DockerLoginT, PortMapT } from '../fleet/agent-protocol-schemas.js';
+import {
+  LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, NameConflictError, PortInUseError,
+  type ContainerRuntime, type ContainerSpec, type RuntimeContainer, type RuntimeInfo,
+} from './runtime.js';
+import { demuxDockerLog } from './docker-log.js';
+
+/** Wait before watching the daemon's events again after the stream broke. */
+const EVENTS_RETRY_MS = 1000;
+
+/**
+ * Loaded at run time, not bundled: dockerode pulls in gRPC and optional native modules that the CLI's one-file bundle
+ * cannot hold, and only the agent needs it (bin/gpuplane.mjs: the bundle's `require` resolves from node_modules).
+ */
+function loadDockerode(): typeof Dockerode {
+  return createRequire(import.meta.url)('dockerode') as typeof Dockerode;
+}
+
+/** `busybox` → `busybox:latest`: the Engine API pulls every tag of a repository named without one. */
+export function imageRef(image: string): string {
+  if (image.includes('@')) return image;
+  return image.lastIndexOf(':') > image.lastIndexOf('/') ? image : `${image}:latest`;
+}
+
+/**
+ * Whether the storage driver takes a per-container size (`--storage-opt size=`): overlay2 only over xfs (mounted with
+ * pquota, which `docker info` does not show: create falls back when the daemon refuses), and the block-based drivers.
+ */
+export function storageSizeSupported(driver: string, backingFs: string | undefined): boolean {
+  if (driver === 'overlay2') return backingFs === 'xfs';
+  return ['btrfs', 'zfs', 'devicemapper', 'windowsfilter'].includes(driver);
+}
+
+/** The Engine API's create body for a spec. */
+export function dockerCreateOptions(spec: ContainerSpec, storageSizeLimit: boolean): Dockerode.ContainerCreateOptions {
+  const exposed: Record<string, object> = {};
+  const bindings: Record<string, { HostIp: string; HostPort: string }[]> = {};
+  for (const [port, b] of Object.entries(spec.ports)) {
+    exposed[port] = {};
+    bindings[port] = [{ HostIp: b.hostIp, HostPort: String(b.hostPort) }];
+  }
+  return {
+    name: spec.name,
+    Image: spec.image,
+    Labels: spec.labels,
+    Env: spec.env,
+    ...(spec.entrypoint ? { Entrypoint: spec.entrypoint } : {}),
+    ...(spec.cmd ? { Cmd: spec.cmd } : {}),
+    ...(spec.hostname ? { Hostname: spec.hostname } : {}),
+    Tty: false,
+    ExposedPorts: exposed,
+    HostConfig: {
+      PortBindings: bindings,
+      NanoCpus: spec.nanoCpus,
+      CpuShares: spec.cpuShares,
+      Memory: spec.memoryBytes,
+      // No swap beyond the memory limit: the renter paid for RAM, not for the host's disk.
+      MemorySwap: spec.memoryBytes,
+      // The agent alone decides when a container runs (an exited one stays exited until the renter starts it).
+      RestartPolicy: { Name: 'no' },
+      DeviceRequests: spec.gpuDeviceIds ? [{ Driver: 'nvidia', DeviceIDs: spec.gpuDeviceIds, Capabilities: [['gpu']] }] : [],
+      ...(storageSizeLimit ? { StorageOpt: { size: `${Math.ceil(spec.diskGb)}G` } } : {}),
+    },
+  };
+}
+
+interface DockerError {
+  statusCode?: number;
+  json?: { message?: string } | null;
+  reason?: string;
+  message?: string;
+}
+
+function messageOf(err: unknown): string {
+  const e = err as DockerError;
+  return e?.json?.message ?? e?.message ?? String(err);
+}
+
+const statusOf = (err: unknown) => (err as DockerError)?.statusCode;
+
+/** Docker's "never" for a time: 0001-01-01T00:00:00Z. */
+function unixSeconds(iso: string | undefined): number | null {
+  if (!iso || iso.startsWith('0001-')) return null;
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? null : ms / 1000;
+}
+
+function intLabel(labels: Record<string, string>, key: string): number | null {
+  const v = labels[key];
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : null;
+}
+
+/** A container as the reconcile sees it, from `GET /containers/{id}/json`. */
+export function containerFromInspect(c: Dockerode.ContainerInspectInfo): RuntimeContainer {
+  const labels = c.Config?.Labels ?? {};
+  const running = c.State?.Running === true;
+  const ports: PortMapT = {};
+  if (running) {
+    for (const [port, list] of Object.entries(c.NetworkSettings?.Ports ?? {})) {
+      if (list && list.length > 0) ports[port] = list.map((b) => ({ HostIp: b.HostIp, HostPort: b.HostPort }));
+    }
+  }
+  const bound = Object.values(c.HostConfig?.PortBindings ?? {}).flatMap((list) =>
+    ((list ?? []) as { HostPort?: string }[]).map((b) => Number(b.HostPort)).filter((p) => Number.isInteger(p) && p > 0),
+  );
+  const status = c.State?.Status ?? 'dead';
+  return {
+    id: c.Id,
+    name: c.Name.replace(/^\//, ''),
+    instanceId: intLabel(labels, LABEL_INSTANCE),
+    generation: intLabel(labels, LABEL_GENERATION),
+    status,
+    exitCode: status === 'exited' || status === 'dead' ? (c.State?.ExitCode ?? null) : null,
+    finishedAt: unixSeconds(c.State?.FinishedAt),
+    boundHostPorts: bound,
+    ports,
+  };
+}
+
+/** `client`: a Dockerode client to use instead of one made from `options` (tests pass a stand-in). */
+export function createDockerRuntime(options: Dockerode.DockerOptions = {}, client?: Dockerode): ContainerRuntime {
+  const docker = client ?? new (loadDockerode())(options);
+  let storageSizeLimit: boolean | undefined;
+
+  async function info(): Promise<RuntimeInfo> {
+    const i = await docker.info();
+    const backing = (i.DriverStatus as [string, string][] | undefined)?.find(([k]) => k === 'Backing Filesystem')?.[1];
+    storageSizeLimit ??= storageSizeSupported(i.Driver, backing);
+    return { dataRoot: i.DockerRootDir, storageSizeLimit };
+  }
+
+  async function pull(ref: string, login: DockerLoginT | null): Promise<void> {
+    const auth = login ? { authconfig: { username: login.username, password: login.password, serveraddress: login.server } } : {};
+    const stream = await docker.pull(ref, auth);
+    const output = await new Promise<{ error?: string }[]>((resolve, reject) =>
+      docker.modem.followProgress(stream, (err: Error | null, out: { error?: string }[]) => (err ? reject(err) : resolve(out))),
+    );
+    // A failed pull can still end the stream normally, with the error as its last message.
+    const failed = output.find((o) => typeof o.error === 'string');
+    if (failed) throw new Error(`pull of ${ref} failed: ${failed.error}`);
+  }
+
+  return {
+    info,
+
+    async list(machineId) {
+      const listed = await docker.listContainers({ all: true, filters: { label: [`${LABEL_MACHINE}=${machineId}`] } });
+      const inspected = await Promise.all(
+        listed.map(async (c) => {
+          try {
+            return containerFromInspect(await docker.getContainer(c.Id).inspect());
+          } catch (err) {
+            if (statusOf(err) === 404) return null; // removed since the listing
+            throw err;
+          }
+        }),
+      );
+      return inspected.filter((c): c is RuntimeContainer => c !== null);
+    },
+
+    async ensureImage(image, login) {
+      const ref = imageRef(image);
+      try {
+        await docker.getImage(ref).inspect();
+        return;
+      } catch (err) {
+        if (statusOf(err) !== 404) throw err;
+      }
+      await pull(ref, login);
+    },
+
+    async create(spec) {
+      if (storageSizeLimit === undefined) await info();
+      const attempt = (withSize: boolean) => docker.createContainer(dockerCreateOptions({ ...spec, image: imageRef(spec.image) }, withSize));
+      try {
+        return (await attempt(storageSizeLimit === true)).id;
+      } catch (err) {
+        if (statusOf(err) === 409) throw new NameConflictError(`a container named ${spec.name} exists`);
+        // overlay2 on xfs without pquota: the daemon says so only when asked.
+        if (storageSizeLimit && /storage-opt|storage opt|quota/i.test(messageOf(err))) {
+          storageSizeLimit = false;
+          return (await attempt(false)).id;
+        }
+        throw new Error(`create failed: ${messageOf(err)}`);
+      }
+    },
+
+    async start(id) {
+      try {
+        await docker.getContainer(id).start();
+      } catch (err) {
+        if (statusOf(err) === 304) return; // already running
+        const msg = messageOf(err);
+        if (/port is already allocated|address already in use/i.test(msg)) throw new PortInUseError(`start failed: ${msg}`);
+        throw new Error(`start failed: ${msg}`);
+      }
+    },
+
+    async stop(id, timeoutS) {
+      try {
+        await docker.getContainer(id).stop({ t: timeoutS });
+      } catch (err) {
+        if (statusOf(err) === 304 || statusOf(err) === 404) return; // already stopped, or gone
+        throw new Error(`stop failed: ${messageOf(err)}`);
+      }
+    },
+
+    async remove(id) {
+      try {
+        await docker.getContainer(id).remove({ force: true, v: true });
+      } catch (err) {
+        // Gone already, or being removed by an earlier call: the outcome is the one wanted.
+        if (statusOf(err) === 404 || (statusOf(err) === 409 && /already in progress/i.test(messageOf(err)))) return;
+        throw new Error(`remove failed: ${messageOf(err)}`);
+      }
+    },
+
+    async logs(id, tail) {
+      const buf = (await docker.getContainer(id).logs({ stdout: true, stderr: true, follow: false, ...(tail !== null ? { tail } : {}) })) as unknown as Buffer;
+      return demuxDockerLog(Buffer.isBuffer(buf) ? buf : Buffer.from(String(buf)));
+    },
+
+    watch(machineId, onChange) {
+      let stopped = false;
+      let stream: NodeJS.ReadableStream | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const connect = async () => {
+        if (stopped) return;
+        try {
+          const s = await docker.getEvents({ filters: { type: ['container'], label: [`${LABEL_MACHINE}=${machineId}`] } });
+          if (stopped) return (s as unknown as { destroy(): void }).destroy();
+          stream = s;
+          // Events may have been missed while not watching.
+          onChange();
+          s.on('data', () => onChange());
+          s.once('error', retry);
+          s.once('end', retry);
+        } catch {
+          retry();
+        }
+      };
+      const retry = () => {
+        if (stopped || timer) return;
+        timer = setTimeout(() => {
+          timer = undefined;
+          void connect();
+        }, EVENTS_RETRY_MS);
+      };
+      void connect();
+      return () => {
+        stopped = true;
+        if (timer) clearTimeout(timer);
+        (stream as unknown as { destroy?(): void } | undefined)?.destroy?.();
+      };
+    },
+  };
+}

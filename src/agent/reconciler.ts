@@ -1,0 +1,272 @@
+/**
+ * The reconcile loop: each pass lists the machine's containers, plans (reconcile-plan.ts) and launches the actions,
+ * one at a time per instance, each in the background so a long pull never holds up another instance. Passes run on
+ * `trigger()`: a desired-state change, a runtime event, a finished action, or the periodic resync. They never overlap,
+ * and a pass whose listing raced a finished action is thrown away and run again, so no instance is ever created twice.
+ */
+import type { DesiredInstanceT, ObservedInstanceT } from '../fleet/agent-protocol-schemas.js';
+import { buildContainerSpec, wantedPorts, type MachineLimits } from './container-spec.js';
+import { pickHostPorts, type PortRange } from './host-ports.js';
+import { observe, plan, type Action, type Failure, type InstanceRecord } from './reconcile-plan.js';
+import { NameConflictError, PortInUseError, type ContainerRuntime, type RuntimeContainer } from './runtime.js';
+import type { AgentLog } from './agent-log.js';
+
+/** A failed action is retried after this long, doubling with each failure up to RETRY_MAX_S. */
+export const RETRY_FIRST_S = 5;
+export const RETRY_MAX_S = 300;
+
+export interface ReconcilerDeps {
+  runtime: ContainerRuntime;
+  limits: MachineLimits;
+  publishIp: string;
+  portRange: PortRange;
+  /** What the agent remembers of each instance; the reconciler keeps it current and calls `saveRecords` on change. */
+  records: Map<number, InstanceRecord>;
+  saveRecords(records: ReadonlyMap<number, InstanceRecord>): void;
+  /** Unix seconds. */
+  now(): number;
+  hostBootTime: number;
+  isPortFree(port: number, proto: 'tcp' | 'udp'): Promise<boolean>;
+  /** Seconds a container gets to stop after SIGTERM. */
+  stopTimeoutS: number;
+  log: AgentLog;
+  /** Called whenever the observed state differs from the last one reported. */
+  onObserved(observed: ObservedInstanceT[]): void;
+}
+
+export function createReconciler(deps: ReconcilerDeps) {
+  const { runtime, records, log } = deps;
+  const machineId = deps.limits.machineId;
+  let desired: DesiredInstanceT[] | null = null;
+  let containers: RuntimeContainer[] = [];
+  /** In-flight actions by key: the instance id, or `c:<container id>` for a container that names no instance. */
+  const tasks = new Map<number | string, Promise<void>>();
+  const pulling = new Set<number>();
+  const failures = new Map<number, Failure>();
+  /** Host ports picked by creates in flight, until their containers show in a listing. */
+  const claimed = new Set<number>();
+  let portPicks: Promise<void> = Promise.resolve();
+  let mutations = 0;
+  let loop: Promise<void> | null = null;
+  let again = false;
+  let closed = false;
+  let lastObserved = '';
+  let idleWaiters: (() => void)[] = [];
+
+  /** Whether a listing succeeded since the desired state arrived: before that, nothing is known to report. */
+  let listed = false;
+  const observed = (): ObservedInstanceT[] | null =>
+    desired === null || !listed ? null : observe(desired, containers, records, (id) => ({ pulling: pulling.has(id), failure: failures.get(id) }));
+
+  function publish(): void {
+    const now = observed();
+    if (now === null) return;
+    const text = JSON.stringify(now);
+    if (text === lastObserved) return;
+    lastObserved = text;
+    deps.onObserved(now);
+  }
+
+  function trigger(): void {
+    if (closed) return;
+    if (loop) {
+      again = true;
+      return;
+    }
+    loop = (async () => {
+      try {
+        do {
+          again = false;
+          await pass();
+        } while (again && !closed);
+      } finally {
+        loop = null;
+        checkIdle();
+      }
+    })();
+  }
+
+  function checkIdle(): void {
+    if (loop === null && tasks.size === 0 && !again) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  async function pass(): Promise<void> {
+    if (desired === null) return; // nothing is removed before the server has said what should exist
+    const epoch = mutations;
+    let found: RuntimeContainer[];
+    try {
+      found = await runtime.list(machineId);
+    } catch (err) {
+      log.warn({ err: String((err as Error)?.message ?? err) }, 'cannot list containers; retrying at the next resync');
+      return;
+    }
+    // An action ended while listing: the listing may predate its container. Look again rather than act on it.
+    if (mutations !== epoch) {
+      again = true;
+      return;
+    }
+    containers = found;
+    listed = true;
+    for (const c of containers) for (const p of c.boundHostPorts) claimed.delete(p);
+    const busy = new Set([...tasks.keys()].filter((k): k is number => typeof k === 'number'));
+    const actions = plan({ desired, containers, records, failures, busy, now: deps.now(), hostBootTime: deps.hostBootTime });
+    for (const a of actions) launch(a);
+    publish();
+  }
+
+  function keyOf(a: Action): number | string {
+    if (a.kind === 'adopt') return a.instanceId;
+    if (a.kind === 'remove') return a.instanceId ?? `c:${a.containerId}`;
+    return a.instance.instance_id;
+  }
+
+  function setRecord(id: number, rec: InstanceRecord | undefined): void {
+    if (rec === undefined) {
+      if (!records.delete(id)) return;
+    } else records.set(id, rec);
+    deps.saveRecords(records);
+  }
+
+  function launch(a: Action): void {
+    if (a.kind === 'adopt') {
+      setRecord(a.instanceId, a.record);
+      return;
+    }
+    const key = keyOf(a);
+    if (tasks.has(key)) return;
+    const instanceId = a.kind === 'remove' ? a.instanceId : a.instance.instance_id;
+    const generation = a.kind === 'remove' ? null : a.instance.generation;
+    log.info({ instance_id: instanceId, action: a.kind, ...('containerId' in a ? { container_id: a.containerId.slice(0, 12) } : {}) }, 'reconcile');
+    const task = run(a)
+      .then(() => {
+        if (instanceId !== null) failures.delete(instanceId);
+      })
+      .catch((err: unknown) => {
+        const msg = String((err as Error)?.message ?? err).slice(0, 2000);
+        log.warn({ instance_id: instanceId, action: a.kind, err: msg }, 'action failed');
+        if (instanceId !== null && generation !== null) {
+          const attempts = (failures.get(instanceId)?.generation === generation ? failures.get(instanceId)!.attempts : 0) + 1;
+          const delay = Math.min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (attempts - 1));
+          failures.set(instanceId, { generation, error: msg, attempts, retryAt: deps.now() + delay });
+        }
+      })
+      .finally(() => {
+        tasks.delete(key);
+        mutations++;
+        publish();
+        trigger();
+        checkIdle();
+      });
+    tasks.set(key, task);
+  }
+
+  const stillDesired = (d: DesiredInstanceT) => desired?.some((x) => x.instance_id === d.instance_id && x.generation === d.generation) ?? false;
+
+  async function pull(d: DesiredInstanceT): Promise<void> {
+    pulling.add(d.instance_id);
+    publish();
+    try {
+      await runtime.ensureImage(d.image, d.docker_login);
+    } finally {
+      pulling.delete(d.instance_id);
+    }
+  }
+
+  async function start(d: DesiredInstanceT, containerId: string): Promise<void> {
+    try {
+      await runtime.start(containerId);
+    } catch (err) {
+      // Something else took one of its host ports since it was created: make it anew, on other ports.
+      if (err instanceof PortInUseError) await runtime.remove(containerId);
+      throw err;
+    }
+    setRecord(d.instance_id, { generation: d.generation, boot: d.boot, stopped: false });
+  }
+
+  async function create(d: DesiredInstanceT): Promise<void> {
+    await pull(d);
+    if (!stillDesired(d)) return; // changed while pulling: the next pass decides afresh
+    // One pick at a time: two creates probing the same free port at once would both take it.
+    const picked = portPicks.then(async () => {
+      const reserved = [...containers.flatMap((c) => c.boundHostPorts), ...claimed];
+      const ports = await pickHostPorts(wantedPorts(d), deps.portRange, reserved, deps.isPortFree);
+      for (const p of Object.values(ports)) claimed.add(p);
+      return ports;
+    });
+    portPicks = picked.then(() => undefined, () => undefined);
+    const hostPorts = await picked;
+    let id: string;
+    try {
+      id = await runtime.create(buildContainerSpec(d, deps.limits, hostPorts, deps.publishIp));
+    } catch (err) {
+      for (const p of Object.values(hostPorts)) claimed.delete(p);
+      if (err instanceof NameConflictError) return; // it exists after all: the next pass sees it
+      throw err;
+    }
+    setRecord(d.instance_id, { generation: d.generation, boot: d.boot, stopped: d.state !== 'running' });
+    if (d.state === 'running') await start(d, id);
+  }
+
+  async function run(a: Action): Promise<void> {
+    switch (a.kind) {
+      case 'remove':
+        await runtime.remove(a.containerId);
+        if (a.instanceId !== null && a.reason === 'orphan') setRecord(a.instanceId, undefined);
+        return;
+      case 'create':
+        return create(a.instance);
+      case 'recreate':
+        // Pull first: the old container keeps running until the new image is here.
+        await pull(a.instance);
+        await runtime.remove(a.containerId);
+        return create(a.instance);
+      case 'start':
+        return start(a.instance, a.containerId);
+      case 'restart':
+        await runtime.stop(a.containerId, deps.stopTimeoutS);
+        return start(a.instance, a.containerId);
+      case 'stop':
+        // Remembered first: a crash right after the stop must not leave it looking as if it exited by itself.
+        setRecord(a.instance.instance_id, { generation: a.instance.generation, boot: records.get(a.instance.instance_id)?.boot ?? a.instance.boot, stopped: true });
+        await runtime.stop(a.containerId, deps.stopTimeoutS);
+        return;
+      case 'adopt':
+        return;
+    }
+  }
+
+  return {
+    /** A new desired state: failed instances are retried at once, and a pass runs. */
+    setDesired(list: DesiredInstanceT[]): void {
+      desired = list;
+      for (const f of failures.values()) f.retryAt = 0;
+      trigger();
+    },
+    trigger,
+    observed,
+    /** The container standing for an instance now (for its logs), if any. */
+    containerOf(instanceId: number): RuntimeContainer | undefined {
+      const gen = desired?.find((d) => d.instance_id === instanceId)?.generation;
+      const own = containers.filter((c) => c.instanceId === instanceId && c.status !== 'removing');
+      return own.find((c) => c.generation === gen) ?? own[0];
+    },
+    /** Resolves once no pass and no action is running or due. */
+    idle(): Promise<void> {
+      return new Promise((resolve) => {
+        idleWaiters.push(resolve);
+        checkIdle();
+      });
+    },
+    async close(): Promise<void> {
+      closed = true;
+      await loop;
+      await Promise.allSettled([...tasks.values()]);
+    },
+  };
+}
+
+export type Reconciler = ReturnType<typeof createReconciler>;

@@ -1,0 +1,85 @@
+/**
+ * What the reconcile loop needs of a container runtime: a few verbs over containers found by label. Docker
+ * (docker-runtime.ts) is one runtime; the emulator's simulated runtime is meant to be another, so simulated and real
+ * machines go through the same reconcile. A runtime decides nothing: it does what it is told and reports what is.
+ */
+import type { DockerLoginT, PortMapT } from '../fleet/agent-protocol-schemas.js';
+
+/** Labels every managed container carries: how the agent finds its containers after any restart. */
+export const LABEL_MACHINE = 'gpuplane.machine_id';
+export const LABEL_INSTANCE = 'gpuplane.instance_id';
+export const LABEL_GENERATION = 'gpuplane.generation';
+
+/** A container of the machine, as the runtime sees it now. */
+export interface RuntimeContainer {
+  id: string;
+  name: string;
+  /** From the labels; null when a label is missing or malformed (such a container is removed as an orphan). */
+  instanceId: number | null;
+  generation: number | null;
+  /** Docker's vocabulary: `created`, `running`, `paused`, `restarting`, `removing`, `exited`, `dead`. */
+  status: string;
+  /** The main process's exit status once it has stopped, else null. */
+  exitCode: number | null;
+  /** When it last stopped, Unix seconds, or null if it never has. */
+  finishedAt: number | null;
+  /** Host ports the container is bound to, running or not (its configuration): reserved for it. */
+  boundHostPorts: number[];
+  /** The real mapping while running, else `{}`. */
+  ports: PortMapT;
+}
+
+/** A container to create: everything about it decided by the agent (container-spec.ts), nothing left to the runtime. */
+export interface ContainerSpec {
+  name: string;
+  image: string;
+  labels: Record<string, string>;
+  /** `NAME=value` entries. */
+  env: string[];
+  /** Null: the image's own entrypoint. */
+  entrypoint: string[] | null;
+  /** Null: the image's own command. */
+  cmd: string[] | null;
+  hostname: string | null;
+  /** GPU indices for the device request; null: no GPU devices (a host without the NVIDIA runtime). */
+  gpuDeviceIds: string[] | null;
+  /** CPU quota in billionths of a CPU. */
+  nanoCpus: number;
+  /** Relative CPU weight under contention (1024 = one full machine share's default). */
+  cpuShares: number;
+  memoryBytes: number;
+  diskGb: number;
+  /** Container port (`22/tcp`) → where it is published. */
+  ports: Record<string, { hostIp: string; hostPort: number }>;
+}
+
+export interface RuntimeInfo {
+  /** Where images and containers live on the host (for the free-disk figure). */
+  dataRoot: string;
+  /** Whether a per-container disk size limit can be asked for. */
+  storageSizeLimit: boolean;
+}
+
+export interface ContainerRuntime {
+  info(): Promise<RuntimeInfo>;
+  /** Every container labelled with this machine id, in any state. */
+  list(machineId: number): Promise<RuntimeContainer[]>;
+  /** Makes the image available: a local one is used as it is; otherwise it is pulled, with the login when given. */
+  ensureImage(image: string, login: DockerLoginT | null): Promise<void>;
+  /** Creates the container (not started); its id. Throws NameConflictError when the name is taken. */
+  create(spec: ContainerSpec): Promise<string>;
+  start(id: string): Promise<void>;
+  /** Stops a running container, giving it `timeoutS` seconds after SIGTERM. */
+  stop(id: string, timeoutS: number): Promise<void>;
+  /** Removes a container in any state, with its volumes. A container already gone is not an error. */
+  remove(id: string): Promise<void>;
+  /** The log, stdout and stderr as written; `tail` lines at most (null: all). */
+  logs(id: string, tail: number | null): Promise<string>;
+  /** Calls `onChange` whenever a container of the machine changes; returns a function that stops watching. */
+  watch?(machineId: number, onChange: () => void): () => void;
+}
+
+/** The name is taken: a container for this instance exists (made by an earlier pass or another agent process). */
+export class NameConflictError extends Error {}
+/** The start failed because a published host port is in use by something else. */
+export class PortInUseError extends Error {}

@@ -1,0 +1,43 @@
+// The agent and the server stay apart (ARCHITECTURE: "Hosts: desired state and observed state"): the protocol's
+// schema module imports nothing but typebox, and src/agent/ imports only itself, the SDK and that module, so the
+// agent never carries server code and the server's routes can validate with the very schemas the agent is typed by.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Compile } from 'typebox/compile';
+import { ObservedInstance, PortMap, StatusBody } from '../src/fleet/agent-protocol-schemas.js';
+
+const SRC = join(import.meta.dirname, '..', 'src');
+const importsOf = (file: string) =>
+  [...readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]);
+
+test('the schema module imports typebox only', () => {
+  assert.deepEqual(importsOf(join(SRC, 'fleet', 'agent-protocol-schemas.ts')), ['typebox']);
+});
+
+test('src/agent/ imports only itself, the SDK, the schema module, and packages', () => {
+  for (const name of readdirSync(join(SRC, 'agent'))) {
+    for (const spec of importsOf(join(SRC, 'agent', name))) {
+      if (!spec.startsWith('.')) continue; // a package
+      const ok = spec.startsWith('./') || spec.startsWith('../sdk/') || spec === '../fleet/agent-protocol-schemas.js' || spec === '../../package.json';
+      assert.ok(ok, `${name} imports ${spec}`);
+    }
+  }
+});
+
+test('the port map is the instance\'s ports shape, and nothing else', () => {
+  const ports = Compile(PortMap);
+  assert.equal(ports.Check({ '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '40001' }], '5000/udp': [{ HostIp: '::', HostPort: '40002' }] }), true);
+  assert.equal(ports.Check({ ssh: [{ HostIp: '0.0.0.0', HostPort: '40001' }] }), false);
+  assert.equal(ports.Check({ '22/tcp': [{ HostIp: '0.0.0.0', HostPort: 40001 }] }), false);
+});
+
+test('agent bodies are closed: an unknown field is refused', () => {
+  const status = Compile(StatusBody);
+  const entry = { instance_id: 1, generation: 1, boot: 0, state: 'running', container_id: 'abc', exit_code: null, ports: {}, error: null };
+  assert.equal(Compile(ObservedInstance).Check(entry), true);
+  assert.equal(status.Check({ agent_version: '0.1.0', desired_version: 3, observed: [entry] }), true);
+  assert.equal(status.Check({ agent_version: '0.1.0', desired_version: 3, observed: [entry], machine_id: 9 }), false);
+  assert.equal(status.Check({ agent_version: '0.1.0', desired_version: 3, observed: [{ ...entry, state: 'loading' }] }), false);
+});
