@@ -25,7 +25,7 @@ export interface ServerProcess {
   close(): Promise<void>;
 }
 
-/** Starts `gpuplane serve` on a free port and waits for its "gpuplane listening" log line. */
+/** Starts `gpuplane serve` on a free port and waits for its "gpuplane listening on …" log line. */
 export async function startServer(extra: string[] = []): Promise<ServerProcess> {
   const proc = spawn(
     process.execPath,
@@ -46,7 +46,7 @@ export async function startServer(extra: string[] = []): Promise<ServerProcess> 
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       try {
         const rec = JSON.parse(line);
-        if (rec.msg === 'gpuplane listening') {
+        if (String(rec.msg).startsWith('gpuplane listening on ')) {
           clearTimeout(timer);
           resolvePort(rec.port);
         }
