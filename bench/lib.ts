@@ -47,7 +47,7 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** Waits until the process's log file holds a JSON line with `msg` equal to `marker`; returns that line. */
+/** Waits until the process's log file holds a JSON line whose `msg` starts with `marker`; returns that line. */
 async function waitForLine(file: string, child: ChildProcess, marker: string, timeoutMs = 30_000): Promise<any> {
   const started = Date.now();
   for (;;) {
@@ -55,7 +55,7 @@ async function waitForLine(file: string, child: ChildProcess, marker: string, ti
       if (!line.startsWith('{')) continue;
       try {
         const parsed = JSON.parse(line);
-        if (parsed.msg === marker) return parsed;
+        if (typeof parsed.msg === 'string' && parsed.msg.startsWith(marker)) return parsed;
       } catch {
         /* a line being written */
       }

@@ -14,6 +14,14 @@ import { lazySchemas } from './platform/lazy-schemas.js';
 import { declaredFields } from './platform/validation.js';
 import { createServices, type Services } from './services.js';
 import { registerRoutes } from './routes.js';
+import { Metrics } from './ops/ops-metrics.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route never reads the service clock: a virtual clock is not reloaded from the database for it (probes). */
+    noVirtualClock?: boolean;
+  }
+}
 
 export interface AppDeps {
   config: Config;
@@ -51,11 +59,13 @@ export interface Built {
 /** Builds the HTTP app and its services. main.ts and the tests build it the same way. */
 export async function buildApp(deps: AppDeps): Promise<Built> {
   const schemas = lazySchemas();
+  const metrics = new Metrics();
   const app: FastifyInstance = Fastify({
     schemaController: schemas.schemaController,
     loggerInstance: deps.log as FastifyBaseLogger,
-    // One line per request, with the URL redacted, instead of Fastify's own request lines.
-    logController: new RequestLog(),
+    // One line per request, with the URL redacted, instead of Fastify's own request lines; it also feeds the
+    // request metrics.
+    logController: new RequestLog(metrics.requestCompleted),
     // Every path is served with and without its trailing slash (contract §3).
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_PARAM_LENGTH },
     // Fastify's and Node's own error replies become the error object too (platform/transport-errors.ts).
@@ -68,7 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, allowUnionTypes: true } },
   });
   const scheduler = new Scheduler(deps.store, deps.clock, deps.log);
-  const services = createServices({ ...deps, scheduler });
+  const services = createServices({ ...deps, scheduler, metrics });
 
   const routes: RouteInfo[] = [];
   app.addHook('onRoute', (route) => {
@@ -97,7 +107,8 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   installExactJsonContentType(app);
   if (isVirtual(deps.clock)) {
     // A virtual clock lives in the database: another process sharing it may have advanced it since.
-    app.addHook('onRequest', async () => {
+    app.addHook('onRequest', async (request) => {
+      if (request.routeOptions.config.noVirtualClock) return;
       await scheduler.restoreVirtualNow();
     });
   }

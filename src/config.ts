@@ -17,6 +17,10 @@ export interface Config {
   secretKey: string | undefined;
   publicUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `auto`: readable lines when standard output is a terminal, JSON lines otherwise. @default 'auto' */
+  logFormat: 'auto' | 'json' | 'pretty';
+  /** When set, `GET /metrics` needs `Authorization: Bearer <token>`; unset, it is open. */
+  metricsToken: string | undefined;
   /**
    * SQLite commit durability. `normal` (WAL): an acknowledged write survives the process being killed; `full` also
    * syncs every commit to disk, so it survives a power cut too, at several milliseconds per commit.
@@ -92,6 +96,17 @@ export const SETTINGS = {
     help: 'seconds a SIGTERM/SIGINT waits for in-flight requests before cutting connections',
   },
   logLevel: { env: 'GPUPLANE_LOG_LEVEL', flag: 'log-level', default: 'info', help: 'fatal, error, warn, info, debug, trace or silent' },
+  logFormat: {
+    env: 'GPUPLANE_LOG_FORMAT',
+    flag: 'log-format',
+    default: 'auto',
+    help: 'json, pretty (one readable line per request), or auto: pretty when standard output is a terminal',
+  },
+  metricsToken: {
+    env: 'GPUPLANE_METRICS_TOKEN',
+    flag: 'metrics-token',
+    help: 'bearer token GET /metrics requires (16+ characters; default: /metrics is open)',
+  },
   smtpUrl: { env: 'GPUPLANE_SMTP_URL', flag: 'smtp-url', help: 'SMTP server for e-mail in production, smtp://user:pass@host:port' },
   smtpFrom: { env: 'GPUPLANE_SMTP_FROM', flag: 'smtp-from', default: 'gpuplane <no-reply@gpuplane.local>', help: 'From address of e-mail' },
   smsUrl: { env: 'GPUPLANE_SMS_URL', flag: 'sms-url', help: 'base URL of the HTTP SMS provider in production' },
@@ -184,6 +199,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
   const smsUrl = get('smsUrl');
   if (smsUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(smsUrl)) fail('smsUrl', 'must be an http(s):// URL');
 
+  const metricsToken = get('metricsToken');
+  if (metricsToken !== undefined && metricsToken.length < 16) fail('metricsToken', 'must be at least 16 characters');
+
   const bootstrapApiKey = get('bootstrapApiKey');
   if (bootstrapApiKey !== undefined && bootstrapApiKey.length < 16) {
     fail('bootstrapApiKey', 'must be at least 16 characters');
@@ -205,6 +223,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     sqliteSync: oneOf('sqliteSync', ['normal', 'full'] as const),
     shutdownTimeout: int('shutdownTimeout', 0, 3600),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    logFormat: oneOf('logFormat', ['auto', 'json', 'pretty'] as const),
+    metricsToken,
     smtpUrl,
     smtpFrom: get('smtpFrom')!,
     smsUrl,

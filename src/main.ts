@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { pino, type Logger } from 'pino';
+import { chooseLogFormat, createLogger, logListening } from './platform/logging.js';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type Built } from './app.js';
 import type { Config } from './config.js';
@@ -111,7 +112,9 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
     }
   };
   if (destination) process.once('exit', flushOnExit);
-  const log = options.log ?? pino({ level: config.logLevel, base: { pid: process.pid } }, destination);
+  // Readable lines on a terminal, JSON lines otherwise (GPUPLANE_LOG_FORMAT forces either).
+  const format = chooseLogFormat(config.logFormat, process.stdout.isTTY);
+  const log = options.log ?? (await createLogger({ level: config.logLevel, format, destination: destination!, colorize: process.stdout.isTTY && !process.env.NO_COLOR }));
   const random = options.random ?? cryptoRandom;
   const store = await openDatabase(config, options);
   const clock: Clock = config.clock === 'virtual' ? new VirtualClock(config.clockStart ?? Date.now() / 1000) : new RealClock();
@@ -152,7 +155,8 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
     .then(() => log.info({ ms: Math.round(performance.now() - compileStart) }, 'route schemas compiled'))
     .catch((err) => log.error({ err }, 'a route schema does not compile'))
     .finally(flushLog);
-  log.info({ port, mode: config.mode, clock: config.clock, db: config.databaseUrl.split(':')[0] }, 'gpuplane listening');
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  logListening(log, { url, port, mode: config.mode, clock: config.clock, db: config.databaseUrl.split(':')[0] });
   flushLog();
 
   let closed = false;
@@ -160,7 +164,7 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
     ...built,
     store,
     clock,
-    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    url,
     async close() {
       if (closed) return;
       closed = true;

@@ -3,6 +3,7 @@ import type { Services } from './services.js';
 import { usersRoutes } from './users/users-routes.js';
 import { emulatorRoutes } from './emulator/emulator-routes.js';
 import { metaRoutes } from './meta/meta-routes.js';
+import { opsRoutes } from './ops/ops-routes.js';
 import { tfaRoutes } from './tfa/tfa-routes.js';
 import { loginRoutes } from './login/login-routes.js';
 import { billingEmuRoutes } from './billing/billing-emu-routes.js';
@@ -20,6 +21,7 @@ import { serverlessEmuRoutes } from './serverless/serverless-emu-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, deps: AppDeps): Promise<void> {
+  await opsRoutes(app, services);
   await metaRoutes(app, services);
   await usersRoutes(app, services);
   await tfaRoutes(app, services);

@@ -24,12 +24,16 @@ import { fleetStore, toRecord } from './fleet/fleet-store.js';
 import { serverlessServiceFactory } from './serverless/serverless-service.js';
 import { offersInTx } from './serverless/serverless-offers.js';
 import { OFFER_FIELDS } from './offers/offer-fields.js';
+import type { Metrics } from './ops/ops-metrics.js';
+import { opsServiceFactory } from './ops/ops-service.js';
+import { opsStore } from './ops/ops-store.js';
+import { VERSION } from './ops/ops-version.js';
 
-export type ServiceDeps = AppDeps & { scheduler: Scheduler };
+export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
 /** The composition root: every store and service, wired over explicit dependencies. */
 export function createServices(deps: ServiceDeps) {
-  const { store, clock, random, scheduler, config, secretBox } = deps;
+  const { store, clock, random, scheduler, config, secretBox, metrics, log } = deps;
   const db = store.db;
   const keys = keysStore(db, store.dialect, readCache(store));
   const keysService = keysServiceFactory({ keys, clock, random });
@@ -100,6 +104,13 @@ export function createServices(deps: ServiceDeps) {
     serverless: serverlessServiceFactory({
       store, clock, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,
       offersIn: offersInTx({ machines: async (tx) => (await fleetMachines.machinesAbove(-1, tx)).map(toRecord), gpus: (ids, tx) => fleetMachines.gpusOf(ids, tx) }, clock),
+    }),
+    // Health, readiness, version and the Prometheus metrics.
+    ops: opsServiceFactory({
+      store, clock, scheduler, metrics, config, log, version: VERSION,
+      ping: opsStore(db).ping,
+      countInstances: instances.countByState,
+      offersListed: async () => (await fleet.index.offers()).length,
     }),
     /** GPU model names on offer; the fleet fills it in. */
     fleetNames: (): Promise<string[]> => fleet.gpuNames(),

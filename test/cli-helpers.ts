@@ -31,7 +31,7 @@ export const TEST_SERVER_FLAGS = [
   '--secret-key', 'cli-test-secret-key-0123456789', '--sim-machines', '20',
 ];
 
-/** Starts `gpuplane serve` on a free port and waits for its "gpuplane listening" log line. */
+/** Starts `gpuplane serve` on a free port and waits for its "gpuplane listening" log line ("gpuplane listening on …"). */
 export async function startServer(extra: string[] = [], base: string[] = TEST_SERVER_FLAGS): Promise<ServerProcess> {
   const proc = spawn(
     process.execPath,
@@ -48,7 +48,7 @@ export async function startServer(extra: string[] = [], base: string[] = TEST_SE
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       try {
         const rec = JSON.parse(line);
-        if (rec.msg === 'gpuplane listening') {
+        if (String(rec.msg).startsWith('gpuplane listening on ')) {
           clearTimeout(timer);
           resolvePort(rec.port);
         }

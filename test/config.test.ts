@@ -25,6 +25,8 @@ describe('config: defaults (contract §1)', () => {
     assert.equal(c.secretKey, undefined);
     assert.equal(c.publicUrl, 'http://127.0.0.1:8080');
     assert.equal(c.logLevel, 'info');
+    assert.equal(c.logFormat, 'auto');
+    assert.equal(c.metricsToken, undefined);
   });
 
   test('the public URL follows host and port unless set', () => {
@@ -55,6 +57,8 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   sqliteSync: ['full', { sqliteSync: 'full' }],
   shutdownTimeout: ['3', { shutdownTimeout: 3 }],
   logLevel: ['warn', { logLevel: 'warn' }],
+  logFormat: ['pretty', { logFormat: 'pretty' }],
+  metricsToken: ['scrape-token-0123456789', { metricsToken: 'scrape-token-0123456789' }],
   smtpUrl: ['smtps://u:p@mail.example.com:465', { smtpUrl: 'smtps://u:p@mail.example.com:465' }],
   smtpFrom: ['ops@example.com', { smtpFrom: 'ops@example.com' }],
   smsUrl: ['https://sms.example.com/v1', { smsUrl: 'https://sms.example.com/v1' }],
@@ -124,6 +128,8 @@ const BAD: [keyof Config, string, Record<string, string>?][] = [
   ['publicUrl', 'ftp://files.example.com'],
   ['publicUrl', 'not a url'],
   ['logLevel', 'loud'],
+  ['logFormat', 'colour'],
+  ['metricsToken', 'short'],
   ['smtpUrl', 'http://mail.example.com'],
   ['smsUrl', 'sms.example.com'],
   ['bootstrapApiKey', 'short'],

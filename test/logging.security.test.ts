@@ -1,13 +1,15 @@
 // Threat: secrets leaking into logs — the presented API key, a `?api_key=` appended to the URL by older vastai
-// clients, passwords, 2FA codes and secrets, session keys in replies — including on failed requests and on a 500.
+// clients, passwords, 2FA codes and secrets, session keys in replies — including on failed requests and on a 500,
+// in both log formats (JSON lines, and the readable lines written to a terminal).
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger, type LogFormat } from '../src/platform/logging.js';
 import { createTestApp, DIALECTS, OWNER_KEY, type Reply, type TestApp } from './helpers/harness.js';
 
-/** Every log line the app writes, parsed. */
-function capture() {
+/** Every log line the app writes, in `format`. */
+function capture(format: LogFormat) {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk, _enc, done) {
@@ -15,17 +17,21 @@ function capture() {
       done();
     },
   });
-  return { lines, log: pino({ level: 'trace' }, stream) };
+  return { lines, logger: () => createLogger({ level: 'trace', format, destination: stream }) };
 }
+
+/** A readable request line: `[12:00:00.000] INFO: GET /url 200 0.4 ms user 3`. */
+const PRETTY_REQUEST = /^\[\d\d:\d\d:\d\d\.\d{3}\] [A-Z]+: ([A-Z]+) (\S+) (\d{3}) \d+(?:\.\d)? ms(?: user \d+)?$/;
 
 /** Strings in a reply that are secrets by their prefix (API keys, sessions, instance keys). */
 function secretsIn(reply: Reply): string[] {
   return [...reply.raw.matchAll(/gp[ksi]_[A-Za-z0-9_-]{20,}/g)].map((m) => m[0]);
 }
 
-for (const dialect of DIALECTS) {
-  describe(`logging [${dialect}]`, () => {
-    const out = capture();
+for (const format of ['json', 'pretty'] as const) for (const dialect of DIALECTS) {
+  describe(`logging, ${format} [${dialect}]`, () => {
+    const out = capture(format);
+    let log: Logger;
     let t: TestApp;
     const secrets: string[] = [OWNER_KEY];
     let requests = 0;
@@ -37,7 +43,8 @@ for (const dialect of DIALECTS) {
     };
 
     before(async () => {
-      t = await createTestApp(dialect, { log: out.log });
+      log = await out.logger();
+      t = await createTestApp(dialect, { log });
     });
     after(async () => {
       await t.close();
@@ -71,7 +78,7 @@ for (const dialect of DIALECTS) {
     });
 
     test('a fault of the service is logged without the key that made the request', async () => {
-      const fresh = await createTestApp(dialect, { log: out.log });
+      const fresh = await createTestApp(dialect, { log });
       await fresh.store.db.destroy();
       requests++;
       const res = await fresh.request('GET', '/api/v0/users/current');
@@ -80,7 +87,7 @@ for (const dialect of DIALECTS) {
       await fresh.close().catch(() => undefined);
     });
 
-    test('one structured request line per request, with method, redacted URL, status and time', () => {
+    if (format === 'json') test('one structured request line per request, with method, redacted URL, status and time', () => {
       const records = out.lines.map((l) => JSON.parse(l));
       const requestLines = records.filter((r) => r.msg === 'request');
       assert.equal(requestLines.length, requests);
@@ -96,6 +103,17 @@ for (const dialect of DIALECTS) {
       for (const r of redacted) assert.match(r.url, /api_key=\[REDACTED\]/);
       assert.ok(requestLines.some((r) => r.url === '/api/v0/users/current/?owner=me&api_key=[REDACTED]&x=1'), 'the rest of the URL is kept');
       assert.ok(records.some((r) => r.level >= 50 && r.err), 'the 500 was logged as an error');
+    });
+
+    if (format === 'pretty') test('one readable line per request, with method, redacted URL, status and time', () => {
+      const requestLines = out.lines.map((l) => PRETTY_REQUEST.exec(l)).filter((m) => m !== null);
+      assert.equal(requestLines.length, requests);
+      const urls = requestLines.map((m) => m[2]);
+      assert.equal(urls.filter((u) => u.includes('api_key=')).length, 3);
+      for (const u of urls.filter((x) => x.includes('api_key='))) assert.match(u, /api_key=\[REDACTED\]/);
+      assert.ok(urls.includes('/api/v0/users/current/?owner=me&api_key=[REDACTED]&x=1'), 'the rest of the URL is kept');
+      assert.ok(out.lines.some((l) => /^\[[\d:.]+\] ERROR: /.test(l)), 'the 500 was logged as an error');
+      assert.ok(!out.lines.some((l) => l.startsWith('{')), 'no JSON line');
     });
 
     test('no log line contains any secret seen in this test', () => {

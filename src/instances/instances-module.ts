@@ -74,6 +74,8 @@ export function instancesModule(deps: InstancesModuleDeps) {
     createIn: creator.createIn,
     events,
     hub,
+    /** Live instances per state (metrics). */
+    countByState: () => store.countByState(),
     /** For the fleet's host runtime: a host that stopped heartbeating. */
     hostLost: jobs.hostLost,
     /**

@@ -39,6 +39,17 @@ export function instancesStore(db: Tx, dialect: DialectName) {
       return (await lockLive(tx, { id })).rows[0];
     },
 
+    /** How many live instances are in each `actual_status` (null while provisioning), for metrics. */
+    async countByState(tx: Tx = db): Promise<{ state: string | null; count: number }[]> {
+      const rows = await tx
+        .selectFrom('instances')
+        .select((eb) => ['actual_status', eb.fn.countAll<number>().as('n')])
+        .where('destroyed_at', 'is', null)
+        .groupBy('actual_status')
+        .execute();
+      return rows.map((r) => ({ state: r.actual_status, count: Number(r.n) }));
+    },
+
     async find(id: number, tx: Tx = db): Promise<InstanceRow | undefined> {
       return (await findLive(tx, { id })).rows[0];
     },

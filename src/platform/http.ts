@@ -137,20 +137,23 @@ export function installExactJsonContentType(app: FastifyInstance): void {
  * onResponse hook saves running a hook on every request. Fastify's own request lines stay off.
  */
 export class RequestLog extends LogController {
-  constructor() {
+  /** `onCompleted` also sees every finished request, with its milliseconds (the request metrics). */
+  constructor(private readonly onCompleted?: (request: FastifyRequest, reply: FastifyReply, ms: number) => void) {
     super({ disableRequestLogging: true });
   }
 
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const ms = reply.elapsedTime;
     request.log.info(
       {
         method: request.method,
         url: redactUrl(request.url),
         status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
+        ms: Math.round(ms * 10) / 10,
         user: request.principal?.user.id,
       },
       'request',
     );
+    this.onCompleted?.(request, reply, ms);
   }
 }

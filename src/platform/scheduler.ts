@@ -174,6 +174,16 @@ export class Scheduler {
     await this.running?.catch(() => undefined);
   }
 
+  /** Jobs due by now and not yet run, and when the oldest of them fell due (metrics: backlog and lag). */
+  async backlog(): Promise<{ due: number; oldestDueAt: number | null }> {
+    const r = await this.store.db
+      .selectFrom('jobs')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('due_at').as('oldest')])
+      .where('due_at', '<=', this.clock.now())
+      .executeTakeFirstOrThrow();
+    return { due: Number(r.n), oldestDueAt: r.oldest === null ? null : Number(r.oldest) };
+  }
+
   /** Number of jobs waiting (tests and diagnostics). */
   async pending(): Promise<number> {
     const r = await this.store.db.selectFrom('jobs').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();

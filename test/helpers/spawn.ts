@@ -35,8 +35,8 @@ export async function serve(env: Record<string, string>, options: { cwd?: string
     const timer = setTimeout(() => reject(new Error(`gpuplane did not start within ${START_TIMEOUT_MS} ms:\n${out}`)), START_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
-      // The start-up line: {"msg":"gpuplane listening","port":N,...}
-      const m = /"port":(\d+)[^\n]*"msg":"gpuplane listening"/.exec(out);
+      // The start-up line: {…,"port":N,…,"msg":"gpuplane listening on http://…"}
+      const m = /"port":(\d+)[^\n]*"msg":"gpuplane listening on /.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(Number(m[1]));

@@ -21,7 +21,20 @@ export interface Store {
    * hot read may be reused (platform/db/read-cache.ts). PostgreSQL has none: other processes write without notice.
    */
   version?: () => number;
+  /** Connections now, for metrics. */
+  connections(): ConnectionUse;
   close(): Promise<void>;
+}
+
+/**
+ * PostgreSQL: the pool's connections, those idle, and the queries waiting for one. SQLite has one connection, busy
+ * while a transaction is open; what waits for it is not known (`waiting` undefined).
+ */
+export interface ConnectionUse {
+  max: number;
+  total: number;
+  idle: number;
+  waiting: number | undefined;
 }
 
 export interface OpenOptions {
@@ -63,7 +76,8 @@ async function openSqlite(path: string, sqliteSync: 'normal' | 'full'): Promise<
   await migrate(db, 'sqlite');
   // Both parts only grow, so their sum changes whenever either does.
   const version = () => writes.count + (dataVersion.get() as number);
-  return { db, dialect: 'sqlite', version, close: () => db.destroy() };
+  const connections = (): ConnectionUse => ({ max: 1, total: 1, idle: sqlite.inTransaction ? 0 : 1, waiting: undefined });
+  return { db, dialect: 'sqlite', version, connections, close: () => db.destroy() };
 }
 
 /** Distinct SQL texts kept prepared; the queries of the code are a fixed, small set, so this is never reached. */
@@ -111,9 +125,10 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Store> {
       await admin.end();
     }
   }
+  const max = options.pgPoolSize ?? 10;
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.pgPoolSize ?? 10,
+    max,
     types: pgTypes,
     ...(options.pgSchema ? { options: `-c search_path="${options.pgSchema}"` } : {}),
   });
@@ -124,5 +139,6 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Store> {
     await db.destroy().catch(() => undefined);
     throw err;
   });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  const connections = (): ConnectionUse => ({ max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+  return { db, dialect: 'postgres', connections, close: () => db.destroy() };
 }

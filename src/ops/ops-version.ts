@@ -1,0 +1,5 @@
+// Read once, when the module loads; the bundle (bin/gpuplane.mjs) carries it inline.
+import pkg from '../../package.json' with { type: 'json' };
+
+/** gpuplane's version, from package.json. */
+export const VERSION: string = pkg.version;
