@@ -116,6 +116,9 @@ export const SETTINGS = {
 
 type Raw = Partial<Record<keyof Config, string>>;
 
+/** Settings whose values are secrets (or may hold one, such as a URL with a password): never echoed in errors. */
+const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set(['secretKey', 'bootstrapApiKey', 'metricsToken', 'smtpUrl', 'smsToken', 'databaseUrl']);
+
 /** Reads `gpuplane serve` flags; a flag wins over its environment variable. */
 export function parseServeFlags(argv: string[]): Raw {
   const options = Object.fromEntries(
@@ -143,7 +146,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
   };
   const label = (name: keyof Config) => `${SETTINGS[name].env} (--${SETTINGS[name].flag})`;
   const fail = (name: keyof Config, why: string): never => {
-    throw new ConfigError(`${label(name)}: ${why}, got ${JSON.stringify(flags[name] ?? env[SETTINGS[name].env])}`);
+    const raw = flags[name] ?? env[SETTINGS[name].env];
+    // A rejected secret is not printed: error output ends up in terminals, logs and CI transcripts.
+    const got = SECRET_SETTINGS.has(name) ? `a value of ${raw?.length ?? 0} characters` : JSON.stringify(raw);
+    throw new ConfigError(`${label(name)}: ${why}, got ${got}`);
   };
   const int = (name: keyof Config, min: number, max: number): number => {
     const v = get(name)!;

@@ -150,6 +150,25 @@ describe('config: bad values fail at start, naming the variable', () => {
     });
   }
 
+  test('a rejected secret is never echoed; other values are', () => {
+    const secrets: [string, string][] = [
+      ['GPUPLANE_SECRET_KEY', 'tooshort-s3cr'],
+      ['GPUPLANE_BOOTSTRAP_API_KEY', 'tooshort-b00t'],
+      ['GPUPLANE_METRICS_TOKEN', 'tooshort-m3tr'],
+      ['GPUPLANE_SMTP_URL', 'http://u:hunter2pw@mail'],
+      ['GPUPLANE_DATABASE_URL', 'mysql://u:hunter2pw@db/x'],
+    ];
+    for (const [env, raw] of secrets) {
+      assert.throws(() => loadConfig({ [env]: raw }), (e: Error) => {
+        assert.ok(e.message.includes(env), e.message);
+        assert.ok(!e.message.includes(raw) && !e.message.includes('hunter2pw'), `${env} echoed: ${e.message}`);
+        assert.match(e.message, /got a value of \d+ characters/);
+        return true;
+      });
+    }
+    assert.throws(() => loadConfig({ GPUPLANE_PORT: 'http' }), /got "http"/);
+  });
+
   test('production mode without GPUPLANE_SECRET_KEY is refused', () => {
     assert.throws(
       () => loadConfig({ GPUPLANE_MODE: 'production' }),
