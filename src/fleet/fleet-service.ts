@@ -246,6 +246,12 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
 
     heartbeat,
 
+    /** The host id of a user (a host is a user), created on first use, in the caller's transaction. */
+    hostOfUser: (tx: Tx, userId: number) => fleet.hostOfUser(tx, userId, clock.now()),
+
+    /** The user behind a host, or null for a host of the simulated fleet. */
+    userOfHost: (hostId: number, tx?: Tx) => fleet.userOfHost(hostId, tx),
+
     /** GPU model names in the fleet, for `GET /api/v0/gpu_names/unique/`. */
     gpuNames: () => fleet.gpuNames(),
 

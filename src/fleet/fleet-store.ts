@@ -189,6 +189,28 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       return { before: row.fault };
     },
 
+    /**
+     * The host id of a user, created on first use (a host is a user: fleet-host-user-migration.ts). Safe when two
+     * requests of one user race: the unique index lets one insert win, and the other reads its row.
+     */
+    async hostOfUser(tx: Tx, userId: number, now: number): Promise<number> {
+      const found = await tx.selectFrom('fleet_hosts').select('id').where('user_id', '=', userId).executeTakeFirst();
+      if (found) return found.id;
+      await tx
+        .insertInto('fleet_hosts')
+        .values({ user_id: userId, verification: 'unverified', created_at: now })
+        .onConflict((oc) => oc.column('user_id').doNothing())
+        .execute();
+      const row = await tx.selectFrom('fleet_hosts').select('id').where('user_id', '=', userId).executeTakeFirstOrThrow();
+      return row.id;
+    },
+
+    /** The user behind a host, or null for a simulated host (or an unknown id). */
+    async userOfHost(hostId: number, tx: Tx = db): Promise<number | null> {
+      const row = await tx.selectFrom('fleet_hosts').select('user_id').where('id', '=', hostId).executeTakeFirst();
+      return row?.user_id ?? null;
+    },
+
     async gpuNames(tx: Tx = db): Promise<string[]> {
       const rows = await tx.selectFrom('fleet_machines').select('gpu_name').distinct().orderBy('gpu_name').execute();
       return rows.map((r) => r.gpu_name);

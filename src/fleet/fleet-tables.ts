@@ -9,6 +9,8 @@ export interface FleetHostsTable {
   id: Generated<number>;
   /** `verified` or `unverified` (offer field `verification`; `verified` is derived from it). */
   verification: string;
+  /** The user who hosts here (a host is a user); null for the simulated fleet's hosts. */
+  user_id: number | null;
   created_at: number;
 }
 
