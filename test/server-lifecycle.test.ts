@@ -171,6 +171,9 @@ describe('the owner key', () => {
       assert.equal(me.body.email, 'owner@gpuplane.local');
       const keys = await call(s.url, 'GET', '/api/v0/auth/apikeys/', key!);
       assert.ok(JSON.stringify(keys.body).includes('"recovered"'));
+      // It stands in for the lost owner key, so the emulator's reset keeps it as it keeps the bootstrap key.
+      assert.equal((await call(s.url, 'POST', '/_emu/reset', key!)).status, 200);
+      assert.equal((await call(s.url, 'GET', '/api/v0/users/current', key!)).status, 200);
     } finally {
       await s.stop();
     }

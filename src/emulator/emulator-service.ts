@@ -7,6 +7,7 @@ import type { Scheduler } from '../platform/scheduler.js';
 import type { KeysService } from '../keys/keys-service.js';
 import { toUserObject, type NewUserInput, type UsersService } from '../users/users-service.js';
 import type { OutboxStore } from './outbox-store.js';
+import { SECRET_KEY_KV } from '../platform/secret-key.js';
 
 /** Body of `POST /_emu/faults` (contract §2). */
 export interface FaultRequest {
@@ -100,7 +101,7 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
 
     /**
      * Back to a fresh, seeded state: every table emptied except that the bootstrap owner and its bootstrap keys are
-     * kept (so the bootstrap key stays valid), then each feature re-seeds.
+     * kept (so the bootstrap key stays valid), and the generated secret key, then each feature re-seeds.
      */
     async reset(): Promise<{ success: true }> {
       const tables = (await ownTables()).filter((n) => !n.startsWith('kysely_') && !n.startsWith('sqlite_'));
@@ -108,6 +109,9 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
         const keys = await tx.selectFrom('api_keys').selectAll().where('is_bootstrap', '=', 1).where('revoked_at', 'is', null).execute();
         const ownerIds = [...new Set(keys.map((k) => k.user_id))];
         const owners = ownerIds.length ? await tx.selectFrom('users').selectAll().where('id', 'in', ownerIds).execute() : [];
+        // The generated secret key of a shared PostgreSQL database (platform/secret-key.ts) outlives a reset: every
+        // running process still encrypts with it, and a process started later must read the same key.
+        const secretKey = await tx.selectFrom('kv').selectAll().where('key', '=', SECRET_KEY_KV).executeTakeFirst();
         if (store.dialect === 'postgres') {
           await sql.raw(`TRUNCATE ${tables.map((t) => `"${t}"`).join(', ')} CASCADE`).execute(tx);
         } else {
@@ -117,6 +121,7 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
         }
         for (const o of owners) await tx.insertInto('users').values(o).execute();
         for (const k of keys) await tx.insertInto('api_keys').values(k).execute();
+        if (secretKey) await tx.insertInto('kv').values(secretKey).execute();
         for (const hook of resetHooks) await hook(tx);
       });
       await scheduler.saveVirtualNow();
