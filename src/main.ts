@@ -44,9 +44,10 @@ export function redactDatabaseUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '';
+    u.searchParams.delete('password'); // libpq's other way to give it
     return u.toString().replace(/:@/, '@');
   } catch {
-    return url.replace(/\/\/[^@/]*@/, '//');
+    return url.replace(/\/\/[^@/]*@/, '//').replace(/([?&])password=[^&]*&?/, '$1');
   }
 }
 

@@ -211,6 +211,8 @@ describe('a database that cannot be opened', () => {
   const cases: [string, string, RegExp][] = [
     ['a refused port', 'postgres://gp:hunter2secret@127.0.0.1:1/test', /^gpuplane: cannot open the database postgres:\/\/gp@127\.0\.0\.1:1\/test \(GPUPLANE_DATABASE_URL\): connect ECONNREFUSED 127\.0\.0\.1:1$/],
     ['an unknown host', 'postgres://gp:hunter2secret@no-such-host.invalid/test', /^gpuplane: cannot open the database postgres:\/\/gp@no-such-host\.invalid\/test \(GPUPLANE_DATABASE_URL\): getaddrinfo ENOTFOUND no-such-host\.invalid$/],
+    // libpq's query-string form of the password is hidden too.
+    ['a password in the query string', 'postgres://gp@127.0.0.1:1/test?password=hunter2secret&sslmode=disable', /^gpuplane: cannot open the database postgres:\/\/gp@127\.0\.0\.1:1\/test\?sslmode=disable \(GPUPLANE_DATABASE_URL\): connect ECONNREFUSED 127\.0\.0\.1:1$/],
   ];
   for (const [what, url, expected] of cases) {
     test(`${what}: one line naming it without the password and the variable, exit 1`, () => {
