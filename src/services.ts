@@ -14,6 +14,8 @@ import { createTfaServices } from './tfa/tfa-wiring.js';
 import { billingServiceFactory } from './billing/billing-service.js';
 import { templatesStore } from './templates/templates-store.js';
 import { templatesServiceFactory } from './templates/templates-service.js';
+import { envVarsStore } from './env-vars/env-vars-store.js';
+import { envVarsServiceFactory } from './env-vars/env-vars-service.js';
 import { sshKeysStore } from './ssh-keys/ssh-keys-store.js';
 import { sshKeysServiceFactory } from './ssh-keys/ssh-keys-service.js';
 import { fleetServiceFactory } from './fleet/fleet-service.js';
@@ -58,6 +60,7 @@ export function createServices(deps: ServiceDeps) {
   const offers = offersServiceFactory({ index: fleet.index, clock });
   const billing = billingServiceFactory({ store, clock, scheduler });
   const templates = templatesServiceFactory({ db, dialect: store.dialect, templates: templatesStore(db), clock, random, secretBox });
+  const envVars = envVarsServiceFactory({ db, envVars: envVarsStore(db), clock, secretBox });
   const sshKeys = sshKeysServiceFactory({ db, dialect: store.dialect, sshKeys: sshKeysStore(db), clock });
   // Volumes: each machine's free disk is a volume offer. FleetApi has no machine list yet, so the fleet's own store
   // is read here, in the composition root, rather than from the volumes feature (move it into FleetApi when it has one).
@@ -96,6 +99,7 @@ export function createServices(deps: ServiceDeps) {
     billing,
     templates,
     sshKeys,
+    envVars,
     fleet,
     offers,
     instances,

@@ -5,6 +5,7 @@ import { registerAccount } from './commands/account.js';
 import { registerEmulator } from './commands/emulator.js';
 import { registerOffers } from './commands/offers.js';
 import { registerTemplates } from './commands/templates.js';
+import { registerEnvVars } from './commands/env-vars.js';
 import { registerKeys } from './commands/keys.js';
 import { registerBilling } from './commands/billing.js';
 import { registerTfa } from './commands/tfa.js';
@@ -59,16 +60,17 @@ export function buildProgram(): Command {
   };
   const groups: Groups = {
     set: verb('set', 'save client settings: api-key'),
-    show: verb('show', 'show: user, instances, instance, ssh-keys, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
+    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
     search: verb('search', 'search offers, templates or volumes with a query'),
-    create: verb('create', 'create: instance, template, ssh-key, api-key, team, team-role, volume, endpoint, workergroup, account'),
-    update: verb('update', 'change: template, ssh-key, team-role, endpoint, workergroup'),
-    delete: verb('delete', 'delete: template, ssh-key, api-key, volume, endpoint, workergroup'),
+    create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account'),
+    update: verb('update', 'change: template, ssh-key, env-var, team-role, endpoint, workergroup'),
+    delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup'),
     emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, advance, create-user, outbox, fault, credit, add-machine, load, reset'),
   };
   registerAccount(program, groups);
   registerOffers(groups.search);
   registerTemplates(groups);
+  registerEnvVars(groups);
   registerKeys(groups, verb);
   registerInstances(program, verb);
   registerBilling(groups.show);

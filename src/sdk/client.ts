@@ -8,6 +8,7 @@
  */
 import { accountApi } from './api/account.js';
 import { agentApi } from './api/agent.js';
+import { envVarsApi } from './api/env-vars.js';
 import { emulatorApi } from './api/emulator.js';
 import { billingApi } from './api/billing.js';
 import { apiKeysApi, teamApi } from './api/keys.js';
@@ -42,6 +43,7 @@ export function createClient(options: ClientOptions) {
     serverless: serverlessApi(t),
     templates: templatesApi(t),
     sshKeys: sshKeysApi(t),
+    envVars: envVarsApi(t),
     apiKeys: apiKeysApi(t),
     team: teamApi(t),
     billing: billingApi(t),

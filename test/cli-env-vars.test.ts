@@ -1,0 +1,28 @@
+// `gpuplane show/create/update/delete env-var(s)` against a real server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { useServer } from './cli-helpers.js';
+
+const server = useServer();
+const cli = (args: string[]) => server.cli(args, {});
+
+test('create, show (masked, then with -s), update, delete, and the errors in the server\'s words', async () => {
+  assert.equal((await cli(['create', 'env-var', 'CLI_TOKEN', 'tok en=1'])).code, 0);
+  const masked = await cli(['show', 'env-vars']);
+  assert.equal(masked.code, 0, masked.stderr);
+  assert.match(masked.stdout, /^CLI_TOKEN=\*{5}$/m);
+  assert.doesNotMatch(masked.stdout, /tok en=1/);
+  const shown = await cli(['show', 'env-vars', '-s']);
+  assert.match(shown.stdout, /^CLI_TOKEN=tok en=1$/m);
+  assert.deepEqual(JSON.parse((await cli(['show', 'env-vars', '-s', '--raw'])).stdout).CLI_TOKEN, 'tok en=1');
+
+  const dup = await cli(['create', 'env-var', 'CLI_TOKEN', 'x']);
+  assert.equal(dup.code, 1);
+  assert.match(dup.stderr, /already exists/);
+  assert.equal((await cli(['update', 'env-var', 'CLI_TOKEN', 'v2'])).code, 0);
+  assert.match((await cli(['show', 'env-vars', '-s'])).stdout, /^CLI_TOKEN=v2$/m);
+  assert.equal((await cli(['delete', 'env-var', 'CLI_TOKEN'])).code, 0);
+  const gone = await cli(['delete', 'env-var', 'CLI_TOKEN']);
+  assert.equal(gone.code, 1);
+  assert.match(gone.stderr, /not found/);
+});
