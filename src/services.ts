@@ -45,7 +45,10 @@ export function createServices(deps: ServiceDeps) {
   const users = usersServiceFactory({ db, users: usersStore(db), keysService, clock, random, balance: (user, rate) => billing.balanceOf(user, rate) });
   const outbox = outboxStore(db);
   const apiKeys = apiKeysServiceFactory({ keys, keysService, clock, memberPermissions: teamsDb.memberPermissions });
-  const emulator = emulatorServiceFactory({ config, store, clock, scheduler, users, keysService, outbox });
+  const emulator = emulatorServiceFactory({
+    config, store, clock, scheduler, users, keysService, outbox,
+    recordCredit: (tx, userId, amount, description) => billing.payments.recordCredit(tx, userId, amount, description),
+  });
   // 2FA, login and sessions, and the message providers (e-mail, SMS): { tfa, tfaAuth, login, sessions, messenger }.
   const tfaServices = createTfaServices({ db, config, clock, random, secretBox, scheduler, keys, keysService, resolve: auth.resolve, users, outbox, emulator });
   const teams = teamsServiceFactory({
@@ -58,7 +61,15 @@ export function createServices(deps: ServiceDeps) {
   // After /_emu/reset the same seeded fleet comes back (contract §2).
   emulator.onReset((tx) => fleet.reseed(tx));
   const offers = offersServiceFactory({ index: fleet.index, clock });
-  const billing = billingServiceFactory({ store, clock, scheduler });
+  const usersDb = usersStore(db);
+  const billing = billingServiceFactory({
+    store, clock, scheduler,
+    // A transfer's recipient: a decimal user id, or an account e-mail.
+    findUser: async (r) => {
+      const u = /^[0-9]{1,10}$/.test(r) ? await usersDb.findById(Number(r)) : await usersDb.findByEmail(r.toLowerCase());
+      return u && { id: u.id, email: u.email };
+    },
+  });
   const templates = templatesServiceFactory({ db, dialect: store.dialect, templates: templatesStore(db), clock, random, secretBox });
   const envVars = envVarsServiceFactory({ db, envVars: envVarsStore(db), clock, secretBox });
   const sshKeys = sshKeysServiceFactory({ db, dialect: store.dialect, sshKeys: sshKeysStore(db), clock });

@@ -8,6 +8,7 @@ import { registerTemplates } from './commands/templates.js';
 import { registerEnvVars } from './commands/env-vars.js';
 import { registerKeys } from './commands/keys.js';
 import { registerBilling } from './commands/billing.js';
+import { registerPayments } from './commands/payments.js';
 import { registerTfa } from './commands/tfa.js';
 import { registerInstances, setArgsRemainder } from './commands/instances.js';
 import { splitRemainder } from './instance-args.js';
@@ -60,8 +61,8 @@ export function buildProgram(): Command {
   };
   const groups: Groups = {
     set: verb('set', 'save client settings: api-key'),
-    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
-    search: verb('search', 'search offers, templates or volumes with a query'),
+    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
+    search: verb('search', 'search offers, templates, volumes or invoices with a query'),
     create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account'),
     update: verb('update', 'change: template, ssh-key, env-var, team-role, endpoint, workergroup'),
     delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup'),
@@ -74,6 +75,7 @@ export function buildProgram(): Command {
   registerKeys(groups, verb);
   registerInstances(program, verb);
   registerBilling(groups.show);
+  registerPayments(groups, verb);
   registerServerless(groups);
   registerTfa(program);
   registerSession(program, verb);

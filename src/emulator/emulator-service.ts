@@ -31,9 +31,11 @@ export interface EmulatorDeps {
   users: UsersService;
   keysService: KeysService;
   outbox: OutboxStore;
+  /** Records the starting credit of a user made here as credit added (billing's payments; invoices show it). */
+  recordCredit?: (tx: Tx, userId: number, amountMicro: number, description: string) => Promise<void>;
 }
 
-export function emulatorServiceFactory({ store, clock, scheduler, users, keysService, outbox }: EmulatorDeps) {
+export function emulatorServiceFactory({ store, clock, scheduler, users, keysService, outbox, recordCredit }: EmulatorDeps) {
   const resetHooks: ResetHook[] = [];
 
   /**
@@ -87,6 +89,7 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
           { ...input, credit: input.credit ?? 100, tfa_status: input.legacy_tfa ? 'legacy' : 'disabled' },
           tx,
         );
+        if (user.credit_micro > 0) await recordCredit?.(tx, user.id, user.credit_micro, 'starting credit');
         const { secret } = await keysService.create({ user_id: user.id, kind: 'user', name: 'emulator' }, tx);
         return { user: toUserObject(user), api_key: secret };
       });

@@ -9,6 +9,7 @@
 import { accountApi } from './api/account.js';
 import { agentApi } from './api/agent.js';
 import { envVarsApi } from './api/env-vars.js';
+import { paymentsApi } from './api/payments.js';
 import { emulatorApi } from './api/emulator.js';
 import { billingApi } from './api/billing.js';
 import { apiKeysApi, teamApi } from './api/keys.js';
@@ -47,6 +48,8 @@ export function createClient(options: ClientOptions) {
     apiKeys: apiKeysApi(t),
     team: teamApi(t),
     billing: billingApi(t),
+    /** Credit transfers and invoices. */
+    payments: paymentsApi(t),
     auth: loginApi(t),
     tfa: tfaApi(t),
     /** The machine agent's protocol (docs/AGENT-PROTOCOL.md). */

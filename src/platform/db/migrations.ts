@@ -12,6 +12,7 @@ import { volumesMigration } from '../../volumes/volumes-migration.js';
 import { serverlessMigration } from '../../serverless/serverless-migration.js';
 import { fleetHeartbeatMigration } from '../../fleet/fleet-heartbeat-migration.js';
 import { billingRatesMigration } from '../../billing/billing-rates-migration.js';
+import { billingPaymentsMigration } from '../../billing/billing-payments-migration.js';
 import { envVarsMigration } from '../../env-vars/env-vars-migration.js';
 import { fleetHostUserMigration } from '../../fleet/fleet-host-user-migration.js';
 
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0012_billing_rates': billingRatesMigration,
   '0013_fleet_host_user': fleetHostUserMigration,
   '0016_env_vars': envVarsMigration,
+  '0017_billing_payments': billingPaymentsMigration,
 };
 
 export async function migrate(db: Kysely<any>, dialect: DialectName): Promise<void> {
