@@ -44,7 +44,7 @@ export function createServices(deps: ServiceDeps) {
   // users/current shows the exact balance (billing is built below; the closure runs only at request time).
   const users = usersServiceFactory({ db, users: usersStore(db), keysService, clock, random, balance: (user, rate) => billing.balanceOf(user, rate) });
   const outbox = outboxStore(db);
-  const apiKeys = apiKeysServiceFactory({ keys, keysService, clock, memberPermissions: teamsDb.memberPermissions });
+  const apiKeys = apiKeysServiceFactory({ db, keys, keysService, clock, memberPermissions: teamsDb.memberPermissions });
   const emulator = emulatorServiceFactory({
     config, store, clock, scheduler, users, keysService, outbox,
     recordCredit: (tx, userId, amount, description) => billing.payments.recordCredit(tx, userId, amount, description),

@@ -1,6 +1,6 @@
 import type { Clock } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
-import type { Tx } from '../platform/db/connect.js';
+import type { Db, Tx } from '../platform/db/connect.js';
 import { secretToken, type Random } from '../platform/random.js';
 import { FULL_ACCESS, intersect, isSubset, parsePermissionDoc, type PermissionDoc } from '../platform/permissions.js';
 import { ApiError, badRequest, notFound } from '../platform/errors.js';
@@ -73,6 +73,8 @@ export interface CreateKeyInput {
 }
 
 export interface ApiKeysServiceDeps {
+  /** For the one transaction of a key reset. */
+  db: Db;
   keys: KeysStore;
   keysService: KeysService;
   clock: Clock;
@@ -94,7 +96,7 @@ export function toKeyView(k: KeyRow): ApiKeyView {
 }
 
 /** API key management (contract §3, API keys and Team context): a key never gets more rights than its creator. */
-export function apiKeysServiceFactory({ keys, keysService, clock, memberPermissions }: ApiKeysServiceDeps) {
+export function apiKeysServiceFactory({ db, keys, keysService, clock, memberPermissions }: ApiKeysServiceDeps) {
   /** A live `user` key of the caller, visible from the caller's context (a team key sees that team's keys only). */
   async function ownKey(p: Principal, id: number): Promise<KeyRow> {
     const k = await keys.findById(id);
@@ -138,6 +140,22 @@ export function apiKeysServiceFactory({ keys, keysService, clock, memberPermissi
 
     async show(p: Principal, id: number): Promise<ApiKeyView> {
       return toKeyView(await ownKey(p, id));
+    },
+
+    /**
+     * `PUT /api/v0/commands/reset_apikey/`: the key of this request is revoked at once and a new one with the same
+     * name, rights and team takes its place (its secret is in this reply only). One transaction: never both, never none.
+     */
+    async reset(p: Principal): Promise<{ success: true; new_api_key: string; id: number; msg: string }> {
+      if (p.key.kind !== 'user') throw badRequest('reset api-key works on API keys; this request was made with a session or an instance key');
+      const made = await db.transaction().execute(async (tx) => {
+        if (!(await keys.revokeLive(p.key.id, clock.now(), tx))) throw new ApiError('auth_error', 'this API key was revoked');
+        return keysService.create(
+          { user_id: p.user.id, kind: 'user', name: p.key.name, permissions: storedDoc(p.key.permissions), team_id: p.key.team_id, is_bootstrap: p.key.is_bootstrap === 1 },
+          tx,
+        );
+      });
+      return { success: true, new_api_key: made.secret, id: made.key.id, msg: `API key ${p.key.id} revoked; its replacement is key ${made.key.id}` };
     },
 
     /** Revocation is a row update; auth reads the row on every request, so every process refuses the key at once. */

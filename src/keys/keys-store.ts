@@ -107,6 +107,12 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
       await tx.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
     },
 
+    /** Revokes a live key; false when it was already revoked (a racing revoke or reset won). */
+    async revokeLive(id: number, now: number, tx: Tx = db): Promise<boolean> {
+      const r = await tx.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
     async revoke(id: number, now: number, tx: Tx = db): Promise<void> {
       await tx.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
     },

@@ -1,4 +1,4 @@
-// `gpuplane show/create/update/delete env-var(s)` against a real server.
+// Account commands of client-compat-more §b against a real server: `show/create/update/delete env-var(s)`, `reset api-key`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useServer } from './cli-helpers.js';
@@ -25,4 +25,15 @@ test('create, show (masked, then with -s), update, delete, and the errors in the
   const gone = await cli(['delete', 'env-var', 'CLI_TOKEN']);
   assert.equal(gone.code, 1);
   assert.match(gone.stderr, /not found/);
+});
+
+test('reset api-key prints the new key once; the old one is refused from then on', async () => {
+  const made = await cli(['create', 'api-key', '--name', 'to-reset', '--raw']);
+  const old = JSON.parse(made.stdout).key as string;
+  const r = await server.cli(['reset', 'api-key'], { GPUPLANE_API_KEY: old });
+  assert.equal(r.code, 0, r.stderr);
+  const fresh = /^New api-key: (\S+)$/m.exec(r.stdout)?.[1];
+  assert.ok(fresh && fresh !== old, r.stdout);
+  assert.equal((await server.cli(['show', 'user'], { GPUPLANE_API_KEY: old })).code, 1);
+  assert.equal((await server.cli(['show', 'user'], { GPUPLANE_API_KEY: fresh })).code, 0);
 });
