@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -15,6 +15,7 @@ import { declaredFields } from './platform/validation.js';
 import { createServices, type Services } from './services.js';
 import { registerRoutes } from './routes.js';
 import { Metrics } from './ops/ops-metrics.js';
+import { installAudit, ipRecorder } from './audit/audit-hook.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -60,12 +61,17 @@ export interface Built {
 export async function buildApp(deps: AppDeps): Promise<Built> {
   const schemas = lazySchemas();
   const metrics = new Metrics();
+  // Each signed-in request's client address (the audit feature; set once the services exist, below).
+  let sawRequest: ((request: FastifyRequest) => void) | undefined;
   const app: FastifyInstance = Fastify({
     schemaController: schemas.schemaController,
     loggerInstance: deps.log as FastifyBaseLogger,
     // One line per request, with the URL redacted, instead of Fastify's own request lines; it also feeds the
     // request metrics.
-    logController: new RequestLog(metrics.requestCompleted),
+    logController: new RequestLog((request, reply, ms) => {
+      metrics.requestCompleted(request, reply, ms);
+      sawRequest?.(request);
+    }),
     // Every path is served with and without its trailing slash (contract §3).
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_PARAM_LENGTH },
     // Fastify's and Node's own error replies become the error object too (platform/transport-errors.ts).
@@ -80,6 +86,9 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   const scheduler = new Scheduler(deps.store, deps.clock, deps.log);
   const services = createServices({ ...deps, scheduler, metrics });
 
+  sawRequest = ipRecorder(services.audit);
+  // Before any route: the audited routes get their recording hook as they are registered.
+  installAudit(app, services.audit);
   const routes: RouteInfo[] = [];
   app.addHook('onRoute', (route) => {
     // Authentication is each route's own onRequest hook, bound to its config; route hooks run after the global ones

@@ -14,6 +14,8 @@ import { createTfaServices } from './tfa/tfa-wiring.js';
 import { billingServiceFactory } from './billing/billing-service.js';
 import { templatesStore } from './templates/templates-store.js';
 import { templatesServiceFactory } from './templates/templates-service.js';
+import { auditStore } from './audit/audit-store.js';
+import { auditServiceFactory } from './audit/audit-service.js';
 import { envVarsStore } from './env-vars/env-vars-store.js';
 import { envVarsServiceFactory } from './env-vars/env-vars-service.js';
 import { sshKeysStore } from './ssh-keys/ssh-keys-store.js';
@@ -71,6 +73,11 @@ export function createServices(deps: ServiceDeps) {
     },
   });
   const templates = templatesServiceFactory({ db, dialect: store.dialect, templates: templatesStore(db), clock, random, secretBox });
+  const audit = auditServiceFactory({
+    audit: auditStore(db), clock, retentionDays: config.auditRetentionDays,
+    teamOwner: async (teamId) => (await teamsDb.findTeam(teamId))?.owner_id,
+    warn: (err, what) => log.warn({ err }, what),
+  });
   const envVars = envVarsServiceFactory({ db, envVars: envVarsStore(db), clock, secretBox });
   const sshKeys = sshKeysServiceFactory({ db, dialect: store.dialect, sshKeys: sshKeysStore(db), clock });
   // Volumes: each machine's free disk is a volume offer. FleetApi has no machine list yet, so the fleet's own store
@@ -111,6 +118,7 @@ export function createServices(deps: ServiceDeps) {
     templates,
     sshKeys,
     envVars,
+    audit,
     fleet,
     offers,
     instances,

@@ -1,4 +1,4 @@
-// Account commands of client-compat-more §b against a real server: `show/create/update/delete env-var(s)`, `reset api-key`.
+// Account commands of client-compat-more §b against a real server: env-vars, reset api-key, audit-logs, ipaddrs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useServer } from './cli-helpers.js';
@@ -36,4 +36,15 @@ test('reset api-key prints the new key once; the old one is refused from then on
   assert.ok(fresh && fresh !== old, r.stdout);
   assert.equal((await server.cli(['show', 'user'], { GPUPLANE_API_KEY: old })).code, 1);
   assert.equal((await server.cli(['show', 'user'], { GPUPLANE_API_KEY: fresh })).code, 0);
+});
+
+test('show audit-logs lists what the key did; show ipaddrs the loopback address', async () => {
+  await cli(['create', 'env-var', 'AUDITED_VAR', 'v']);
+  const log = await cli(['show', 'audit-logs']);
+  assert.equal(log.code, 0, log.stderr);
+  assert.match(log.stdout.split('\n')[0], /^Time \(UTC\)\s+Action\s+Route\s+Key\s+Address$/);
+  assert.match(log.stdout, /env_var\.created\s+POST \/api\/v0\/secrets\//);
+  const ips = await cli(['show', 'ipaddrs']);
+  assert.equal(ips.code, 0, ips.stderr);
+  assert.match(ips.stdout, /^127\.0\.0\.1\t/m);
 });

@@ -9,6 +9,7 @@ import { registerEnvVars } from './commands/env-vars.js';
 import { registerKeys } from './commands/keys.js';
 import { registerBilling } from './commands/billing.js';
 import { registerPayments } from './commands/payments.js';
+import { registerAudit } from './commands/audit.js';
 import { registerTfa } from './commands/tfa.js';
 import { registerInstances, setArgsRemainder } from './commands/instances.js';
 import { splitRemainder } from './instance-args.js';
@@ -61,7 +62,7 @@ export function buildProgram(): Command {
   };
   const groups: Groups = {
     set: verb('set', 'save client settings: api-key'),
-    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
+    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
     search: verb('search', 'search offers, templates, volumes or invoices with a query'),
     create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account'),
     update: verb('update', 'change: template, ssh-key, env-var, team-role, endpoint, workergroup'),
@@ -76,6 +77,7 @@ export function buildProgram(): Command {
   registerInstances(program, verb);
   registerBilling(groups.show);
   registerPayments(groups, verb);
+  registerAudit(groups);
   registerServerless(groups);
   registerTfa(program);
   registerSession(program, verb);

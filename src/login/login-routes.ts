@@ -45,6 +45,8 @@ export async function loginRoutes(app: TypedApp, { login }: Services): Promise<v
     },
   }, async (request, reply) => {
     const r = await login.login(request.body);
+    // Signed in (no second factor pending): the audit log records it for this user.
+    if ('id' in r.body && typeof r.body.id === 'number') request.auditUserId = r.body.id;
     if (r.cookie) reply.header('set-cookie', r.cookie);
     return r.body;
   });

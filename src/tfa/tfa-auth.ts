@@ -69,6 +69,7 @@ export function tfaAuthenticator({ resolve, store, users, clock }: TfaAuthDeps) 
     }
     const user = await users.findById(ch.user_id);
     if (!user) throw forbidden('invalid or expired tfa_secret; log in again');
+    request.auditUserId = user.id; // no principal yet: the audit log records the login for this user
     return { user, principal: null, loginChallenge: ch };
   }
 

@@ -13,6 +13,7 @@ import { serverlessMigration } from '../../serverless/serverless-migration.js';
 import { fleetHeartbeatMigration } from '../../fleet/fleet-heartbeat-migration.js';
 import { billingRatesMigration } from '../../billing/billing-rates-migration.js';
 import { billingPaymentsMigration } from '../../billing/billing-payments-migration.js';
+import { auditMigration } from '../../audit/audit-migration.js';
 import { envVarsMigration } from '../../env-vars/env-vars-migration.js';
 import { fleetHostUserMigration } from '../../fleet/fleet-host-user-migration.js';
 
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0013_fleet_host_user': fleetHostUserMigration,
   '0016_env_vars': envVarsMigration,
   '0017_billing_payments': billingPaymentsMigration,
+  '0018_audit': auditMigration,
 };
 
 export async function migrate(db: Kysely<any>, dialect: DialectName): Promise<void> {

@@ -3,6 +3,7 @@ import type { BillingTables } from '../../billing/billing-tables.js';
 import type { TeamsTables } from '../../teams/teams-tables.js';
 import type { TemplatesTables } from '../../templates/templates-tables.js';
 import type { SshKeysTables } from '../../ssh-keys/ssh-keys-tables.js';
+import type { AuditTables } from '../../audit/audit-tables.js';
 import type { EnvVarsTables } from '../../env-vars/env-vars-tables.js';
 import type { InstancesTables } from '../../instances/instances-tables.js';
 import type { FleetTables } from '../../fleet/fleet-tables.js';
@@ -86,4 +87,4 @@ export interface FoundationTables {
  * Every table. Each feature declares its tables in its own `<feature>-tables.ts` and adds them here with one
  * `extends` entry; its migration is one line in migrations.ts.
  */
-export interface Database extends FoundationTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables, EnvVarsTables, InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables {}
+export interface Database extends FoundationTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables, EnvVarsTables, AuditTables, InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables {}
