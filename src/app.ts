@@ -1,5 +1,4 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { isVirtual, type Clock } from './platform/clock.js';
@@ -7,7 +6,7 @@ import type { Store } from './platform/db/connect.js';
 import type { Random } from './platform/random.js';
 import type { SecretBox } from './platform/crypto.js';
 import { Scheduler } from './platform/scheduler.js';
-import { installErrorHandling, installExactJsonContentType, installJsonParser, RequestLog } from './platform/http.js';
+import { installErrorHandling, installExactJsonContentType, installJsonParser, RequestLog, typed } from './platform/http.js';
 import { installOpenApi, OPENAPI_PATH } from './platform/openapi.js';
 import { clientErrorHandler, frameworkErrors, installClosingReply, MAX_PARAM_LENGTH } from './platform/transport-errors.js';
 import { lazySchemas } from './platform/lazy-schemas.js';
@@ -31,9 +30,6 @@ export interface AppDeps {
   log: Logger;
   secretBox: SecretBox;
 }
-
-export type TypedApp = ReturnType<typeof typed>;
-const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider>();
 
 /** A registered route and its declared access, for tests that sweep every route (auth, permissions). */
 export interface RouteInfo {

@@ -1,4 +1,5 @@
-import type { AppDeps, TypedApp } from './app.js';
+import type { AppDeps } from './app.js';
+import type { TypedApp } from './platform/http.js';
 import type { Services } from './services.js';
 import { usersRoutes } from './users/users-routes.js';
 import { emulatorRoutes } from './emulator/emulator-routes.js';
@@ -35,8 +36,11 @@ export async function registerRoutes(app: TypedApp, services: Services, deps: Ap
   await instancesRoutes(app, services.instances);
   await volumesRoutes(app, services);
   await serverlessRoutes(app, services);
-  if (deps.config.mode === 'emulator') await emulatorRoutes(app, services);
-  if (deps.config.mode === 'emulator') await billingEmuRoutes(app, services);
-  if (deps.config.mode === 'emulator') await fleetEmuRoutes(app, services);
-  if (deps.config.mode === 'emulator') await serverlessEmuRoutes(app, services);
+  // The emulator control API, /_emu/ (contract §2): every such route is registered here, in emulator mode only.
+  if (deps.config.mode === 'emulator') {
+    await emulatorRoutes(app, services);
+    await billingEmuRoutes(app, services);
+    await fleetEmuRoutes(app, services);
+    await serverlessEmuRoutes(app, services);
+  }
 }

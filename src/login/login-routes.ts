@@ -1,7 +1,7 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { LoginService } from './login-service.js';
 import { LoginBody, LoginOk, LoginReply, ResendVerificationBody, SignUpBody, SignUpReply, VerifyEmailBody } from './login-schemas.js';
 
 const tags = ['auth'];
@@ -9,7 +9,7 @@ const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 409: ErrorRe
 const Ok = LoginOk;
 
 /** Sign-up with e-mail verification, password login, logout (contract §3). */
-export async function loginRoutes(app: TypedApp, { login }: Services): Promise<void> {
+export async function loginRoutes(app: TypedApp, { login }: { login: LoginService }): Promise<void> {
   app.post('/api/v0/users/', {
     config: { category: 'public' },
     schema: {

@@ -1,7 +1,9 @@
 import type { FastifyReply } from 'fastify';
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import type { Category } from '../platform/permissions.js';
-import type { Services } from '../services.js';
+import type { LoginService } from '../login/login-service.js';
+import type { TfaAuthenticator } from './tfa-auth.js';
+import type { TfaService } from './tfa-service.js';
 import { tfaCallerOf } from './tfa-auth.js';
 import { Bodies, Errors, Replies } from './tfa-schemas.js';
 
@@ -14,7 +16,7 @@ function deprecated(reply: FastifyReply, successor: string): void {
 }
 
 /** The 2FA endpoints of the spec. Each authenticates itself (logged-out `secret`, Bearer, or session cookie). */
-export async function tfaRoutes(app: TypedApp, { tfa, tfaAuth, login }: Services): Promise<void> {
+export async function tfaRoutes(app: TypedApp, { tfa, tfaAuth, login }: { tfa: TfaService; tfaAuth: TfaAuthenticator; login: LoginService }): Promise<void> {
   const cfg = (category: Category, allowSecret: boolean) => ({
     config: { category, customAuth: true },
     preValidation: tfaAuth.hook(category, allowSecret),
