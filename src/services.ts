@@ -38,7 +38,10 @@ export function createServices(deps: ServiceDeps) {
   const keys = keysStore(db, store.dialect, readCache(store));
   const keysService = keysServiceFactory({ keys, clock, random });
   const teamsDb = teamsStore(db);
-  const auth = authenticatorFactory({ keys, keysService, teamRole: teamsDb.memberPermissions });
+  const auth = authenticatorFactory({
+    keys: { findLiveByHash: (hash) => keys.findLiveByHash(hash), touchIfStale: (key) => keysService.touchIfStale(key) },
+    teamRole: teamsDb.memberPermissions,
+  });
   // users/current shows the exact balance (billing is built below; the closure runs only at request time).
   const users = usersServiceFactory({ db, users: usersStore(db), keysService, clock, random, balance: (user, rate) => billing.balanceOf(user, rate) });
   const outbox = outboxStore(db);
