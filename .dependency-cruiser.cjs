@@ -30,6 +30,13 @@ module.exports = {
       to: { path: ROOT },
     },
     {
+      name: 'login-depends-on-tfa-not-back',
+      comment: 'Login (password, sessions, the 2FA login step) uses 2FA; 2FA never imports login.',
+      severity: 'error',
+      from: { path: '^src/tfa/' },
+      to: { path: '^src/login/' },
+    },
+    {
       name: 'agent-imports-protocol-only',
       comment: 'The agent runs on hosts: it imports itself, the SDK and the protocol schema module, never server code.',
       severity: 'error',

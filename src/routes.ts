@@ -6,7 +6,7 @@ import { emulatorRoutes } from './emulator/emulator-routes.js';
 import { metaRoutes } from './meta/meta-routes.js';
 import { opsRoutes } from './ops/ops-routes.js';
 import { tfaRoutes } from './tfa/tfa-routes.js';
-import { loginRoutes } from './login/login-routes.js';
+import { loginRoutes, tfaLoginRoutes } from './login/login-routes.js';
 import { billingEmuRoutes } from './billing/billing-emu-routes.js';
 import { billingRoutes } from './billing/billing-routes.js';
 import { keysRoutes } from './keys/keys-routes.js';
@@ -25,6 +25,7 @@ export async function registerRoutes(app: TypedApp, services: Services, deps: Ap
   await opsRoutes(app, services);
   await metaRoutes(app, services);
   await usersRoutes(app, services);
+  await tfaLoginRoutes(app, services);
   await tfaRoutes(app, services);
   await loginRoutes(app, services);
   await billingRoutes(app, services);

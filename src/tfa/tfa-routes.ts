@@ -1,7 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { TypedApp } from '../platform/http.js';
 import type { Category } from '../platform/permissions.js';
-import type { LoginService } from '../login/login-service.js';
 import type { TfaAuthenticator } from './tfa-auth.js';
 import type { TfaService } from './tfa-service.js';
 import { tfaCallerOf } from './tfa-auth.js';
@@ -16,21 +15,12 @@ function deprecated(reply: FastifyReply, successor: string): void {
 }
 
 /** The 2FA endpoints of the spec. Each authenticates itself (logged-out `secret`, Bearer, or session cookie). */
-export async function tfaRoutes(app: TypedApp, { tfa, tfaAuth, login }: { tfa: TfaService; tfaAuth: TfaAuthenticator; login: LoginService }): Promise<void> {
+export async function tfaRoutes(app: TypedApp, { tfa, tfaAuth }: { tfa: TfaService; tfaAuth: TfaAuthenticator }): Promise<void> {
   const cfg = (category: Category, allowSecret: boolean) => ({
     config: { category, customAuth: true },
     preValidation: tfaAuth.hook(category, allowSecret),
   });
   const W = (allowSecret: boolean) => cfg('user_write', allowSecret);
-
-  app.post('/api/v0/tfa/', {
-    ...W(true),
-    schema: { tags, summary: 'Complete a login with a second factor', body: Bodies.login, response: { 200: Replies.login, ...Errors } },
-  }, async (request, reply) => {
-    const r = await login.completeTfaLogin(tfaCallerOf(request), request.body ?? {});
-    if (r.cookie) reply.header('set-cookie', r.cookie);
-    return r.body;
-  });
 
   app.get('/api/v0/tfa/status/', {
     ...cfg('user_read', false),
