@@ -5,6 +5,9 @@
 /** The composition root: the only files that know every feature (and the emulator). */
 const ROOT = '^src/(app|services|routes|main|migrations|database)\\.ts$';
 
+/** A schema or type module of the server: TypeBox schemas and types, nothing that runs on the server only. */
+const SCHEMA_MODULE = '^src/(?!platform/lazy-schemas)[^/]+/[^/]*(schemas|types|constants)\\.ts$';
+
 module.exports = {
   forbidden: [
     {
@@ -44,11 +47,25 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(agent|sdk)/|^src/fleet/agent-protocol-schemas\\.ts$' },
     },
     {
-      name: 'sdk-imports-no-server-code',
-      comment: 'The SDK runs in a browser: it imports itself and the server\'s schema and type modules only.',
+      name: 'sdk-runs-in-a-browser',
+      comment: 'The SDK runs in a browser: at run time it imports itself and the server\'s schema and type modules only.',
       severity: 'error',
       from: { path: '^src/sdk/' },
-      to: { path: '^src/', pathNot: '^src/sdk/|^src/[^/]+/[^/]*(schemas|types)\\.ts$' },
+      to: { path: '^src/', pathNot: `^src/sdk/|${SCHEMA_MODULE}`, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'sdk-types-from-features-only',
+      comment: 'The SDK may take a reply type from a feature\'s service (type-only, erased), never from the platform or the root.',
+      severity: 'error',
+      from: { path: '^src/sdk/' },
+      to: { path: `^src/platform/|${ROOT}`, pathNot: SCHEMA_MODULE },
+    },
+    {
+      name: 'schema-modules-stay-small',
+      comment: 'Schema and type modules (what the SDK and the agent import) import only other schema and type modules at run time.',
+      severity: 'error',
+      from: { path: SCHEMA_MODULE },
+      to: { path: '^src/', pathNot: SCHEMA_MODULE, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'no-circular',

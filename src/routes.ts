@@ -1,4 +1,4 @@
-import type { AppDeps } from './app.js';
+import type { Config } from './config.js';
 import type { TypedApp } from './platform/http.js';
 import type { Services } from './services.js';
 import { usersRoutes } from './users/users-routes.js';
@@ -21,7 +21,7 @@ import { serverlessRoutes } from './serverless/serverless-routes.js';
 import { serverlessEmuRoutes } from './serverless/serverless-emu-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
-export async function registerRoutes(app: TypedApp, services: Services, deps: AppDeps): Promise<void> {
+export async function registerRoutes(app: TypedApp, services: Services, mode: Config['mode']): Promise<void> {
   await opsRoutes(app, services);
   await metaRoutes(app, services);
   await usersRoutes(app, services);
@@ -38,7 +38,7 @@ export async function registerRoutes(app: TypedApp, services: Services, deps: Ap
   await volumesRoutes(app, services);
   await serverlessRoutes(app, services);
   // The emulator control API, /_emu/ (contract §2): every such route is registered here, in emulator mode only.
-  if (deps.config.mode === 'emulator') {
+  if (mode === 'emulator') {
     await emulatorRoutes(app, services);
     await billingEmuRoutes(app, services);
     await fleetEmuRoutes(app, services);

@@ -1,4 +1,9 @@
-import type { AppDeps } from './app.js';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Clock } from './platform/clock.js';
+import type { SecretBox } from './platform/crypto.js';
+import type { Store } from './platform/db/connect.js';
+import type { Random } from './platform/random.js';
 import { authenticatorFactory } from './platform/auth.js';
 import type { FaultHandler } from './platform/faults.js';
 import type { Scheduler } from './platform/scheduler.js';
@@ -37,6 +42,16 @@ import type { Metrics } from './ops/ops-metrics.js';
 import { opsServiceFactory } from './ops/ops-service.js';
 import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
+
+/** What the app is built from: main.ts and the tests make these. */
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  random: Random;
+  log: Logger;
+  secretBox: SecretBox;
+}
 
 export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
