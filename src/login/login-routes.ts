@@ -1,7 +1,7 @@
 import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import { tfaCallerOf, type TfaAuthenticator } from '../tfa/tfa-auth.js';
+import type { TfaAuthenticator } from '../tfa/tfa-auth.js';
 import { Bodies, Errors, Replies } from '../tfa/tfa-schemas.js';
 import type { LoginService } from './login-service.js';
 import { LoginBody, LoginOk, LoginReply, ResendVerificationBody, SignUpBody, SignUpReply, VerifyEmailBody } from './login-schemas.js';
@@ -72,7 +72,7 @@ export async function tfaLoginRoutes(app: TypedApp, { login, tfaAuth }: { login:
     preValidation: tfaAuth.hook('user_write', true),
     schema: { tags: ['2fa'], summary: 'Complete a login with a second factor', body: Bodies.login, response: { 200: Replies.login, ...Errors } },
   }, async (request, reply) => {
-    const r = await login.completeTfaLogin(tfaCallerOf(request), request.body ?? {});
+    const r = await login.completeTfaLogin(tfaAuth.callerOf(request), request.body ?? {});
     if (r.cookie) reply.header('set-cookie', r.cookie);
     return r.body;
   });
