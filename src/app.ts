@@ -1,18 +1,12 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import { isVirtual, type Clock } from './platform/clock.js';
-import type { Store } from './platform/db/connect.js';
-import type { Random } from './platform/random.js';
-import type { SecretBox } from './platform/crypto.js';
+import { isVirtual } from './platform/clock.js';
 import { Scheduler } from './platform/scheduler.js';
-import { installErrorHandling, installExactJsonContentType, installJsonParser, RequestLog } from './platform/http.js';
+import { installErrorHandling, installExactJsonContentType, installJsonParser, RequestLog, typed } from './platform/http.js';
 import { installOpenApi, OPENAPI_PATH } from './platform/openapi.js';
 import { clientErrorHandler, frameworkErrors, installClosingReply, MAX_PARAM_LENGTH } from './platform/transport-errors.js';
 import { lazySchemas } from './platform/lazy-schemas.js';
 import { declaredFields } from './platform/validation.js';
-import { createServices, type Services } from './services.js';
+import { createServices, type AppDeps, type Services } from './services.js';
 import { registerRoutes } from './routes.js';
 import { Metrics } from './ops/ops-metrics.js';
 import { installAudit, ipRecorder } from './audit/audit-hook.js';
@@ -24,17 +18,7 @@ declare module 'fastify' {
   }
 }
 
-export interface AppDeps {
-  config: Config;
-  store: Store;
-  clock: Clock;
-  random: Random;
-  log: Logger;
-  secretBox: SecretBox;
-}
-
-export type TypedApp = ReturnType<typeof typed>;
-const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider>();
+export type { AppDeps };
 
 /** A registered route and its declared access, for tests that sweep every route (auth, permissions). */
 export interface RouteInfo {
@@ -123,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   }
   await installOpenApi(app, deps.config.publicUrl);
 
-  await registerRoutes(typed(app), services, deps);
+  await registerRoutes(typed(app), services, deps.config.mode);
 
   app.get(OPENAPI_PATH, { config: { category: 'public' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();

@@ -5,14 +5,15 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { RealClock, VirtualClock } from '../src/platform/clock.js';
-import { openStore, type Store } from '../src/platform/db/connect.js';
+import type { Store } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 import { JOB_RETRY_DELAY_S, Scheduler } from '../src/platform/scheduler.js';
 import { DIALECTS, PG_URL, T0, dropSchema, uniqueSchema } from './helpers/harness.js';
 
 const silent = pino({ level: 'silent' });
 
 async function open(dialect: string, schema?: string): Promise<Store> {
-  return dialect === 'postgres' ? openStore(PG_URL!, { pgSchema: schema, pgPoolSize: 4 }) : openStore('sqlite::memory:');
+  return dialect === 'postgres' ? openDatabase(PG_URL!, { pgSchema: schema, pgPoolSize: 4 }) : openDatabase('sqlite::memory:');
 }
 
 const kvValue = async (store: Store, key: string) =>

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { PG_URL, T0 } from './helpers/harness.js';
 import { call, freshPgDatabase, serve, type Served } from './helpers/spawn.js';
 import { totpCode } from '../src/tfa/totp.js';
-import { openStore } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 import { resolveSecretKey, SECRET_KEY_KV } from '../src/platform/secret-key.js';
 import { cryptoRandom } from '../src/platform/random.js';
 
@@ -22,7 +22,7 @@ describe('one secret key for every process on a PostgreSQL database', { skip: PG
 
   test('two stores opening the database at once resolve the same generated key', async () => {
     const db = await freshPgDatabase();
-    const stores = await Promise.all([openStore(db.url), openStore(db.url)]);
+    const stores = await Promise.all([openDatabase(db.url), openDatabase(db.url)]);
     try {
       const keys = await Promise.all(stores.map((s) => resolveSecretKey(undefined, db.url, s, cryptoRandom)));
       assert.equal(keys[0].key, keys[1].key);
@@ -78,7 +78,7 @@ describe('one secret key for every process on a PostgreSQL database', { skip: PG
     const env = { GPUPLANE_DATABASE_URL: db.url, GPUPLANE_BOOTSTRAP_API_KEY: KEY, GPUPLANE_CLOCK: 'virtual', GPUPLANE_CLOCK_START: String(T0), GPUPLANE_SIM_MACHINES: '3' };
     const servers: Served[] = [];
     const keyRow = async () => {
-      const store = await openStore(db.url);
+      const store = await openDatabase(db.url);
       try {
         return (await store.db.selectFrom('kv').select('value').where('key', '=', SECRET_KEY_KV).executeTakeFirst())?.value;
       } finally {

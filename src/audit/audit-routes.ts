@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
 import type { AuditService } from './audit-service.js';

@@ -6,19 +6,9 @@ import { ApiError } from '../platform/errors.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { KeysService } from '../keys/keys-service.js';
 import { toUserObject, type NewUserInput, type UsersService } from '../users/users-service.js';
+import type { FaultHandler, FaultRequest } from '../platform/faults.js';
 import type { OutboxStore } from './outbox-store.js';
 import { SECRET_KEY_KV } from '../platform/secret-key.js';
-
-/** Body of `POST /_emu/faults` (contract §2). */
-export interface FaultRequest {
-  fault: string;
-  instance_id?: number;
-  machine_id?: number;
-  count?: number;
-}
-
-/** A feature's handler for some emulator faults (instances: exited/unknown/offline/stall/recover; 2FA: sms_error …). */
-export type FaultHandler = (req: FaultRequest) => Promise<Record<string, unknown> | void>;
 
 /** Something that restores its part of the fresh, seeded state after `/_emu/reset` (e.g. the simulated fleet). */
 export type ResetHook = (tx: Tx) => Promise<void>;

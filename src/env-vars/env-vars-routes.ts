@@ -1,4 +1,4 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf, scopeOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
 import type { EnvVarsService } from './env-vars-service.js';

@@ -12,7 +12,7 @@ import { HOURS_PER_MONTH } from '../platform/money.js';
 
 /** Room for bundle sizes up to 99 GPUs in an offer id. */
 export const OFFER_ID_STRIDE = 100;
-export const MAX_GPUS_PER_MACHINE = 64;
+export { MAX_GPUS_PER_MACHINE } from './fleet-types.js';
 /** Storage priced into dph_total when a search names none (contract §6). */
 export const DEFAULT_ALLOCATED_STORAGE_GB = 8;
 /** price_disk is per GB per month, converted with the platform's one month length (contract §6). */

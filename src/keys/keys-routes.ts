@@ -1,7 +1,7 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { ApiKeysService } from './keys-service.js';
 import { ApiKeyObject, ApiKeysReply, CreateApiKeyBody, CreateApiKeyReply, DeleteApiKeyReply, KeyId, ResetApiKeyBody, ResetApiKeyReply } from './keys-schemas.js';
 import { ApiError } from '../platform/errors.js';
 
@@ -12,7 +12,7 @@ const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorRe
 export { ApiKeyObject };
 
 /** API keys (contract §3): the secret is in the create reply only; list and show never carry it. */
-export async function keysRoutes(app: TypedApp, { apiKeys }: Services): Promise<void> {
+export async function keysRoutes(app: TypedApp, { apiKeys }: { apiKeys: ApiKeysService }): Promise<void> {
   app.post(
     '/api/v0/auth/apikeys/',
     {

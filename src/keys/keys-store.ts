@@ -1,10 +1,17 @@
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import type { ReadCache } from '../platform/db/read-cache.js';
-import type { ApiKeysTable, UsersTable } from '../platform/db/schema.js';
+import type { UsersTable } from '../users/users-tables.js';
+import type { ApiKeysTable } from './keys-tables.js';
 import { sql, type CompiledQuery, type Selectable } from 'kysely';
 
 export type KeyRow = Selectable<ApiKeysTable>;
 export type UserRow = Selectable<UsersTable>;
+
+// The authenticator's principal carries this feature's whole rows (platform/auth.ts KeyLookup).
+declare module '../platform/auth.js' {
+  interface PrincipalUser extends UserRow {}
+  interface PrincipalKey extends KeyRow {}
+}
 
 export interface NewKey {
   user_id: number;
