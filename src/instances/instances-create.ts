@@ -10,12 +10,12 @@ import type { Clock } from '../platform/clock.js';
 import { sha256Hex, type SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
-import { toMicro } from '../platform/money.js';
+import { diskRateMicro, toDollars, toMicro } from '../platform/money.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import type { FleetApi } from '../fleet/fleet-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
 import { EnvParseError, mergeTemplateIntoRequest } from '../templates/template-merge.js';
-import { HOURS_PER_MONTH, type Lifecycle } from './instances-lifecycle.js';
+import type { Lifecycle } from './instances-lifecycle.js';
 import type { SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
 import {
   argsListToString, checkImage, checkImageLogin, DEFAULT_DISK_GB, directPortCapacity, directPortsWanted, MAX_LABEL_CHARS,
@@ -159,7 +159,7 @@ export function createFactory(deps: CreateDeps) {
       // and already counts bids it would displace; the machine's min_bid is per GPU (contract §2).
       const minTotal = typeof offer.min_bid === 'number' ? toMicro(offer.min_bid) : machine.min_bid_micro * numGpus;
       if (toMicro(opts.price) < minTotal) {
-        throw badRequest(`body.price ${opts.price} is below this offer's minimum bid of ${minTotal / 1e6} $/hour`);
+        throw badRequest(`body.price ${opts.price} is below this offer's minimum bid of ${toDollars(minTotal)} $/hour`);
       }
       bidPerGpu = Math.floor(toMicro(opts.price) / numGpus);
     }
@@ -196,7 +196,7 @@ export function createFactory(deps: CreateDeps) {
       is_bid: bidPerGpu === null ? 0 : 1,
       bid_per_gpu_micro: bidPerGpu,
       gpu_rate_micro: (bidPerGpu ?? machine.price_gpu_micro) * numGpus,
-      disk_rate_micro: Math.round((machine.price_disk_micro * opts.disk) / HOURS_PER_MONTH),
+      disk_rate_micro: diskRateMicro(machine.price_disk_micro, opts.disk),
       actual_status: null,
       intended_status: opts.target_state,
       status_msg: null,

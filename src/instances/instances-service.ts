@@ -9,7 +9,7 @@ import type { Clock } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
-import { toMicro } from '../platform/money.js';
+import { toDollars, toMicro } from '../platform/money.js';
 import { secretToken, type Random } from '../platform/random.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import type { FleetApi, MachineInfo } from '../fleet/fleet-contract.js';
@@ -193,7 +193,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
         if (!inst.is_bid) throw badRequest(`instance ${id} is on-demand; only bid (interruptible) instances have a bid price`);
         const machine = await fleet.machine(inst.machine_id!, tx);
         const minTotal = (machine?.min_bid_micro ?? 0) * inst.num_gpus;
-        if (toMicro(price) < minTotal) throw badRequest(`body.price ${price} is below the minimum bid of ${minTotal / 1e6} $/hour`);
+        if (toMicro(price) < minTotal) throw badRequest(`body.price ${price} is below the minimum bid of ${toDollars(minTotal)} $/hour`);
         const perGpu = Math.floor(toMicro(price) / inst.num_gpus);
         const now = clock.now();
         const next = { ...inst, bid_per_gpu_micro: perGpu, gpu_rate_micro: perGpu * inst.num_gpus };

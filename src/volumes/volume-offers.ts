@@ -6,7 +6,7 @@
  * offer uses, so a volume offer id is never mistaken for a GPU offer id (or the other way round).
  */
 import { isRentable, OFFER_ID_STRIDE, type MachineRecord } from '../fleet/fleet-offers.js';
-import { HOURS_PER_MONTH, toDollars } from '../platform/money.js';
+import { diskHourly, toDollars } from '../platform/money.js';
 import { versionCode, type FieldDef, type FieldTable, type FieldType } from '../offers/filter.js';
 import { normalizeGpuName } from '../offers/offer-fields.js';
 
@@ -32,7 +32,7 @@ export function volumeOfferJson(m: MachineRecord, usedGb: number, c: VolumeOffer
   const s = m.spec;
   const free = Math.max(0, s.disk_space - usedGb);
   const storageCost = toDollars(m.price_disk_micro);
-  const hourly = (storageCost * c.storage_gb) / HOURS_PER_MONTH;
+  const hourly = diskHourly(storageCost, c.storage_gb);
   return {
     id: volumeOfferIdOf(m.id),
     ask_contract_id: volumeOfferIdOf(m.id),

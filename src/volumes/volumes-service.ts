@@ -8,7 +8,7 @@ import { scopeOf, type Principal, type Scope } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
-import { HOURS_PER_MONTH, toDollars } from '../platform/money.js';
+import { diskRateMicro, toDollars } from '../platform/money.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import { isRentable, type MachineRecord } from '../fleet/fleet-offers.js';
 import { coerce, parseFilterBody, selectRows } from '../offers/filter.js';
@@ -78,7 +78,7 @@ export function volumesServiceFactory({ store, clock, billing, fleet }: VolumesD
       name,
       size_gb: sizeGb,
       price_disk_micro: machine.price_disk_micro,
-      rate_micro: Math.round((machine.price_disk_micro * sizeGb) / HOURS_PER_MONTH),
+      rate_micro: diskRateMicro(machine.price_disk_micro, sizeGb),
       created_at: now,
       deleted_at: null,
     };
