@@ -78,9 +78,13 @@ export const parseOfferId = (offerId: number) => ({
   numGpus: offerId % OFFER_ID_STRIDE,
 });
 
-/** The client's integer encoding of a driver version: each part zero-padded to three digits. */
+/**
+ * The client's integer encoding of a driver version, `535.86.05` → 535086005 (each part zero-padded to three digits,
+ * a missing third part is 0); NaN when it is not a dotted version. The one encoding: machines (driver_code), search
+ * filters (offers/filter.ts) and the CLI's query language (cli/offer-query.ts) all use it.
+ */
 export function driverCode(version: string): number {
-  const parts = version.split('.');
+  const parts = version.trim().split('.');
   if (parts.length < 2 || parts.length > 3 || parts.some((p) => !/^\d{1,3}$/.test(p))) return Number.NaN;
   while (parts.length < 3) parts.push('0');
   return Number(parts[0]) * 1_000_000 + Number(parts[1]) * 1000 + Number(parts[2]);
