@@ -1,4 +1,4 @@
-import type { Clock } from '../platform/clock.js';
+import { durationText, type Clock } from '../platform/clock.js';
 import { hashPassword, safeEqual, sha256Hex, verifyPassword } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
 import { digitCode, secretToken, type Random } from '../platform/random.js';
@@ -52,7 +52,7 @@ export function loginServiceFactory(deps: LoginDeps) {
     await messenger.sendEmail({
       to: email,
       subject: 'Verify your gpuplane e-mail address',
-      text: `Your gpuplane e-mail verification code is ${code}. Submit it to POST /api/v0/users/verify-email/ within 24 hours.`,
+      text: `Your gpuplane e-mail verification code is ${code}. Submit it to POST /api/v0/users/verify-email/ within ${durationText(EMAIL_VERIFY_TTL_S)}.`,
       code,
     });
   }

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { Clock } from '../platform/clock.js';
+import { durationText, type Clock } from '../platform/clock.js';
 import { safeEqual, sha256Hex, type SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
@@ -48,7 +48,7 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
     }
     const account = await store.account(userId);
     if (!account?.new_method_until || account.new_method_until <= clock.now()) {
-      throw new ApiError('authorization_required', 'authorize first (POST then PUT /api/v0/tfa/authorize-new-method/); the window lasts 30 minutes');
+      throw new ApiError('authorization_required', `authorize first (POST then PUT /api/v0/tfa/authorize-new-method/); the window lasts ${durationText(TFA_AUTH_WINDOW_S)}`);
     }
   }
 
@@ -98,7 +98,7 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       if (body.backup_code !== undefined) {
         await verifier.useBackupCode(c.user, body.backup_code);
         await store.upsertAccount(c.user.id, { new_method_until: clock.now() + TFA_AUTH_WINDOW_S });
-        return { success: true, msg: 'authorized: you may add a 2FA method within the next 30 minutes' };
+        return { success: true, msg: `authorized: you may add a 2FA method within the next ${durationText(TFA_AUTH_WINDOW_S)}` };
       }
       const methods = await store.listMethods(c.user.id);
       // Spec: a user with no methods is forced to e-mail (first-time setup).
@@ -140,7 +140,7 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       if (ch.expires_at <= clock.now()) throw new ApiError('2fa_expired', 'the authorization challenge has expired; start again');
       await verifier.checkChallenge(ch, body.code, '2fa_verification_failed');
       await store.upsertAccount(c.user.id, { new_method_until: clock.now() + TFA_AUTH_WINDOW_S });
-      return { success: true, msg: 'authorized: you may add a 2FA method within the next 30 minutes' };
+      return { success: true, msg: `authorized: you may add a 2FA method within the next ${durationText(TFA_AUTH_WINDOW_S)}` };
     },
 
     async confirmNew(c: TfaCaller, body: { tfa_method?: string; code?: string; secret?: string; phone_number?: string; label?: string }, legacyCheck = false) {

@@ -1,8 +1,8 @@
-import type { Clock } from '../platform/clock.js';
+import { durationText, type Clock } from '../platform/clock.js';
 import { safeEqual, sha256Hex, type SecretBox } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
 import type { UserRow } from '../users/users-store.js';
-import { TFA_CHALLENGE_MAX_ATTEMPTS } from './tfa-constants.js';
+import { TFA_CHALLENGE_MAX_ATTEMPTS, TFA_CHALLENGE_TTL_S } from './tfa-constants.js';
 import type { ChallengeRow, MethodRow, TfaStore } from './tfa-store.js';
 import { verifyTotp } from './totp.js';
 
@@ -89,7 +89,7 @@ export function tfaVerifier({ store, clock, secretBox }: { store: TfaStore; cloc
       return method;
     }
     if (ch.code_hash === null || ch.code_expires_at === null) throw new ApiError('no_challenge_found', 'no code was sent for this secret yet');
-    if (ch.code_expires_at <= now) throw new ApiError('2fa_expired', 'the code has expired (codes are valid 10 minutes); request a new one');
+    if (ch.code_expires_at <= now) throw new ApiError('2fa_expired', `the code has expired (codes are valid ${durationText(TFA_CHALLENGE_TTL_S)}); request a new one`);
     const matches = async () => {
       const given = sha256Hex(code);
       if (!safeEqual(given, ch.code_hash!)) return false;
