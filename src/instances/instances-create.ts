@@ -45,11 +45,11 @@ export interface CreateDeps {
   clock: Clock;
   config: Config;
   secretBox: SecretBox;
-  templates?: TemplatesPort;
-  sshKeys?: SshKeysPort;
-  volumes?: VolumesPort;
+  templates: TemplatesPort;
+  sshKeys: SshKeysPort;
+  volumes: VolumesPort;
   /** Wakes event streams after a commit. */
-  notify?: () => void;
+  notify: () => void;
 }
 
 const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
@@ -79,7 +79,6 @@ async function readBody(body: Record<string, any>, principal: Principal, deps: C
   };
   let merged: ReturnType<typeof mergeTemplateIntoRequest<typeof request>> | null = null;
   if (given(body.template_hash_id)) {
-    if (!deps.templates) throw new ApiError('not_found', 'template not found');
     const template = await deps.templates.getForCreate(String(body.template_hash_id), scopeOf(principal), tx);
     if (!template) throw new ApiError('not_found', `template ${JSON.stringify(body.template_hash_id)} not found`);
     try {
@@ -110,7 +109,7 @@ async function readBody(body: Record<string, any>, principal: Principal, deps: C
   if (price !== null && !(price > 0)) throw badRequest('body.price must be a positive bid in $/hour');
   const vm = body.vm === true;
   if (vm) {
-    const keys = deps.sshKeys ? await deps.sshKeys.publicKeysOf(principal.user.id, tx) : [];
+    const keys = await deps.sshKeys.publicKeysOf(principal.user.id, tx);
     if (keys.length === 0 && !principal.user.ssh_key) {
       throw badRequest('body.vm: a VM needs an SSH key registered before creation (POST /api/v0/ssh/); it cannot be added later');
     }
@@ -225,13 +224,11 @@ export function createFactory(deps: CreateDeps) {
     const placed = { machine_id: alloc.machineId, host_id: alloc.hostId, gpu_indexes: JSON.stringify(alloc.gpuIndexes), offer_snapshot: JSON.stringify(alloc.offer) };
     await store.update(id, placed, tx);
     if (opts.volume_info) {
-      // HOOK: the volumes feature attaches (or creates) the volume; until it is wired, volume_info is refused.
-      if (!deps.volumes) throw badRequest('body.volume_info: volumes are not available on this server yet');
       const mounted = await deps.volumes.attachAtCreate(tx, { instanceId: id, machineId: alloc.machineId, scope, volume: opts.volume_info });
       if (mounted) await store.update(id, { volume_info: JSON.stringify(mounted) }, tx);
     }
     const { secret } = await keysService.create({ user_id: scope.userId, team_id: scope.teamId, kind: 'instance', instance_id: id, name: `instance ${id}` }, tx);
-    if (opts.template && deps.templates) await deps.templates.recordUse(opts.template.id, now, tx);
+    if (opts.template) await deps.templates.recordUse(opts.template.id, now, tx);
     const inst: InstanceRow = { ...row, ...placed, id };
     await lifecycle.startDiskMeter(tx, inst, now);
     if (opts.target_state === 'running') {
@@ -260,7 +257,7 @@ export function createFactory(deps: CreateDeps) {
         // Read outside the transaction: other features' lookups use their own connection.
         const opts = await readBody(body, principal, deps);
         const reply = await batcher.run((tx) => rent(principal, offerId, opts, tx));
-        deps.notify?.();
+        deps.notify();
         return reply;
       }
       if (idemKey.length === 0 || idemKey.length > IDEMPOTENCY_KEY_MAX_CHARS || !/^[\x21-\x7e]+$/.test(idemKey)) {
@@ -287,7 +284,7 @@ export function createFactory(deps: CreateDeps) {
           await store.insertIdempotent({ user_id: userId, idem_key: idemKey, request_hash: requestHash, reply: JSON.stringify(reply), created_at: clock.now() }, tx);
           return reply;
         });
-        deps.notify?.();
+        deps.notify();
         return out;
       } catch (err) {
         // A concurrent request with the same key committed first (we lost the offer to it, or its unique key rolled

@@ -9,7 +9,7 @@ import type { Store, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import type { BillingApi, CreditExhaustedHook } from '../billing/billing-contract.js';
+import type { BillingApi } from '../billing/billing-contract.js';
 import type { FleetApi } from '../fleet/fleet-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
 import type { KeysStore } from '../keys/keys-store.js';
@@ -33,10 +33,10 @@ export interface InstancesModuleDeps {
   keysService: KeysService;
   emulator: Pick<EmulatorService, 'registerFault'>;
   fleet: FleetApi;
-  billing: BillingApi & { onCreditExhausted?(hook: CreditExhaustedHook): void };
-  templates?: TemplatesPort;
-  sshKeys?: SshKeysPort;
-  volumes?: VolumesPort;
+  billing: BillingApi;
+  templates: TemplatesPort;
+  sshKeys: SshKeysPort;
+  volumes: VolumesPort;
 }
 
 export function instancesModule(deps: InstancesModuleDeps) {
@@ -53,7 +53,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
   jobs.register();
   for (const name of INSTANCE_FAULTS) deps.emulator.registerFault(name, (req) => jobs.fault(req));
   // Out of credit: compute stops (disk keeps accruing, as on real clouds); the user starts it again after a top-up.
-  deps.billing.onCreditExhausted?.(async (tx, { userId, at, lockBilling }) => {
+  deps.billing.onCreditExhausted(async (tx, { userId, at, lockBilling }) => {
     const rows = await tx.selectFrom('instances').select('id').where('user_id', '=', userId).where('destroyed_at', 'is', null)
       .where('intended_status', '=', 'running').orderBy('id').execute();
     // The order every request takes (no deadlock on PostgreSQL): all the instances first, then billing, then stops.

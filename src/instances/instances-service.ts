@@ -38,7 +38,7 @@ export interface ServiceDeps {
   clock: Clock;
   random: Random;
   config: Config;
-  volumes?: VolumesPort;
+  volumes: VolumesPort;
   /** Called after a state change commits (wakes event streams and waiters in this process). */
   notify: () => void;
 }
@@ -118,7 +118,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     await deps.scheduler.cancel(refOf(id), { tx });
     await fleet.release(tx, id);
     await billing.stopContract(tx, { contract: contractOf(id), at: now });
-    if (deps.volumes) await deps.volumes.detachAll(tx, id);
+    await deps.volumes.detachAll(tx, id);
     await lifecycle.transition(tx, inst, { actual_status: 'destroyed', intended_status: 'destroyed', status_msg: null, ports: null, running_since: null, gpu_indexes: '[]' }, now);
     await store.update(id, { destroyed_at: now }, tx);
     for (const k of await keys.listByUser(inst.user_id, tx)) {
