@@ -35,6 +35,18 @@ export interface CreateReply {
   instance_api_key: string;
 }
 
+/**
+ * The idempotency record of a rent (`instance_idempotency.reply`). An instance key is shown once and never stored in
+ * clear: the record keeps it sealed with the server's secret key (SecretBox, AES-GCM, as image logins are), and a
+ * retry gets the first reply back unchanged, the same instance and the same key. Not a fresh key per retry: a retry
+ * comes when the first reply may have been lost or may still be on its way, and an instance keeps one key; minting
+ * one per retry would leave live keys nobody holds, or revoke the one the first reply delivered.
+ */
+interface IdempotencyRecord {
+  new_contract: number;
+  instance_api_key_sealed: string;
+}
+
 export interface CreateDeps {
   db: Db;
   store: InstancesStore;
@@ -271,7 +283,13 @@ export function createFactory(deps: CreateDeps) {
         if (found.request_hash !== requestHash) {
           throw new ApiError('conflict', 'this Idempotency-Key was used for a different request');
         }
-        return JSON.parse(found.reply) as CreateReply;
+        const record = JSON.parse(found.reply) as IdempotencyRecord;
+        const key = secretBox.open(record.instance_api_key_sealed);
+        // Sealed under another secret key (the server's was changed): the key cannot be shown again.
+        if (key === null) {
+          throw new ApiError('conflict', `this Idempotency-Key rented instance ${record.new_contract}, whose key cannot be shown again; use another Idempotency-Key`);
+        }
+        return { success: true, new_contract: record.new_contract, instance_api_key: key };
       };
       const first = await replay();
       if (first) return first;
@@ -281,7 +299,8 @@ export function createFactory(deps: CreateDeps) {
           // An expired record of this key gives way to the new request.
           await store.deleteExpiredIdempotent(userId, idemKey, clock.now() - IDEMPOTENCY_RETENTION_S, tx);
           const reply = await rent(principal, offerId, opts, tx);
-          await store.insertIdempotent({ user_id: userId, idem_key: idemKey, request_hash: requestHash, reply: JSON.stringify(reply), created_at: clock.now() }, tx);
+          const record: IdempotencyRecord = { new_contract: reply.new_contract, instance_api_key_sealed: secretBox.seal(reply.instance_api_key) };
+          await store.insertIdempotent({ user_id: userId, idem_key: idemKey, request_hash: requestHash, reply: JSON.stringify(record), created_at: clock.now() }, tx);
           return reply;
         });
         deps.notify();

@@ -12,6 +12,7 @@ import { volumesMigration } from '../../volumes/volumes-migration.js';
 import { serverlessMigration } from '../../serverless/serverless-migration.js';
 import { fleetHeartbeatMigration } from '../../fleet/fleet-heartbeat-migration.js';
 import { billingRatesMigration } from '../../billing/billing-rates-migration.js';
+import { instancesIdempotencySealedMigration } from '../../instances/instances-idempotency-migration.js';
 
 /** A migration that knows the dialect, so it can pick the id column type; the schema is otherwise identical. */
 export type DialectMigration = (dialect: DialectName) => Migration;
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0010_serverless': serverlessMigration,
   '0011_fleet_heartbeat': fleetHeartbeatMigration,
   '0012_billing_rates': billingRatesMigration,
+  '0013_instances_idempotency_sealed': instancesIdempotencySealedMigration,
 };
 
 export async function migrate(db: Kysely<any>, dialect: DialectName): Promise<void> {
