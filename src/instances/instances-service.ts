@@ -19,13 +19,12 @@ import type { VolumesPort } from './instances-ports.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import { toInstanceObject, type InstanceObject } from './instances-view.js';
 import { MAX_LABEL_CHARS } from './instances-request.js';
+import { parseSshPublicKey } from '../ssh-keys/ssh-keys-format.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import { transact } from './instances-batch.js';
 
 /** A `request_logs` result_url stays valid this long. */
 export const LOG_URL_TTL_S = 3600;
-export const MAX_SSH_KEY_CHARS = 16 * 1024;
-const SSH_KEY = /^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+={0,3}( [^\r\n]*)?$/;
 
 export interface ServiceDeps {
   db: Db;
@@ -207,8 +206,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     },
 
     async attachSshKey(principal: Principal, id: number, sshKey: string) {
-      const key = sshKey.trim();
-      if (key.length > MAX_SSH_KEY_CHARS || !SSH_KEY.test(key)) throw badRequest('body.ssh_key must be an OpenSSH public key line (ssh-ed25519 AAAA… comment)');
+      const key = parseSshPublicKey(sshKey).normalized;
       return write(async (tx) => {
         await locked(principal, id, tx);
         const existing = (await store.sshKeysOf(id, tx)).find((k) => k.ssh_key === key);
