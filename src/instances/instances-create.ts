@@ -9,6 +9,7 @@ import { scopeOf } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import { sha256Hex, type SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
+import type { Static } from 'typebox';
 import { ApiError, badRequest } from '../platform/errors.js';
 import { diskRateMicro, toDollars, toMicro } from '../platform/money.js';
 import type { BillingApi } from '../billing/billing-contract.js';
@@ -23,17 +24,16 @@ import {
   readOnstart, readVolumeInfo,
 } from './instances-request.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
+import type { CreateBody, CreateReply as CreateReplySchema } from './instances-schemas.js';
 import { txBatcher } from './instances-batch.js';
 
 /** How long a create reply is kept for its `Idempotency-Key`. */
 export const IDEMPOTENCY_RETENTION_S = 24 * 3600;
 export const IDEMPOTENCY_KEY_MAX_CHARS = 255;
 
-export interface CreateReply {
-  success: true;
-  new_contract: number;
-  instance_api_key: string;
-}
+/** The creation body as the route's schema admits it (types and bounds checked there; the rules it cannot state here). */
+export type CreateRequest = Static<typeof CreateBody>;
+export type CreateReply = Static<typeof CreateReplySchema>;
 
 /**
  * The idempotency record of a rent (`instance_idempotency.reply`). An instance key is shown once and never stored in
@@ -67,31 +67,31 @@ export interface CreateDeps {
 const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 
 /** The body's options after the spec's rules, before the offer is looked at. */
-async function readBody(body: Record<string, any>, principal: Principal, deps: CreateDeps, tx?: Tx) {
+async function readBody(body: CreateRequest, principal: Principal, deps: CreateDeps, tx?: Tx) {
   if (given(body.template_id)) throw badRequest('body.template_id is not accepted for creation; use template_hash_id (spec rule 7)');
   if (given(body.env)) parseEnvObject(body.env); // rule 5, checked before the template's env is merged in
-  let runtype = given(body.runtype) && body.runtype !== '' ? parseRuntype(String(body.runtype)) : null;
-  let argsStr: string | null = given(body.args_str) ? String(body.args_str) : null;
+  let runtype = given(body.runtype) && body.runtype !== '' ? parseRuntype(body.runtype) : null;
+  let argsStr = body.args_str ?? null;
   if (given(body.args)) {
     if (!Array.isArray(body.args)) throw badRequest('body.args must be a list of strings');
     argsStr = argsListToString(body.args);
     runtype ??= 'args';
   }
   const request = {
-    image: given(body.image) ? String(body.image) : null,
-    disk: given(body.disk) ? body.disk : null,
+    image: body.image ?? null,
+    disk: body.disk ?? null,
     runtype,
     env: given(body.env) ? (body.env as Record<string, string>) : null,
-    onstart: given(body.onstart) ? readOnstart(String(body.onstart)) : null,
+    onstart: given(body.onstart) ? readOnstart(body.onstart) : null,
     args_str: argsStr,
-    use_jupyter_lab: given(body.use_jupyter_lab) ? Boolean(body.use_jupyter_lab) : null,
-    jupyter_dir: given(body.jupyter_dir) ? String(body.jupyter_dir) : null,
-    image_login: given(body.image_login) && body.image_login !== '' ? String(body.image_login) : null,
+    use_jupyter_lab: body.use_jupyter_lab ?? null,
+    jupyter_dir: body.jupyter_dir ?? null,
+    image_login: given(body.image_login) && body.image_login !== '' ? body.image_login : null,
     volume_info: readVolumeInfo(body.volume_info),
   };
   let merged: ReturnType<typeof mergeTemplateIntoRequest<typeof request>> | null = null;
   if (given(body.template_hash_id)) {
-    const template = await deps.templates.getForCreate(String(body.template_hash_id), scopeOf(principal), tx);
+    const template = await deps.templates.getForCreate(body.template_hash_id, scopeOf(principal), tx);
     if (!template) throw new ApiError('not_found', `template ${JSON.stringify(body.template_hash_id)} not found`);
     try {
       merged = mergeTemplateIntoRequest(template, request);
@@ -115,10 +115,9 @@ async function readBody(body: Record<string, any>, principal: Principal, deps: C
   if (imageLogin && !merged?.docker_login_user) checkImageLogin(imageLogin);
   const disk = merged?.disk ?? request.disk ?? DEFAULT_DISK_GB;
   if (typeof disk !== 'number' || !(disk > 0)) throw badRequest('body.disk must be a positive number of GB');
-  const label = given(body.label) ? String(body.label) : null;
+  const label = body.label ?? null;
   if (label !== null && label.length > MAX_LABEL_CHARS) throw badRequest(`body.label is longer than ${MAX_LABEL_CHARS} characters`);
-  const price = given(body.price) ? Number(body.price) : null;
-  if (price !== null && !(price > 0)) throw badRequest('body.price must be a positive bid in $/hour');
+  const price = body.price ?? null;
   const vm = body.vm === true;
   if (vm) {
     const keys = await deps.sshKeys.publicKeysOf(principal.user.id, tx);
@@ -256,7 +255,7 @@ export function createFactory(deps: CreateDeps) {
      * Rents the offer inside the caller's transaction (the serverless autoscaler's job): every lookup uses `tx`, as a
      * second connection would wait on SQLite. No Idempotency-Key; the caller notifies.
      */
-    async createIn(tx: Tx, principal: Principal, offerId: number, body: Record<string, any>): Promise<CreateReply> {
+    async createIn(tx: Tx, principal: Principal, offerId: number, body: CreateRequest): Promise<CreateReply> {
       return rent(principal, offerId, await readBody(body, principal, deps, tx), tx);
     },
 
@@ -264,7 +263,7 @@ export function createFactory(deps: CreateDeps) {
      * Rents the offer. With an `Idempotency-Key`, a retry of the same request returns the first reply (no second
      * rental); the same key with a different request is a 409 `conflict`.
      */
-    async create(principal: Principal, offerId: number, body: Record<string, any>, idemKey?: string): Promise<CreateReply> {
+    async create(principal: Principal, offerId: number, body: CreateRequest, idemKey?: string): Promise<CreateReply> {
       if (idemKey === undefined) {
         // Read outside the transaction: other features' lookups use their own connection.
         const opts = await readBody(body, principal, deps);

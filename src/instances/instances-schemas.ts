@@ -39,6 +39,9 @@ export const CreateBody = Type.Object(
     cancel_unavail: NBool(),
     vm: NBool(),
     volume_info: Type.Optional(Type.Unknown()),
+    // Sent by the vastai client and kept with the instance's options as given.
+    extra: Type.Optional(Type.Unknown()),
+    force: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: true },
 );
