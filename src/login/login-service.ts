@@ -11,7 +11,8 @@ import type { TfaCaller } from '../tfa/tfa-auth.js';
 import { CODE_DIGITS, TFA_LOGIN_SECRET_TTL_S } from '../tfa/tfa-constants.js';
 import { TFA_SECRET_PREFIX } from '../tfa/tfa-send.js';
 import type { TfaStore } from '../tfa/tfa-store.js';
-import type { FactorInput, TfaVerifier } from '../tfa/tfa-verify.js';
+import type { TfaVerifier } from '../tfa/tfa-verify.js';
+import type { TfaBodies } from '../tfa/tfa-schemas.js';
 import { methodObject } from '../tfa/tfa-view.js';
 import type { LoginStore } from './login-store.js';
 import type { Client, Sessions } from './sessions.js';
@@ -119,7 +120,7 @@ export function loginServiceFactory(deps: LoginDeps) {
     },
 
     /** POST /api/v0/tfa/: the second factor completes a login and opens a session. */
-    async completeTfaLogin(c: TfaCaller, body: FactorInput & { admin?: boolean }) {
+    async completeTfaLogin(c: TfaCaller, body: TfaBodies['login']) {
       const user = c.user;
       if (body.admin && user.is_admin !== 1) throw new ApiError('permission_denied', 'an admin session needs an admin account');
       if (user.tfa_status === 'disabled') throw new ApiError('2fa_login_failed', '2FA is not enabled on this account');

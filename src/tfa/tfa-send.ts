@@ -11,6 +11,7 @@ import {
 } from './tfa-constants.js';
 import type { ChallengeRow, MethodRow, TfaStore } from './tfa-store.js';
 import type { TfaVerifier } from './tfa-verify.js';
+import type { TfaBodies } from './tfa-schemas.js';
 import { maskPhone } from './tfa-view.js';
 
 /** Prefix of challenge secrets (`tfa_secret`); the secret is shown once and only its SHA-256 is stored. */
@@ -27,11 +28,7 @@ export interface SendDeps {
   requireWindow(userId: number): Promise<void>;
 }
 
-export interface SmsRequest {
-  phone_number?: string;
-  tfa_method_id?: number;
-  secret?: string;
-}
+export type SmsRequest = TfaBodies['sms'];
 
 const rateLimited = (msg: string, retryAfter: number) =>
   new ApiError('sms_rate_limited', msg, {}, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfter))) });

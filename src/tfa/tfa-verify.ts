@@ -4,19 +4,14 @@ import { ApiError } from '../platform/errors.js';
 import type { UserRow } from '../users/users-store.js';
 import { TFA_CHALLENGE_MAX_ATTEMPTS, TFA_CHALLENGE_TTL_S } from './tfa-constants.js';
 import type { ChallengeRow, MethodRow, TfaStore } from './tfa-store.js';
+import type { TfaBodies } from './tfa-schemas.js';
 import { verifyTotp } from './totp.js';
 
 export type FailCode = '2fa_login_failed' | '2fa_verification_failed';
 export type TfaKind = 'sms' | 'totp' | 'email';
 
-/** The verification fields shared by login, DELETE and regen-backup-codes (spec bodies). */
-export interface FactorInput {
-  tfa_method?: TfaKind;
-  code?: string;
-  secret?: string;
-  tfa_method_id?: number;
-  backup_code?: string;
-}
+/** The verification fields shared by login, DELETE and regen-backup-codes (spec bodies; tfa-schemas.ts Factor). */
+export type FactorInput = TfaBodies['regen'];
 
 export interface Verified {
   via: 'backup' | TfaKind;
