@@ -4,7 +4,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { badRequest } from '../platform/errors.js';
-import { MAX_VOLUME_NAME_CHARS } from '../volumes/volumes-service.js';
+import { MAX_VOLUME_NAME_CHARS } from '../volumes/volumes-schemas.js';
 
 /** Spec Limits: `onstart` length; longer scripts arrive gzip-compressed then base64-encoded. */
 export const ONSTART_MAX_CHARS = 4048;

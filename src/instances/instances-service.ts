@@ -21,6 +21,8 @@ import { toInstanceObject, type InstanceObject } from './instances-view.js';
 import { MAX_LABEL_CHARS } from './instances-request.js';
 import { parseSshPublicKey } from '../ssh-keys/ssh-keys-format.js';
 import type { Scheduler } from '../platform/scheduler.js';
+import type { Static } from 'typebox';
+import type { BulkBody, LogsBody, UpdateBody } from './instances-schemas.js';
 import { transact } from './instances-batch.js';
 
 /** A `request_logs` result_url stays valid this long. */
@@ -146,7 +148,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     },
 
     /** `PUT /api/v0/instances/{id}/` with `state` and/or `label`. */
-    async update(principal: Principal, id: number, body: { state?: 'running' | 'stopped'; label?: string | null }) {
+    async update(principal: Principal, id: number, body: Static<typeof UpdateBody>) {
       if (body.state === undefined && body.label === undefined) throw badRequest('body: give state ("running" or "stopped") or label');
       if (body.label !== undefined && principal.key.kind === 'instance') {
         throw new ApiError('permission_denied', 'an instance API key can only start, stop or destroy its own instance');
@@ -162,7 +164,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     },
 
     /** `PUT /api/v0/instances/` `{state, ids}`: each id on its own; the reply says which failed and why. */
-    async bulk(principal: Principal, body: { state: 'running' | 'stopped'; ids: number[] }) {
+    async bulk(principal: Principal, body: Static<typeof BulkBody>) {
       const ok: number[] = [];
       const failed: { id: number; error: string; msg: string }[] = [];
       for (const id of [...new Set(body.ids)]) {
@@ -230,11 +232,11 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     },
 
     /** `request_logs`: an unguessable, expiring `result_url` (the client fetches it without a key). */
-    async requestLogs(principal: Principal, id: number, opts: { tail?: number; filter?: string }) {
+    async requestLogs(principal: Principal, id: number, body: Static<typeof LogsBody>) {
       checkInstanceKey(principal, id);
       if (!(await store.findInScope(id, scopeOf(principal)))) throw new ApiError('not_found', `instance ${id} not found`);
       const token = secretToken(random, '');
-      await store.insertLogRequest({ instance_id: id, token_hash: sha256Hex(token), tail: opts.tail ?? null, filter: opts.filter ?? null, expires_at: clock.now() + LOG_URL_TTL_S });
+      await store.insertLogRequest({ instance_id: id, token_hash: sha256Hex(token), tail: body.tail ?? null, filter: body.filter ?? null, expires_at: clock.now() + LOG_URL_TTL_S });
       return { success: true as const, result_url: `${config.publicUrl}/api/v0/instances/logs/${token}/`, msg: 'logs are ready at result_url' };
     },
 

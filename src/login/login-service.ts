@@ -15,6 +15,8 @@ import type { TfaVerifier } from '../tfa/tfa-verify.js';
 import type { TfaBodies } from '../tfa/tfa-schemas.js';
 import { methodObject } from '../tfa/tfa-view.js';
 import type { LoginStore } from './login-store.js';
+import type { Static } from 'typebox';
+import type { LoginBody, ResendVerificationBody, SignUpBody, VerifyEmailBody } from './login-schemas.js';
 import type { Client, Sessions } from './sessions.js';
 
 /** Wrong passwords that lock an account's password login for `LOGIN_LOCKOUT_S` (online guessing). */
@@ -59,13 +61,13 @@ export function loginServiceFactory(deps: LoginDeps) {
   }
 
   return {
-    async signUp(body: { email: string; password: string; full_name?: string }) {
+    async signUp(body: Static<typeof SignUpBody>) {
       const user = await usersService.createUser({ email: body.email, password: body.password, full_name: body.full_name, email_verified: false, credit: 0 });
       await sendVerification(user.id, user.email);
       return { success: true, msg: `a verification code was sent to ${user.email}`, user: toUserObject(user) };
     },
 
-    async verifyEmail(body: { email: string; code: string }) {
+    async verifyEmail(body: Static<typeof VerifyEmailBody>) {
       const invalid = () => new ApiError('bad_request', 'invalid or expired verification code');
       const user = await users.findByEmail(body.email);
       if (!user) throw invalid();
@@ -79,7 +81,7 @@ export function loginServiceFactory(deps: LoginDeps) {
     },
 
     /** Always the same reply, so it does not tell which addresses have unverified accounts. */
-    async resendVerification(body: { email: string }) {
+    async resendVerification(body: Static<typeof ResendVerificationBody>) {
       const user = await users.findByEmail(body.email);
       if (user && user.email_verified_at === null) {
         const last = await store.latestEmailVerify(user.id);
@@ -88,7 +90,7 @@ export function loginServiceFactory(deps: LoginDeps) {
       return { success: true, msg: 'if that address has an unverified account, a new code is on its way' };
     },
 
-    async login(body: { username: string; password: string; client?: Client }) {
+    async login(body: Static<typeof LoginBody>) {
       const client: Client = body.client ?? 'cli';
       const now = clock.now();
       const user = await users.findByEmail(body.username);

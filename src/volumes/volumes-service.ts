@@ -19,10 +19,11 @@ import {
   type VolumeOffer, type VolumeOfferContext,
 } from './volume-offers.js';
 import { volumesStore, type VolumeRow } from './volumes-store.js';
+import type { Static } from 'typebox';
+import { MAX_VOLUME_NAME_CHARS, type CreateVolumeBody } from './volumes-schemas.js';
 
 export const VOLUME_SEARCH_DEFAULT_LIMIT = 64;
 export const VOLUME_SEARCH_MAX_LIMIT = 1000;
-export const MAX_VOLUME_NAME_CHARS = 128;
 /** Largest `allocated_storage` a volume search may price in, GB. */
 export const MAX_VOLUME_STORAGE_GB = 1_000_000;
 
@@ -164,7 +165,7 @@ export function volumesServiceFactory({ store, clock, billing, fleet }: VolumesD
     },
 
     /** `PUT /api/v0/volumes/` `{id: volume offer id, size, name?}`. */
-    async create(principal: Principal, body: { id: number; size: number; name?: string | null }) {
+    async create(principal: Principal, body: Static<typeof CreateVolumeBody>) {
       const v = await store.db.transaction().execute((tx) => createIn(tx, scopeOf(principal), body.id, body.size, body.name ?? null));
       return { success: true as const, volume_id: v.id, id: v.id, msg: `volume ${v.id} created: ${v.size_gb} GB on machine ${v.machine_id}` };
     },
