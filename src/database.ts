@@ -16,6 +16,7 @@ import { fleetHostUserMigration } from './fleet/fleet-host-user-migration.js';
 import { envVarsMigration } from './env-vars/env-vars-migration.js';
 import { billingPaymentsMigration } from './billing/billing-payments-migration.js';
 import { auditMigration } from './audit/audit-migration.js';
+import { instancesIdempotencySealedMigration } from './instances/instances-idempotency-migration.js';
 import type { UsersTables } from './users/users-tables.js';
 import type { KeysTables } from './keys/keys-tables.js';
 import type { OutboxTables } from './emulator/outbox-tables.js';
@@ -65,6 +66,7 @@ export const MIGRATIONS: MigrationList = {
     ['0016_env_vars', envVarsMigration],
     ['0017_billing_payments', billingPaymentsMigration],
     ['0018_audit', auditMigration],
+    ['0019_instances_idempotency_sealed', instancesIdempotencySealedMigration],
   ],
   lastUnordered: '0012_billing_rates',
 };

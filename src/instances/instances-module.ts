@@ -34,9 +34,9 @@ export interface InstancesModuleDeps {
   keysService: KeysService;
   fleet: FleetApi;
   billing: BillingApi;
-  templates?: TemplatesPort;
-  sshKeys?: SshKeysPort;
-  volumes?: VolumesPort;
+  templates: TemplatesPort;
+  sshKeys: SshKeysPort;
+  volumes: VolumesPort;
 }
 
 export function instancesModule(deps: InstancesModuleDeps) {

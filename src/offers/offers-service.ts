@@ -3,7 +3,7 @@
  */
 import { ApiError } from '../platform/errors.js';
 import type { Clock } from '../platform/clock.js';
-import { DEFAULT_ALLOCATED_STORAGE_GB, offerJson, type OfferContext, type OfferEntry, type SearchType } from '../fleet/fleet-offers.js';
+import { DEFAULT_ALLOCATED_STORAGE_GB, type OfferContext, type OfferEntry, type SearchType } from '../fleet/fleet-offers.js';
 import type { FleetIndex } from '../fleet/fleet-index.js';
 import { coerce, parseFilterBody, type ParsedQuery } from './filter.js';
 import { OfferColumns } from './offer-columns.js';
@@ -86,6 +86,11 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
     return { rows, ctx };
   }
 
+  async function searchText(body: unknown): Promise<string> {
+    const { rows, ctx } = await select(body);
+    return writer.offersReplyText(rows, ctx);
+  }
+
   function parseQ(q: string | undefined): unknown {
     if (q === undefined) return {};
     try {
@@ -96,26 +101,15 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
   }
 
   return {
-    /** Validates and runs a search body; replies `{offers}`. */
-    async search(body: unknown): Promise<{ offers: ReturnType<typeof offerJson>[] }> {
-      const { rows, ctx } = await select(body);
-      return { offers: rows.map((o) => offerJson(o, ctx)) };
-    },
-
-    /** The same reply, already serialized (the route sends it as is: no schema-driven serializer over ~90 KB). */
-    async searchText(body: unknown): Promise<string> {
-      const { rows, ctx } = await select(body);
-      return writer.offersReplyText(rows, ctx);
-    },
+    /**
+     * Validates and runs a search body; the `{offers}` reply already serialized (the route sends it as is: no
+     * schema-driven serializer over ~90 KB).
+     */
+    searchText,
 
     /** The same search with the filter object as a JSON string (older clients' `GET /bundles?q=`). */
-    async searchJson(q: string | undefined): Promise<{ offers: ReturnType<typeof offerJson>[] }> {
-      return this.search(parseQ(q));
-    },
-
-    /** `searchJson`, serialized. */
     async searchJsonText(q: string | undefined): Promise<string> {
-      return this.searchText(parseQ(q));
+      return searchText(parseQ(q));
     },
   };
 }

@@ -3,6 +3,8 @@ import type { TypedApp } from '../platform/http.js';
 import type { Category } from '../platform/permissions.js';
 import type { TfaAuthenticator } from './tfa-auth.js';
 import type { TfaService } from './tfa-service.js';
+import { durationText } from '../platform/clock.js';
+import { TFA_AUTH_WINDOW_S } from './tfa-constants.js';
 import { Bodies, Errors, Replies } from './tfa-schemas.js';
 
 const tags = ['2fa'];
@@ -64,7 +66,7 @@ export async function tfaRoutes(app: TypedApp, { tfa, tfaAuth }: { tfa: TfaServi
 
   app.put('/api/v0/tfa/authorize-new-method/', {
     ...W(false),
-    schema: { tags, summary: 'Finish authorizing: opens the 30-minute window (step 2)', body: Bodies.authorizeFinish, response: { 200: Replies.ok, ...Errors } },
+    schema: { tags, summary: `Finish authorizing: opens the window to add a method, ${durationText(TFA_AUTH_WINDOW_S)} (step 2)`, body: Bodies.authorizeFinish, response: { 200: Replies.ok, ...Errors } },
   }, async (request) => tfa.authorizeFinish(tfaAuth.callerOf(request), request.body ?? {}));
 
   app.post('/api/v0/tfa/confirm-new/', {

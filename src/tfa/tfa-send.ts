@@ -1,4 +1,4 @@
-import type { Clock } from '../platform/clock.js';
+import { durationText, type Clock } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import type { Db } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
@@ -11,6 +11,7 @@ import {
 } from './tfa-constants.js';
 import type { ChallengeRow, MethodRow, TfaStore } from './tfa-store.js';
 import type { TfaVerifier } from './tfa-verify.js';
+import type { TfaBodies } from './tfa-schemas.js';
 import { maskPhone } from './tfa-view.js';
 
 /** Prefix of challenge secrets (`tfa_secret`); the secret is shown once and only its SHA-256 is stored. */
@@ -27,11 +28,7 @@ export interface SendDeps {
   requireWindow(userId: number): Promise<void>;
 }
 
-export interface SmsRequest {
-  phone_number?: string;
-  tfa_method_id?: number;
-  secret?: string;
-}
+export type SmsRequest = TfaBodies['sms'];
 
 const rateLimited = (msg: string, retryAfter: number) =>
   new ApiError('sms_rate_limited', msg, {}, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfter))) });
@@ -77,7 +74,7 @@ export function tfaSender({ db, store, verifier, messenger, clock, random, requi
     await messenger.sendEmail({
       to: user.email,
       subject: 'Your gpuplane verification code',
-      text: `Your gpuplane verification code is ${code}. It expires in 10 minutes. If you did not ask for it, ignore this e-mail.`,
+      text: `Your gpuplane verification code is ${code}. It expires in ${durationText(TFA_CHALLENGE_TTL_S)}. If you did not ask for it, ignore this e-mail.`,
       code,
     });
     return { secret: out };
@@ -172,7 +169,7 @@ export function tfaSender({ db, store, verifier, messenger, clock, random, requi
     await checkSmsAbuse(user, target.phone, target.preauth);
 
     const code = digitCode(random, CODE_DIGITS);
-    await messenger.sendSms({ to: target.phone, text: `Your gpuplane verification code is ${code}. It expires in 10 minutes.`, code });
+    await messenger.sendSms({ to: target.phone, text: `Your gpuplane verification code is ${code}. It expires in ${durationText(TFA_CHALLENGE_TTL_S)}.`, code });
     // Recorded only once sent: a failed send neither counts against the limits nor leaves a usable challenge.
     const set = {
       channel: 'sms', code_hash: sha256Hex(code), phone_number: target.phone, method_id: target.method?.id ?? null,

@@ -1,4 +1,5 @@
-import type { Clock } from '../platform/clock.js';
+import { durationText, type Clock } from '../platform/clock.js';
+import { TFA_AUTH_WINDOW_S } from './tfa-constants.js';
 import { ApiError } from '../platform/errors.js';
 import type { TfaStore } from './tfa-store.js';
 
@@ -20,7 +21,7 @@ export function newMethodWindow({ store, clock, storeUnavailable }: WindowDeps) 
     }
     const account = await store.account(userId);
     if (!account?.new_method_until || account.new_method_until <= clock.now()) {
-      throw new ApiError('authorization_required', 'authorize first (POST then PUT /api/v0/tfa/authorize-new-method/); the window lasts 30 minutes');
+      throw new ApiError('authorization_required', `authorize first (POST then PUT /api/v0/tfa/authorize-new-method/); the window lasts ${durationText(TFA_AUTH_WINDOW_S)}`);
     }
   };
 }
