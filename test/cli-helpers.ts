@@ -1,6 +1,7 @@
 /**
  * Helpers of the CLI and SDK end-to-end tests: a real gpuplane server process (virtual clock, SQLite in memory) and
- * the CLI spawned as a real process (`node bin/gpuplane.mjs …`), each with its own config directory.
+ * the CLI, run in the test's process (`runCli(argv, io)` with collected output) or, for the few tests about the
+ * process itself, spawned as one (`node bin/gpuplane.mjs …`), each with its own config directory.
  */
 import { after, before } from 'node:test';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -8,7 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import assert from 'node:assert/strict';
+import { runCli as runCliMain } from '../src/cli/program.js';
 import { createClient } from '../src/sdk/client.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
@@ -83,16 +86,43 @@ export function tempConfigHome(): { dir: string; cleanup(): void } {
 }
 
 /**
- * Runs the CLI as a process. `env` is added to a clean environment (no GPUPLANE_* from the caller, no COLUMNS, so
- * tables are not fitted to a width unless a test asks). `input` is written to its standard input (default: none).
+ * The CLI's environment: `env` added to a clean one (no GPUPLANE_* from the caller, no COLUMNS, so tables are not
+ * fitted to a width unless a test asks); an `undefined` value removes a variable.
  */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void, input?: string): Promise<CliResult> {
+function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GPUPLANE_') && k !== 'COLUMNS') base[k] = v;
   const merged = { ...base, ...env };
   for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
+  return merged;
+}
+
+/**
+ * Runs the CLI in this process, as `gpuplane ARGS` would run (same environment rules as `runCliProcess`): standard
+ * output and error are collected, `input` is its standard input (default: none, not a terminal).
+ */
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void, input?: string): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const stdin = Object.assign(Readable.from(input === undefined ? [] : [input]), { isTTY: false });
+  const code = await runCliMain(args, {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: {
+      write: (s: string) => {
+        stderr += s;
+        onStderr?.(stderr);
+      },
+    },
+    stdin,
+    env: cliEnv(env),
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs the CLI as a process (`node bin/gpuplane.mjs ARGS`), for the tests of the process itself. */
+export function runCliProcess(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void, input?: string): Promise<CliResult> {
   return new Promise((done, reject) => {
-    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: merged as NodeJS.ProcessEnv, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cliEnv(env), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     if (input !== undefined) proc.stdin!.end(input);
     let stdout = '';
     let stderr = '';

@@ -1,5 +1,5 @@
 // Every hint the CLI prints is a command that works at that point: each scenario below makes the CLI print hints
-// (in backquotes, `gpuplane …`), fills in their UPPERCASE placeholders and runs them, as a real process against a
+// (in backquotes, `gpuplane …`), fills in their UPPERCASE placeholders and runs them (in the test's process) against a
 // real server (virtual clock). Server messages name HTTP routes; the CLI shows its own commands instead, and a static
 // check keeps that true for every route a message of src/ names. The help lists only commands that exist.
 import { describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Instance commands through the CLI as a real process against a real server (virtual clock): show, start/stop/
+// Instance commands through the CLI (run in the test's process) against a real server (virtual clock): show, start/stop/
 // label/destroy, change bid, logs, ssh-url, attach/detach ssh, and `wait instance` on success, failure (exit 3) and
 // timeout (exit 4).
 import { describe, test } from 'node:test';
