@@ -20,6 +20,8 @@ export const OWNER_KEY = 'gpk_cli_test_owner_key_0123456789abcdef';
 /** Where the server's virtual clock starts (2027-01-15T08:00:00Z), as in the other tests. */
 export const T0 = 1_800_000_000;
 const START_TIMEOUT_MS = 60_000;
+/** How many times waitWhileAdvancing moves the clock at most before it lets the command time out. */
+const MAX_ADVANCES = 20;
 
 export interface ServerProcess {
   url: string;
@@ -184,14 +186,22 @@ export function instanceSteps(server: ReturnType<typeof useServer>) {
     return r.new_contract;
   }
 
+  /**
+   * Runs a waiting command; once its status line shows (it is subscribed to the server's events), moves the clock
+   * `advance` seconds at a time until the instance is running or has failed, then returns the command's result.
+   */
   async function waitWhileAdvancing(args: string[], advance = 60) {
-    let done = false;
-    let watching = false;
-    const waiting = server.cli(args, {}, (err) => (watching ||= /: \S+ \(\d+s\)/.test(err))).finally(() => (done = true));
-    while (!done && !watching) await new Promise((r) => setTimeout(r, 100));
-    while (!done) {
-      await new Promise((r) => setTimeout(r, 1000));
-      if (!done) await sdk().emulator.advance(advance);
+    let watching!: (id: number) => void;
+    const subscribed = new Promise<number>((resolve) => (watching = resolve));
+    const waiting = server.cli(args, {}, (err) => {
+      const line = /^instance (\d+): \S+ \(\d+s\)$/m.exec(err);
+      if (line) watching(Number(line[1]));
+    });
+    const id = await Promise.race([subscribed, waiting.then(() => undefined)]);
+    for (let step = 0; id !== undefined && step < MAX_ADVANCES; step++) {
+      await sdk().emulator.advance(advance);
+      const { actual_status } = await sdk().instances.show(id);
+      if (actual_status === 'running' || ['exited', 'unknown', 'offline'].includes(String(actual_status))) break;
     }
     return waiting;
   }

@@ -84,8 +84,11 @@ describe('wait instance', () => {
 
   test('failure: an instance that exits makes the wait fail with exit 3 and the reason', async () => {
     const id = await instance();
-    const waiting = cli(['wait', 'instance', String(id), '--timeout', '30']);
-    await new Promise((r) => setTimeout(r, 2000));
+    // The status line shows once the wait is subscribed to the server's events: then the fault reaches it.
+    let watching!: () => void;
+    const subscribed = new Promise<void>((resolve) => (watching = resolve));
+    const waiting = cli(['wait', 'instance', String(id), '--timeout', '30'], {}, (err) => err.includes(`instance ${id}: `) && watching());
+    await subscribed;
     await sdk().emulator.fault({ fault: 'exited', instance_id: id });
     const r = await waiting;
     assert.equal(r.code, 3, r.stderr);
