@@ -3,6 +3,7 @@ import { sha256Hex } from '../platform/crypto.js';
 import type { Db } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import { digitCode, secretToken, type Random } from '../platform/random.js';
+import type { FaultCounters } from '../messages/fault-counters.js';
 import type { Messenger } from '../messages/messages-service.js';
 import type { UserRow } from '../users/users-store.js';
 import {
@@ -15,6 +16,8 @@ import { maskPhone } from './tfa-view.js';
 
 /** Prefix of challenge secrets (`tfa_secret`); the secret is shown once and only its SHA-256 is stored. */
 export const TFA_SECRET_PREFIX = 'tfs_';
+/** Emulator fault (`POST /_emu/faults`): the next `count` challenges cannot be stored (challenge_creation_failed). */
+export const CHALLENGE_STORE_FAULT = 'challenge_store_error';
 
 export interface SendDeps {
   db: Db;
@@ -25,6 +28,8 @@ export interface SendDeps {
   random: Random;
   /** The add-method window check (an "authorization gate"). */
   requireWindow(userId: number): Promise<void>;
+  /** The emulator's fault counters (emulator mode only): CHALLENGE_STORE_FAULT. */
+  faults?: FaultCounters;
 }
 
 export interface SmsRequest {
@@ -37,7 +42,7 @@ const rateLimited = (msg: string, retryAfter: number) =>
   new ApiError('sms_rate_limited', msg, {}, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfter))) });
 
 /** Sending SMS and e-mail codes, with the abuse limits of SMS. */
-export function tfaSender({ db, store, verifier, messenger, clock, random, requireWindow }: SendDeps) {
+export function tfaSender({ db, store, verifier, messenger, clock, random, requireWindow, faults }: SendDeps) {
   /** A live challenge of this user named by `secret` (not yet used, not expired). */
   async function liveChallenge(user: UserRow, secret: string): Promise<ChallengeRow> {
     const ch = await verifier.challengeFor(user, secret, ['login', 'verify', 'authorize', 'setup']);
@@ -50,6 +55,7 @@ export function tfaSender({ db, store, verifier, messenger, clock, random, requi
     const secret = secretToken(random, TFA_SECRET_PREFIX);
     const now = clock.now();
     try {
+      if (faults && (await faults.take(CHALLENGE_STORE_FAULT))) throw new Error('emulator fault: the challenge store failed');
       const ch = await store.insertChallenge({
         user_id: user.id, secret_hash: sha256Hex(secret), purpose, created_at: now, expires_at: now + TFA_CHALLENGE_TTL_S, ...fields,
       });

@@ -17,7 +17,7 @@ import { loginServiceFactory } from '../login/login-service.js';
 import { loginStore } from '../login/login-store.js';
 import { sessionsFactory } from '../login/sessions.js';
 import { tfaAuthenticator } from './tfa-auth.js';
-import { tfaSender } from './tfa-send.js';
+import { CHALLENGE_STORE_FAULT, tfaSender } from './tfa-send.js';
 import { STORE_UNAVAILABLE_FAULT, tfaServiceFactory, type TfaService } from './tfa-service.js';
 import { tfaStore } from './tfa-store.js';
 import { tfaVerifier } from './tfa-verify.js';
@@ -54,14 +54,15 @@ export function createTfaServices(d: TfaWiringDeps) {
   const messenger = createMessenger(config, { outbox: d.outbox, clock, db });
   const verifier = tfaVerifier({ store, clock, secretBox });
   let tfa: TfaService | undefined;
-  const sender = tfaSender({ db, store, verifier, messenger, clock, random, requireWindow: (id) => tfa!.requireWindow(id) });
+  const emulated = config.mode === 'emulator' ? faults : undefined;
+  const sender = tfaSender({ db, store, verifier, messenger, clock, random, requireWindow: (id) => tfa!.requireWindow(id), faults: emulated });
   tfa = tfaServiceFactory({ db, store, verifier, sender, faults, clock, random, secretBox, config });
   const users = usersStore(db);
   const tfaAuth = tfaAuthenticator({ resolve: d.resolve, store, users, clock });
   const sessions = sessionsFactory({ db, keys: d.keys, keysService: d.keysService, scheduler: d.scheduler, clock, publicUrl: config.publicUrl });
   const login = loginServiceFactory({ users, usersService: d.users, store: loginStore(db), tfaStore: store, verifier, sessions, messenger, clock, random });
 
-  for (const name of [SMS_FAULTS.sms_error, SMS_FAULTS.sms_rate_limited, STORE_UNAVAILABLE_FAULT]) {
+  for (const name of [SMS_FAULTS.sms_error, SMS_FAULTS.sms_rate_limited, STORE_UNAVAILABLE_FAULT, CHALLENGE_STORE_FAULT]) {
     d.emulator.registerFault(name, async (req) => ({ fault: name, remaining: await faults.add(name, req.count ?? 1) }));
   }
   return { tfa, tfaAuth, login, sessions, messenger };
