@@ -1,27 +1,36 @@
 #!/usr/bin/env node
-// `npm run build` (run by `npm ci` and `npm install` through `prepare`): compiles src/ into dist/gpuplane.mjs, the
-// file bin/gpuplane.mjs and `npm start` run. Type checking is `tsc --noEmit` (in `npm test`); this only emits.
+// `npm run build` (run by `npm ci` and `npm install` through `prepare`): compiles src/ into dist/, whose
+// dist/gpuplane.mjs bin/gpuplane.mjs and `npm start` run. Type checking is `tsc --noEmit` (in `npm test`); this only
+// emits.
 //
-// One file, with the dependencies inside, as tsup would make it: Node loads it in far less time than the hundreds of
-// files tsc's output and node_modules would be (start-up is measured by `npm run bench -- startup`). Packages that
-// read their own files at run time (native code, static files) stay outside and load from node_modules.
+// Bundled, with the dependencies inside, as tsup would make it: Node loads a few files in far less time than the
+// hundreds that tsc's output and node_modules would be (start-up is measured by `npm run bench -- startup`). Split at
+// the dynamic imports of src/cli/main.ts, so that client commands do not load the server. Packages that read their
+// own files at run time (native code, static files) stay outside and load from node_modules.
 // Consequence for code in src/: `import.meta.url` is the bundle's URL; find files from the project root instead.
 import { build } from 'esbuild';
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = join(root, 'dist');
-const EXTERNAL = ['better-sqlite3', 'pg-native', '@fastify/swagger', '@fastify/swagger-ui', '@fastify/static'];
+// pino-pretty too: a CommonJS package loaded with import() (only for pretty logs) keeps its named exports this way,
+// where a split bundle's chunk would offer only `default`.
+const EXTERNAL = ['better-sqlite3', 'pg-native', '@fastify/swagger', '@fastify/swagger-ui', '@fastify/static', 'pino-pretty'];
 
-// Written beside and renamed into place, so that a process starting meanwhile never loads half a file.
-const tmpDir = join(outDir, `.tmp-${process.pid}`);
-mkdirSync(tmpDir, { recursive: true });
+// Built beside, then moved in: the chunks first (their names carry a hash of their content), the entry last, in one
+// rename, so that a process starting meanwhile loads either build whole. Chunks of older builds are then removed.
+const tmpDir = join(root, `.dist-tmp-${process.pid}`);
+rmSync(tmpDir, { recursive: true, force: true });
 try {
-  await build({
-    entryPoints: [join(root, 'src', 'cli', 'main.ts')],
-    outfile: join(tmpDir, 'gpuplane.mjs'),
+  const result = await build({
+    entryPoints: { gpuplane: join(root, 'src', 'cli', 'main.ts') },
+    outdir: tmpDir,
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    metafile: true,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -34,8 +43,14 @@ try {
     sourcesContent: false,
     logLevel: 'warning',
   });
-  renameSync(join(tmpDir, 'gpuplane.mjs.map'), join(outDir, 'gpuplane.mjs.map'));
-  renameSync(join(tmpDir, 'gpuplane.mjs'), join(outDir, 'gpuplane.mjs'));
+  const built = Object.keys(result.metafile.outputs).map((p) => relative(tmpDir, join(root, p)));
+  mkdirSync(join(outDir, 'chunks'), { recursive: true });
+  const entry = ['gpuplane.mjs', 'gpuplane.mjs.map'];
+  for (const file of built.filter((f) => !entry.includes(f))) renameSync(join(tmpDir, file), join(outDir, file));
+  for (const file of entry) renameSync(join(tmpDir, file), join(outDir, file));
+  for (const old of readdirSync(join(outDir, 'chunks'))) {
+    if (!built.includes(join('chunks', old))) rmSync(join(outDir, 'chunks', old), { force: true });
+  }
 } finally {
   rmSync(tmpDir, { recursive: true, force: true });
 }
