@@ -1,17 +1,20 @@
 /**
- * Helpers of the CLI and SDK end-to-end tests: a real gpuplane server process (virtual clock, SQLite in memory) and
- * the CLI, run in the test's process (`runCli(argv, io)` with collected output) or, for the few tests about the
- * process itself, spawned as one (`node bin/gpuplane.mjs …`), each with its own config directory.
+ * Helpers of the CLI and SDK end-to-end tests: a real gpuplane server listening on a free port (virtual clock, SQLite
+ * in memory; started by the server's own start-up code, in the test's process) and the CLI, run in the test's process
+ * (`runCli(argv, io)` with collected output) or, for the few tests about the process itself, spawned as one
+ * (`node bin/gpuplane.mjs …`), each with its own config directory.
  */
 import { after, before } from 'node:test';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import assert from 'node:assert/strict';
+import { pino } from 'pino';
 import { runCli as runCliMain } from '../src/cli/program.js';
+import { loadConfig, parseServeFlags } from '../src/config.js';
+import { startServer as startGpuplane } from '../src/main.js';
 import { createClient } from '../src/sdk/client.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
@@ -19,14 +22,12 @@ export const BIN = join(ROOT, 'bin', 'gpuplane.mjs');
 export const OWNER_KEY = 'gpk_cli_test_owner_key_0123456789abcdef';
 /** Where the server's virtual clock starts (2027-01-15T08:00:00Z), as in the other tests. */
 export const T0 = 1_800_000_000;
-const START_TIMEOUT_MS = 60_000;
 /** How many times waitWhileAdvancing moves the clock at most before it lets the command time out. */
 const MAX_ADVANCES = 20;
 
 export interface ServerProcess {
   url: string;
   port: number;
-  proc: ChildProcess;
   close(): Promise<void>;
 }
 
@@ -36,43 +37,15 @@ export const TEST_SERVER_FLAGS = [
   '--secret-key', 'cli-test-secret-key-0123456789', '--sim-machines', '20',
 ];
 
-/** Starts `gpuplane serve` on a free port and waits for its "gpuplane listening" log line ("gpuplane listening on …"). */
+/**
+ * Starts the server as `gpuplane serve --port 0 FLAGS` does (the same start-up code, src/main.ts), in this process,
+ * with silent logs: the CLI and SDK reach it over HTTP like any server. (test/server-lifecycle.test.ts and the other
+ * tests of the process itself start real ones.)
+ */
 export async function startServer(extra: string[] = [], base: string[] = TEST_SERVER_FLAGS): Promise<ServerProcess> {
-  const proc = spawn(
-    process.execPath,
-    // The test runner silences logs through the environment; the port is read from the log, so a flag turns it on.
-    [BIN, 'serve', '--port', '0', ...base, '--log-level', 'info', ...extra],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stderr = '';
-  proc.stderr!.on('data', (d) => (stderr += String(d)));
-  const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time\n${stderr}`)), START_TIMEOUT_MS);
-    proc.once('exit', (code) => reject(new Error(`server exited with ${code}\n${stderr}`)));
-    // Keeps draining stdout for the server's whole life, so its request log never blocks it.
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      try {
-        const rec = JSON.parse(line);
-        if (String(rec.msg).startsWith('gpuplane listening on ')) {
-          clearTimeout(timer);
-          resolvePort(rec.port);
-        }
-      } catch {
-        /* not a log line */
-      }
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    proc,
-    close: () =>
-      new Promise<void>((done) => {
-        if (proc.exitCode !== null) return done();
-        proc.once('exit', () => done());
-        proc.kill('SIGTERM');
-      }),
-  };
+  const config = loadConfig({}, parseServeFlags(['--port', '0', ...base, ...extra]));
+  const server = await startGpuplane(config, { log: pino({ level: 'silent' }), announce: () => undefined });
+  return { url: server.url, port: Number(new URL(server.url).port), close: () => server.close() };
 }
 
 export interface CliResult {
