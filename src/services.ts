@@ -22,6 +22,7 @@ import { productionMessenger } from './messages/messages-service.js';
 import type { Messenger } from './messages/messages-types.js';
 import { createTfa } from './tfa/tfa-wiring.js';
 import { STORE_UNAVAILABLE_FAULT } from './tfa/tfa-window.js';
+import { CHALLENGE_STORE_FAULT } from './tfa/tfa-send.js';
 import { loginServiceFactory } from './login/login-service.js';
 import { loginStore } from './login/login-store.js';
 import { sessionsFactory } from './login/sessions.js';
@@ -103,6 +104,7 @@ export function createServices(deps: ServiceDeps) {
   const { tfa, tfaAuth, tfaStore, verifier } = createTfa({
     db, clock, random, secretBox, messenger, resolve: auth.resolve, users: usersDb,
     storeUnavailable: emulatorMode ? () => faults.take(STORE_UNAVAILABLE_FAULT) : async () => false,
+    challengeStoreFails: emulatorMode ? () => faults.take(CHALLENGE_STORE_FAULT) : async () => false,
   });
   const sessions = sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl: config.publicUrl });
   const login = loginServiceFactory({ users: usersDb, usersService: users, store: loginStore(db), tfaStore, verifier, sessions, messenger, clock, random });
@@ -169,7 +171,7 @@ export function createServices(deps: ServiceDeps) {
     // Faults of contract §2: the message and 2FA store faults are counted (taken by the sends and the 2FA gate);
     // the instance faults act at once.
     const counted = (name: string): FaultHandler => async (req) => ({ fault: name, remaining: await faults.add(name, req.count ?? 1) });
-    for (const name of [SMS_FAULTS.sms_error, SMS_FAULTS.sms_rate_limited, STORE_UNAVAILABLE_FAULT]) emulator.registerFault(name, counted(name));
+    for (const name of [SMS_FAULTS.sms_error, SMS_FAULTS.sms_rate_limited, STORE_UNAVAILABLE_FAULT, CHALLENGE_STORE_FAULT]) emulator.registerFault(name, counted(name));
     for (const [name, handler] of Object.entries(instances.faults)) emulator.registerFault(name, handler);
   }
 

@@ -20,6 +20,8 @@ export interface KeysServiceDeps {
 }
 
 export function keysServiceFactory({ keys, clock, random }: KeysServiceDeps) {
+  /** Touches written after their request's reply, not yet done. */
+  const pending = new Set<Promise<void>>();
   return {
     /** Creates a key and returns its secret: the only time the secret exists outside the caller's hands. */
     async create(
@@ -45,8 +47,18 @@ export function keysServiceFactory({ keys, clock, random }: KeysServiceDeps) {
      */
     touchIfStale(key: KeyRow): Promise<void> | undefined {
       const now = clock.now();
-      if (key.last_used_at === null || now - key.last_used_at >= KEY_TOUCH_INTERVAL_S) return keys.touch(key.id, now);
+      if (key.last_used_at === null || now - key.last_used_at >= KEY_TOUCH_INTERVAL_S) {
+        const write = keys.touch(key.id, now);
+        pending.add(write);
+        void write.finally(() => pending.delete(write)).catch(() => undefined);
+        return write;
+      }
       return undefined;
+    },
+
+    /** Resolves once every touch started so far is written (or failed): tests await it instead of sleeping. */
+    async touchesWritten(): Promise<void> {
+      await Promise.allSettled([...pending]);
     },
   };
 }

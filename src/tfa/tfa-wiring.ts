@@ -22,6 +22,8 @@ export interface TfaWiringDeps {
   users: UsersStore;
   /** The STORE_UNAVAILABLE_FAULT port (tfa-window.ts): the root wires it to the emulator's counters in emulator mode. */
   storeUnavailable(): Promise<boolean>;
+  /** The CHALLENGE_STORE_FAULT port (tfa-send.ts), likewise. */
+  challengeStoreFails?(): Promise<boolean>;
 }
 
 /**
@@ -33,7 +35,7 @@ export function createTfa(d: TfaWiringDeps) {
   const store = tfaStore(db);
   const verifier = tfaVerifier({ store, clock, secretBox });
   const requireWindow = newMethodWindow({ store, clock, storeUnavailable: d.storeUnavailable });
-  const sender = tfaSender({ db, store, verifier, messenger, clock, random, requireWindow });
+  const sender = tfaSender({ db, store, verifier, messenger, clock, random, requireWindow, challengeStoreFails: d.challengeStoreFails });
   const tfa = tfaServiceFactory({ db, store, verifier, sender, clock, random, secretBox, requireWindow });
   const tfaAuth = tfaAuthenticator({ resolve: d.resolve, store, users: d.users, clock });
   return { tfa, tfaAuth, tfaStore: store, verifier };
