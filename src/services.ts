@@ -28,6 +28,7 @@ import type { Metrics } from './ops/ops-metrics.js';
 import { opsServiceFactory } from './ops/ops-service.js';
 import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
+import { agentServiceFactory, type AgentService } from './hosts/agent-service.js';
 
 export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
@@ -76,6 +77,13 @@ export function createServices(deps: ServiceDeps) {
   const instances = instancesModule({
     store, clock, random, scheduler, config, secretBox, keys, keysService, emulator, fleet, billing,
     templates: templates.instancesPort, sshKeys, volumes: volumes.port,
+    // Real hosts: `request_logs` of an instance on an agent-run machine asks its agent (src/hosts/).
+    agentLogs: { requested: (r) => agent.logs.requested(r), textOf: (id) => agent.logs.textOf(id) },
+  });
+  // Real hosts (`gpuplane agent`): registration, machine keys, desired state, status reports (src/hosts/).
+  const agent: AgentService = agentServiceFactory({
+    store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
+    accountKeys: (userId, tx) => sshKeys.publicKeysOf(userId, tx),
   });
   // A simulated host that stops heartbeating: its instances turn unknown, then offline (fleet-heartbeat.ts).
   fleet.onHostLost((tx, machineId) => instances.hostLost(tx, machineId));
@@ -100,6 +108,7 @@ export function createServices(deps: ServiceDeps) {
     offers,
     instances,
     volumes,
+    agent,
     // The autoscaler rents and destroys real instances inside its job's transaction, choosing offers as search does.
     serverless: serverlessServiceFactory({
       store, clock, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,

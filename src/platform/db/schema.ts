@@ -8,6 +8,7 @@ import type { FleetTables } from '../../fleet/fleet-tables.js';
 import type { TfaTables } from '../../tfa/tfa-tables.js';
 import type { VolumesTables } from '../../volumes/volumes-tables.js';
 import type { ServerlessTables } from '../../serverless/serverless-tables.js';
+import type { AgentTables } from '../../hosts/agent-tables.js';
 
 /**
  * Table types. The same schema on SQLite and PostgreSQL: booleans are integers 0/1, times are Unix seconds
@@ -85,4 +86,4 @@ export interface FoundationTables {
  * Every table. Each feature declares its tables in its own `<feature>-tables.ts` and adds them here with one
  * `extends` entry; its migration is one line in migrations.ts.
  */
-export interface Database extends FoundationTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables, InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables {}
+export interface Database extends FoundationTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables, InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, AgentTables {}
