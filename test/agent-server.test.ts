@@ -29,6 +29,18 @@ forEachDialect('agent server', (app) => {
     assert.notEqual(c.body.machine_id, a.body.machine_id);
   });
 
+  test('two registrations of one id at once make one machine', async () => {
+    const { api_key } = await app().createUser();
+    const body = { registration_id: registrationId(), agent_version: '1.0.0', hardware: hardware() };
+    const replies = await Promise.all([1, 2, 3].map(() => app().request('POST', '/api/v0/machines/register/', { key: api_key, body })));
+    for (const r of replies) assert.equal(r.status, 200, r.raw);
+    assert.equal(new Set(replies.map((r) => r.body.machine_id)).size, 1);
+    // The last key issued is the one that works; exactly one does.
+    const ok = [];
+    for (const r of replies) ok.push((await app().request('GET', '/api/v0/agent/desired/', { key: r.body.machine_key })).status);
+    assert.deepEqual(ok.filter((s) => s === 200).length, 1);
+  });
+
   test('registration needs machine_write and a valid body', async () => {
     const { api_key } = await app().createUser();
     const body = { registration_id: registrationId(), agent_version: '1.0.0', hardware: hardware() };

@@ -127,7 +127,7 @@ export function agentServiceFactory(deps: AgentDeps) {
       const key = secretToken(random, 'gpm_');
       const keyHash = sha256Hex(key);
       const now = clock.now();
-      const machineId = await transact(async (tx) => {
+      const attempt = () => transact(async (tx) => {
         const found = await agents.byRegistration(userId, body.registration_id, tx);
         if (found) {
           // The earlier key (whose reply may have been lost) is revoked by this one.
@@ -143,6 +143,14 @@ export function agentServiceFactory(deps: AgentDeps) {
         await ensureOfflineTimer(tx, id, now);
         return id;
       });
+      let machineId: number;
+      try {
+        machineId = await attempt();
+      } catch (err) {
+        // Two registrations of one id at once: the unique index let one insert win; this one takes its machine.
+        if (!(await agents.byRegistration(userId, body.registration_id))) throw err;
+        machineId = await attempt();
+      }
       return { success: true, machine_id: machineId, machine_key: key };
     },
 
