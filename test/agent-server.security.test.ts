@@ -62,8 +62,17 @@ forEachDialect('agent server security', (app) => {
       assert.equal(r.body.error, 'auth_error');
       assert.equal(r.body.success, false);
     }
-    const malformed = await app().request('GET', '/api/v0/agent/desired/', { headers: { authorization: 'Basic abc' }, key: null });
-    assert.equal(malformed.status, 401);
+    // Every machine-key route (the sweep of auth.security.test.ts leaves them to this file).
+    const agentRoutes = app().routes.filter((r) => r.url.startsWith('/api/v0/agent/'));
+    assert.deepEqual([...new Set(agentRoutes.map((r) => r.url))].sort(), ['/api/v0/agent/desired/', '/api/v0/agent/logs/:request_id/', '/api/v0/agent/status/']);
+    for (const route of agentRoutes) {
+      const url = route.url.replace(':request_id', 'log_0123456789');
+      for (const [key, headers] of [[null, {}], [null, { authorization: 'Basic abc' }], [a.apiKey, {}], [`${a.machineKey}x`, {}]] as const) {
+        const r = await app().request(route.method, url, { key, headers, body: route.method === 'PUT' ? {} : undefined });
+        assert.equal(r.status, 401, `${route.method} ${url}`);
+        assert.equal(r.body.error, 'auth_error');
+      }
+    }
   });
 
   test('a revoked key (the machine deleted) is refused; the credential is stored only as a hash', async () => {

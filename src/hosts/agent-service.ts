@@ -27,7 +27,7 @@ import { machineFromHardware, hardwarePatch } from './agent-hardware.js';
 
 export const JOB_AGENT_OFFLINE = 'agent.offline';
 /** A held long-poll re-reads the desired state this often (changes made by other server processes). */
-export const POLL_MS = 250;
+export const POLL_MS = 100;
 /** A log request the agent has not answered in this long is dropped from its desired state. */
 export const LOG_ANSWER_TTL_S = 120;
 /** How long fetching a real host's log waits for its agent's answer before saying "not yet" (404; clients retry). */
@@ -205,9 +205,14 @@ export function agentServiceFactory(deps: AgentDeps) {
       const limit = deadline(wait * 1000);
       try {
         for (;;) {
+          const seen = await agents.fingerprint(machineId);
           const d = await desiredState(machineId);
-          if (q.after === undefined || d.version !== q.after || wait === 0 || limit.passed() || gone() || hub.closed) return { success: true as const, ...d };
-          await hub.next(POLL_MS);
+          if (q.after === undefined || d.version !== q.after || wait === 0) return { success: true as const, ...d };
+          // Held: one cheap read per wake-up; the whole state is rebuilt only when what it is built from changed.
+          do {
+            if (limit.passed() || gone() || hub.closed) return { success: true as const, ...(await desiredState(machineId)) };
+            await hub.next(POLL_MS);
+          } while ((await agents.fingerprint(machineId)) === seen);
         }
       } finally {
         limit.cancel();
@@ -237,11 +242,11 @@ export function agentServiceFactory(deps: AgentDeps) {
         const current = await desiredState(machineId, tx);
         const boots = new Map(current.instances.map((i) => [i.instance_id, i.boot]));
         n += await applyObserved(deps.instances, tx, machineId, body.observed, boots, body.desired_version === current.version, now);
-        return n;
+        // Applying a report changes actual states only, never what the desired state is built from: its version holds.
+        return { n, version: current.version };
       });
-      if (changed) notify();
-      const { version } = await desiredState(machineId);
-      return { success: true, desired_version: version, heartbeat_interval: heartbeatInterval };
+      if (changed.n) notify();
+      return { success: true, desired_version: changed.version, heartbeat_interval: heartbeatInterval };
     },
 
     /** `PUT /api/v0/agent/logs/{request_id}/`: the agent's answer to a log request of its machine. */

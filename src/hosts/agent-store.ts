@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db, Tx } from '../platform/db/connect.js';
 import type { AgentLogRequestsTable, AgentMachinesTable } from './agent-tables.js';
 
@@ -48,6 +48,23 @@ export function agentStore(db: Db) {
 
     async answerLogRequest(requestId: string, a: { text: string; error: string | null; answered_at: number }, tx: Tx = db): Promise<void> {
       await tx.updateTable('agent_log_requests').set(a).where('request_id', '=', requestId).where('answered_at', 'is', null).execute();
+    },
+
+    /**
+     * A cheap digest of what the machine's desired state is built from (one query): its live instances (each state
+     * change bumps `state_version`), their SSH keys, and its open log requests. A held long-poll rebuilds the desired
+     * state only when this changes.
+     */
+    async fingerprint(machineId: number, tx: Tx = db): Promise<string> {
+      const { rows } = await sql<{ n: number; sv: number; k: number; kmax: number; l: number }>`
+        SELECT
+          (SELECT COUNT(*) FROM instances WHERE machine_id = ${machineId} AND destroyed_at IS NULL) AS n,
+          (SELECT COALESCE(SUM(state_version), 0) FROM instances WHERE machine_id = ${machineId} AND destroyed_at IS NULL) AS sv,
+          (SELECT COUNT(*) FROM instance_ssh_keys k JOIN instances i ON i.id = k.instance_id WHERE i.machine_id = ${machineId} AND i.destroyed_at IS NULL) AS k,
+          (SELECT COALESCE(MAX(k.id), 0) FROM instance_ssh_keys k JOIN instances i ON i.id = k.instance_id WHERE i.machine_id = ${machineId} AND i.destroyed_at IS NULL) AS kmax,
+          (SELECT COUNT(*) FROM agent_log_requests WHERE machine_id = ${machineId} AND answered_at IS NULL) AS l`.execute(tx);
+      const r = rows[0];
+      return [r.n, r.sv, r.k, r.kmax, r.l].map(Number).join(':');
     },
 
     /** How many times each instance was booted: its `boot` counter (events where a boot began: status null). */
