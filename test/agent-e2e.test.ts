@@ -98,6 +98,19 @@ function startAgent(apiKey: string): AgentProcess {
   };
 }
 
+/** A step's deadline: fails with what was awaited and the processes' recent output, instead of hanging the file. */
+async function within<T>(what: string, p: Promise<T>, ms = 45_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s\n--- agent\n${agent?.output().slice(-3000)}\n--- server\n${server?.output().slice(-3000)}`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const api = (method: string, path: string, key: string | null, body?: unknown) => call(`http://127.0.0.1:${port}`, method, path, key, body);
 
 /**
@@ -187,7 +200,7 @@ after(async () => {
 });
 
 // Its own timeout, under the runner's per-file one, so that a hang fails the test and after() still ends the processes.
-test('a real host: register, list, rent, logs, stop/start, agent and server restarts, destroy', { timeout: 100_000 }, async () => {
+test('a real host: register, list, rent, logs, stop/start, agent and server restarts, destroy', { timeout: 110_000 }, async () => {
   const host = await api('POST', '/_emu/users', OWNER, { email: 'host@example.com' });
   const renter = await api('POST', '/_emu/users', OWNER, { email: 'renter@example.com' });
   assert.equal(host.status, 200);
@@ -196,7 +209,7 @@ test('a real host: register, list, rent, logs, stop/start, agent and server rest
 
   // The agent registers the machine under the host's key.
   agent = startAgent(hostKey);
-  machineId = (await agent.logged('machine registered')).machine_id;
+  machineId = (await within('registration', agent.logged('machine registered'))).machine_id;
   assert.ok(machineId > 1_000_000);
 
   // Not for rent until the host lists it.
@@ -215,7 +228,7 @@ test('a real host: register, list, rent, logs, stop/start, agent and server rest
   });
   assert.equal(rented.status, 200, JSON.stringify(rented.body));
   const id: number = rented.body.new_contract;
-  const running = await until(renterKey, id, 'running');
+  const running = await within('instance running', until(renterKey, id, 'running'));
   const [binding] = running.ports['22/tcp'];
   assert.equal(binding.HostIp, '127.0.0.1');
   assert.ok(Number(binding.HostPort) >= PORTS.start && Number(binding.HostPort) <= PORTS.end);
@@ -226,7 +239,7 @@ test('a real host: register, list, rent, logs, stop/start, agent and server rest
   assert.deepEqual((await docker.getContainer(container.Id).inspect()).NetworkSettings.Ports['22/tcp'], [binding]);
 
   // request_logs: the container's real log, with onstart's output (once the container has written it).
-  await logShows(container.Id, 'onstart says hi-e2e');
+  await within('onstart output', logShows(container.Id, 'onstart says hi-e2e'));
   const logs = await api('PUT', `/api/v0/instances/request_logs/${id}/`, renterKey, { tail: '100' });
   assert.equal(logs.status, 200);
   const fetched = await fetch(logs.body.result_url);
@@ -236,31 +249,31 @@ test('a real host: register, list, rent, logs, stop/start, agent and server rest
   // Stop keeps the container; start runs the same one.
   const stoppedEvent = dockerWait(container.Id, 'not-running');
   assert.equal((await api('PUT', `/api/v0/instances/${id}/`, renterKey, { state: 'stopped' })).status, 200);
-  await stoppedEvent;
+  await within('container stopped', stoppedEvent);
   assert.equal((await docker.getContainer(container.Id).inspect()).State.Running, false);
   assert.equal((await api('PUT', `/api/v0/instances/${id}/`, renterKey, { state: 'running' })).status, 200);
-  await until(renterKey, id, 'running');
+  await within('instance running', until(renterKey, id, 'running'));
   assert.deepEqual((await ours()).map((c) => c.Id), [container.Id]);
 
   // The agent is killed: the machine goes silent and the instance offline; restarted, it is running again, same container.
   agent.child.kill('SIGKILL');
   await agent.exited;
-  await until(renterKey, id, 'offline');
+  await within('instance offline', until(renterKey, id, 'offline'));
   agent = startAgent('');
-  await until(renterKey, id, 'running');
+  await within('instance running', until(renterKey, id, 'running'));
   assert.deepEqual((await ours()).map((c) => c.Id), [container.Id], 'no duplicate container');
 
   // The server is restarted: the states converge (running, the same single container).
   await server!.stop();
   server = await startServer();
-  const after = await until(renterKey, id, 'running');
+  const after = await within('instance running', until(renterKey, id, 'running'));
   assert.equal(after.ports['22/tcp'][0].HostPort, binding.HostPort);
   assert.deepEqual((await ours()).map((c) => c.Id), [container.Id]);
 
   // Destroy: the container is removed.
   const destroyed = dockerWait(container.Id, 'removed');
   assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
-  await destroyed;
+  await within('container removed', destroyed);
   assert.deepEqual(await ours(), []);
 
   agent.child.kill('SIGTERM');

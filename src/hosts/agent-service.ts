@@ -103,9 +103,10 @@ export function agentServiceFactory(deps: AgentDeps) {
     if (!row || row.offline === 1) return;
     if (row.last_report_at !== null && now - row.last_report_at < config.agentOfflineAfter) return;
     await agents.update(machineId, { offline: 1 }, tx);
+    // Lock order of every writer (PostgreSQL): the instances first, the fleet after.
+    await markOffline(deps.instances, tx, machineId, now);
     const machine = await fleet.machine(machineId, tx);
     if (machine && machine.fault === null) await fleet.setMachineFault(tx, machineId, 'offline');
-    await markOffline(deps.instances, tx, machineId, now);
   }
 
   scheduler.register(JOB_AGENT_OFFLINE, wentSilent);
@@ -229,19 +230,19 @@ export function agentServiceFactory(deps: AgentDeps) {
         if (body.hardware) {
           patch.hardware = JSON.stringify(body.hardware);
           patch.hardware_declared = body.hardware.hardware_declared ? 1 : 0;
-          await fleet.updateAgentMachine(tx, machineId, hardwarePatch(body.hardware));
         }
         await agents.update(machineId, patch, tx);
         await ensureOfflineTimer(tx, machineId, now);
-        let n = 0;
+        const current = await desiredState(machineId, tx);
+        const boots = new Map(current.instances.map((i) => [i.instance_id, i.boot]));
+        // Lock order of every writer (PostgreSQL): the instances first, the fleet after.
+        let n = await applyObserved(deps.instances, tx, machineId, body.observed, boots, body.desired_version === current.version, now);
+        if (body.hardware) await fleet.updateAgentMachine(tx, machineId, hardwarePatch(body.hardware));
         if (row.offline === 1) {
           const machine = await fleet.machine(machineId, tx);
           if (machine?.fault === 'offline') await fleet.setMachineFault(tx, machineId, null);
           n++;
         }
-        const current = await desiredState(machineId, tx);
-        const boots = new Map(current.instances.map((i) => [i.instance_id, i.boot]));
-        n += await applyObserved(deps.instances, tx, machineId, body.observed, boots, body.desired_version === current.version, now);
         // Applying a report changes actual states only, never what the desired state is built from: its version holds.
         return { n, version: current.version };
       });
