@@ -41,6 +41,12 @@ export interface Config {
   auditRetentionDays: number;
   smtpUrl: string | undefined;
   smtpFrom: string;
+  /**
+   * Seconds without a status report from a real host's agent after which its machine is offline and its running
+   * instances `offline` (docs/AGENT-PROTOCOL.md). Agents are told to report every third of it.
+   * @default 30
+   */
+  agentOfflineAfter: number;
   /** Base URL of the HTTP SMS provider in production. */
   smsUrl: string | undefined;
   smsAccount: string | undefined;
@@ -123,6 +129,12 @@ export const SETTINGS = {
   smsUrl: { env: 'GPUPLANE_SMS_URL', flag: 'sms-url', help: 'base URL of the HTTP SMS provider in production' },
   smsAccount: { env: 'GPUPLANE_SMS_ACCOUNT', flag: 'sms-account', help: 'SMS provider account id' },
   smsToken: { env: 'GPUPLANE_SMS_TOKEN', flag: 'sms-token', help: 'SMS provider auth token' },
+  agentOfflineAfter: {
+    env: 'GPUPLANE_AGENT_OFFLINE_AFTER',
+    flag: 'agent-offline-after',
+    default: '30',
+    help: 'seconds without a report from a host agent before its machine and instances are offline',
+  },
 } satisfies Record<keyof Config, Setting>;
 
 type Raw = Partial<Record<keyof Config, string>>;
@@ -248,5 +260,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     smsUrl,
     smsAccount: get('smsAccount'),
     smsToken: get('smsToken'),
+    agentOfflineAfter: int('agentOfflineAfter', 3, 86_400),
   };
 }

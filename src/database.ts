@@ -13,6 +13,7 @@ import { serverlessMigration } from './serverless/serverless-migration.js';
 import { fleetHeartbeatMigration } from './fleet/fleet-heartbeat-migration.js';
 import { billingRatesMigration } from './billing/billing-rates-migration.js';
 import { fleetHostUserMigration } from './fleet/fleet-host-user-migration.js';
+import { agentMigration } from './hosts/agent-migration.js';
 import { envVarsMigration } from './env-vars/env-vars-migration.js';
 import { billingPaymentsMigration } from './billing/billing-payments-migration.js';
 import { auditMigration } from './audit/audit-migration.js';
@@ -31,6 +32,7 @@ import type { VolumesTables } from './volumes/volumes-tables.js';
 import type { ServerlessTables } from './serverless/serverless-tables.js';
 import type { EnvVarsTables } from './env-vars/env-vars-tables.js';
 import type { AuditTables } from './audit/audit-tables.js';
+import type { AgentTables } from './hosts/agent-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and migrations. A feature declares its tables in
@@ -40,7 +42,7 @@ import type { AuditTables } from './audit/audit-tables.js';
 declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
-      InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables {}
+      InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables {}
 }
 
 /**
@@ -63,6 +65,7 @@ export const MIGRATIONS: MigrationList = {
     ['0011_fleet_heartbeat', fleetHeartbeatMigration],
     ['0012_billing_rates', billingRatesMigration],
     ['0013_fleet_host_user', fleetHostUserMigration],
+    ['0014_agent', agentMigration],
     ['0016_env_vars', envVarsMigration],
     ['0017_billing_payments', billingPaymentsMigration],
     ['0018_audit', auditMigration],

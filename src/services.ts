@@ -47,6 +47,7 @@ import type { Metrics } from './ops/ops-metrics.js';
 import { opsServiceFactory } from './ops/ops-service.js';
 import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
+import { agentServiceFactory, type AgentService } from './hosts/agent-service.js';
 
 /** What the app is built from: main.ts and the tests make these. */
 export interface AppDeps {
@@ -139,6 +140,13 @@ export function createServices(deps: ServiceDeps) {
   const instances = instancesModule({
     store, clock, random, scheduler, config, secretBox, keys, keysService, fleet, billing,
     templates: templates.instancesPort, sshKeys, volumes: volumes.port,
+    // Real hosts: `request_logs` of an instance on an agent-run machine asks its agent (src/hosts/).
+    agentLogs: { requested: (r) => agent.logs.requested(r), textOf: (id) => agent.logs.textOf(id) },
+  });
+  // Real hosts (`gpuplane agent`): registration, machine keys, desired state, status reports (src/hosts/).
+  const agent: AgentService = agentServiceFactory({
+    store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
+    accountKeys: (userId, tx) => sshKeys.publicKeysOf(userId, tx),
   });
   // The autoscaler rents and destroys real instances inside its job's transaction, choosing offers as search does.
   const serverless = serverlessServiceFactory({
@@ -199,6 +207,7 @@ export function createServices(deps: ServiceDeps) {
     offers,
     instances,
     volumes,
+    agent,
     serverless,
     ops,
     /** GPU model names on offer; the fleet fills it in. */

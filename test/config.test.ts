@@ -27,6 +27,7 @@ describe('config: defaults (contract §1)', () => {
     assert.equal(c.logLevel, 'info');
     assert.equal(c.logFormat, 'auto');
     assert.equal(c.metricsToken, undefined);
+    assert.equal(c.agentOfflineAfter, 30);
   });
 
   test('the public URL follows host and port unless set', () => {
@@ -65,6 +66,7 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   smsUrl: ['https://sms.example.com/v1', { smsUrl: 'https://sms.example.com/v1' }],
   smsAccount: ['AC123', { smsAccount: 'AC123' }],
   smsToken: ['tok_456', { smsToken: 'tok_456' }],
+  agentOfflineAfter: ['45', { agentOfflineAfter: 45 }],
 };
 
 describe('config: every variable, and its flag mirror', () => {

@@ -68,6 +68,7 @@ function machineInfo(m: MachineRecord): MachineInfo {
     num_gpus: m.num_gpus,
     gpu_name: m.gpu_name,
     fault: m.fault,
+    agent: m.spec.agent === true,
   };
 }
 
@@ -252,6 +253,36 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
 
     /** The user behind a host, or null for a host of the simulated fleet. */
     userOfHost: (hostId: number, tx?: Tx) => fleet.userOfHost(hostId, tx),
+
+    /**
+     * A real host's new machine (`gpuplane agent` registration), under the user's host, inside `tx`. Not listed:
+     * its listing ends now, until the host lists it with prices.
+     */
+    async addAgentMachine(tx: Tx, userId: number, m: Omit<NewMachine, 'verification' | 'listed_for'>): Promise<number> {
+      const hostId = await fleet.hostOfUser(tx, userId, clock.now());
+      await fleet.lock(tx);
+      const version = await fleet.bump(tx, []);
+      const id = await fleet.insertMachineOnHost(tx, hostId, { ...m, verification: 'unverified', listed_for: 0 }, { now: clock.now(), version });
+      await fleet.bump(tx, [id]);
+      return id;
+    },
+
+    /** A real host's machine reported new hardware (the GPU count stays as registered). */
+    async updateAgentMachine(tx: Tx, machineId: number, patch: Parameters<typeof fleet.updateHardware>[2]): Promise<void> {
+      await fleet.lock(tx);
+      await fleet.updateHardware(tx, machineId, patch);
+      await fleet.bump(tx, [machineId]);
+    },
+
+    /**
+     * Lists a machine for rent until `end_date` at these prices (micro-dollars). The smallest listing path the agent's
+     * end-to-end test needs; the host API's `PUT /api/v0/machines/create_asks/` is the full one.
+     */
+    async setListing(tx: Tx, machineId: number, listing: Parameters<typeof fleet.setListing>[2]): Promise<void> {
+      await fleet.lock(tx);
+      await fleet.setListing(tx, machineId, listing);
+      await fleet.bump(tx, [machineId]);
+    },
 
     /** GPU model names in the fleet, for `GET /api/v0/gpu_names/unique/`. */
     gpuNames: () => fleet.gpuNames(),

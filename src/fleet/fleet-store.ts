@@ -15,7 +15,8 @@ export function toRecord(r: MachineRow): MachineRecord {
   return {
     id: r.id,
     host_id: r.host_id,
-    verification: r.verification,
+    // Declared hardware is never verified, whatever its host's standing.
+    verification: spec.hardware_declared ? 'unverified' : r.verification,
     gpu_name: r.gpu_name,
     num_gpus: r.num_gpus,
     price_gpu_micro: Number(r.price_gpu_micro),
@@ -209,6 +210,34 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     async userOfHost(hostId: number, tx: Tx = db): Promise<number | null> {
       const row = await tx.selectFrom('fleet_hosts').select('user_id').where('id', '=', hostId).executeTakeFirst();
       return row?.user_id ?? null;
+    },
+
+    /** Inserts one machine and its GPUs on an existing host (a real host's machine, from `gpuplane agent`). */
+    async insertMachineOnHost(tx: Tx, hostId: number, m: NewMachine, opts: { now: number; version: number }): Promise<number> {
+      const row = await tx
+        .insertInto('fleet_machines')
+        .values({
+          host_id: hostId, gpu_name: m.gpu_name, num_gpus: m.num_gpus, price_gpu_micro: m.price_gpu_micro,
+          price_disk_micro: m.price_disk_micro, price_inetu_micro: m.price_inetu_micro, price_inetd_micro: m.price_inetd_micro,
+          min_bid_micro: m.min_bid_micro, public_ipaddr: m.public_ipaddr, direct_port_start: m.direct_port_start,
+          direct_port_count: m.direct_port_count, vms_enabled: m.vms_enabled ? 1 : 0, fault: null, heartbeat_at: opts.now,
+          end_date: opts.now + m.listed_for, spec: JSON.stringify(m.spec), version: opts.version, created_at: opts.now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const gpus = Array.from({ length: m.num_gpus }, (_, g) => ({ machine_id: row.id, gpu_index: g, instance_id: null, hold_kind: null, bid_micro: null }));
+      await tx.insertInto('fleet_gpus').values(gpus).execute();
+      return row.id;
+    },
+
+    /** Rewrites a machine's hardware description (a real host reported new hardware). */
+    async updateHardware(tx: Tx, id: number, patch: { gpu_name: string; public_ipaddr: string; direct_port_start: number; direct_port_count: number; spec: MachineSpec }): Promise<void> {
+      await tx.updateTable('fleet_machines').set({ ...patch, spec: JSON.stringify(patch.spec) }).where('id', '=', id).execute();
+    },
+
+    /** Sets a machine's prices and listing end (a host lists its machine). */
+    async setListing(tx: Tx, id: number, l: { price_gpu_micro: number; price_disk_micro: number; price_inetu_micro: number; price_inetd_micro: number; min_bid_micro: number; end_date: number }): Promise<void> {
+      await tx.updateTable('fleet_machines').set(l).where('id', '=', id).execute();
     },
 
     async gpuNames(tx: Tx = db): Promise<string[]> {

@@ -19,7 +19,7 @@ import { createFactory } from './instances-create.js';
 import { EventsHub, instanceEventsFactory } from './instances-events.js';
 import { INSTANCE_FAULTS, instanceJobsFactory } from './instances-jobs.js';
 import { lifecycleFactory } from './instances-lifecycle.js';
-import type { SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
+import type { AgentLogsPort, SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
 import { instancesServiceFactory } from './instances-service.js';
 import { instancesStore } from './instances-store.js';
 
@@ -37,6 +37,7 @@ export interface InstancesModuleDeps {
   templates: TemplatesPort;
   sshKeys: SshKeysPort;
   volumes: VolumesPort;
+  agentLogs?: AgentLogsPort;
 }
 
 export function instancesModule(deps: InstancesModuleDeps) {
@@ -79,6 +80,8 @@ export function instancesModule(deps: InstancesModuleDeps) {
     faults: Object.fromEntries(INSTANCE_FAULTS.map((name) => [name, (req) => jobs.fault(req)])) as Record<string, FaultHandler>,
     /** Billing hook: the user's credit ran out. */
     creditExhausted,
+    /** For real hosts (src/hosts/): their agents' reports drive the lifecycle of the instances on their machines. */
+    real: { store, lifecycle, notify },
     /** For the fleet's host runtime: a host that stopped heartbeating. */
     hostLost: jobs.hostLost,
     /**
