@@ -40,6 +40,8 @@ export interface Config {
   smsUrl: string | undefined;
   smsAccount: string | undefined;
   smsToken: string | undefined;
+  /** Fraction of what renters paid that the platform keeps; a host earns the rest (`show earnings`). @default 0.1 */
+  hostServiceFee: number;
 }
 
 export class ConfigError extends Error {}
@@ -112,6 +114,12 @@ export const SETTINGS = {
   smsUrl: { env: 'GPUPLANE_SMS_URL', flag: 'sms-url', help: 'base URL of the HTTP SMS provider in production' },
   smsAccount: { env: 'GPUPLANE_SMS_ACCOUNT', flag: 'sms-account', help: 'SMS provider account id' },
   smsToken: { env: 'GPUPLANE_SMS_TOKEN', flag: 'sms-token', help: 'SMS provider auth token' },
+  hostServiceFee: {
+    env: 'GPUPLANE_HOST_SERVICE_FEE',
+    flag: 'host-service-fee',
+    default: '0.1',
+    help: 'fraction (0 to 1) of what renters pay that the platform keeps; hosts earn the rest',
+  },
 } satisfies Record<keyof Config, Setting>;
 
 type Raw = Partial<Record<keyof Config, string>>;
@@ -154,6 +162,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
   const int = (name: keyof Config, min: number, max: number): number => {
     const v = get(name)!;
     if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) fail(name, `must be an integer from ${min} to ${max}`);
+    return Number(v);
+  };
+  const fraction = (name: keyof Config): number => {
+    const v = get(name)!;
+    if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(v)) fail(name, 'must be a number from 0 to 1');
     return Number(v);
   };
   const oneOf = <T extends string>(name: keyof Config, allowed: readonly T[]): T => {
@@ -236,5 +249,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     smsUrl,
     smsAccount: get('smsAccount'),
     smsToken: get('smsToken'),
+    hostServiceFee: fraction('hostServiceFee'),
   };
 }

@@ -28,6 +28,7 @@ import {
 import { fleetStore, toRecord } from './fleet-store.js';
 import { machineFromInput } from './fleet-emu-input.js';
 import type { NewMachineInput } from './fleet-types.js';
+import { fleetHostingFactory } from './fleet-hosting.js';
 
 export interface FleetDeps {
   store: Store;
@@ -233,7 +234,10 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
         await seedIfEmpty(tx, 0);
         const version = await fleet.bump(tx, []);
         const m = machineFromInput(input, config.seed, version);
-        const [id] = await fleet.insertMachines(tx, [m], { now: clock.now(), version });
+        // A machine of a user (a host is a user), optionally not listed yet, as after registration by the agent.
+        const hostId = input.owner_user_id === undefined ? undefined : await fleet.hostOfUser(tx, input.owner_user_id, clock.now());
+        const [id] = await fleet.insertMachines(tx, [m], { now: clock.now(), version, hostId });
+        if (input.listed === false) await tx.updateTable('fleet_machines').set({ listed: 0 }).where('id', '=', id).execute();
         const row = await fleet.machine(id, tx);
         return { machine_id: id, offer_ids: offersOf(toRecord(row!), await fleet.gpus(id, tx)).map((o) => o.id) };
       });
@@ -245,6 +249,9 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     },
 
     heartbeat,
+
+    /** A host's machines and their listing (the hosting feature, src/hosting/). */
+    hosting: fleetHostingFactory(store.db, fleet),
 
     /** The host id of a user (a host is a user), created on first use, in the caller's transaction. */
     hostOfUser: (tx: Tx, userId: number) => fleet.hostOfUser(tx, userId, clock.now()),

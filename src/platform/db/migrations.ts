@@ -13,6 +13,7 @@ import { serverlessMigration } from '../../serverless/serverless-migration.js';
 import { fleetHeartbeatMigration } from '../../fleet/fleet-heartbeat-migration.js';
 import { billingRatesMigration } from '../../billing/billing-rates-migration.js';
 import { fleetHostUserMigration } from '../../fleet/fleet-host-user-migration.js';
+import { hostingMigration } from '../../hosting/hosting-migration.js';
 
 /** A migration that knows the dialect, so it can pick the id column type; the schema is otherwise identical. */
 export type DialectMigration = (dialect: DialectName) => Migration;
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0011_fleet_heartbeat': fleetHeartbeatMigration,
   '0012_billing_rates': billingRatesMigration,
   '0013_fleet_host_user': fleetHostUserMigration,
+  '0015_hosting': hostingMigration,
 };
 
 export async function migrate(db: Kysely<any>, dialect: DialectName): Promise<void> {
