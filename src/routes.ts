@@ -18,6 +18,7 @@ import { instancesRoutes } from './instances/instances-routes.js';
 import { volumesRoutes } from './volumes/volumes-routes.js';
 import { serverlessRoutes } from './serverless/serverless-routes.js';
 import { serverlessEmuRoutes } from './serverless/serverless-emu-routes.js';
+import { hostingRoutes } from './hosting/hosting-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, deps: AppDeps): Promise<void> {
@@ -35,6 +36,7 @@ export async function registerRoutes(app: TypedApp, services: Services, deps: Ap
   await instancesRoutes(app, services.instances);
   await volumesRoutes(app, services);
   await serverlessRoutes(app, services);
+  await hostingRoutes(app, services);
   if (deps.config.mode === 'emulator') await emulatorRoutes(app, services);
   if (deps.config.mode === 'emulator') await billingEmuRoutes(app, services);
   if (deps.config.mode === 'emulator') await fleetEmuRoutes(app, services);

@@ -28,6 +28,7 @@ import type { Metrics } from './ops/ops-metrics.js';
 import { opsServiceFactory } from './ops/ops-service.js';
 import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
+import { hostingWiring } from './hosting/hosting-wiring.js';
 
 export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
@@ -82,7 +83,11 @@ export function createServices(deps: ServiceDeps) {
   // A team with live instances is not deleted (409 conflict).
   teams.onDelete((teamId, tx) => instances.refuseTeamDelete(teamId, tx));
 
+  // The host side: a host's machines, listings, maintenance windows, earnings (src/hosting/).
+  const hostingServices = hostingWiring({ store, clock, config, fleet, instances, billing });
+
   return {
+    ...hostingServices,
     deps,
     keys,
     keysService,

@@ -58,6 +58,18 @@ export function fleetHostingFactory(db: Tx, fleet: FleetStore) {
       return hosted((await q.execute()) as (MachineRow & { owner_user_id: number | null })[], tx);
     },
 
+    /** Ids of every machine a user hosts or hosted, deleted ones included (earnings). */
+    async machineIdsOf(userId: number, tx: Tx = db): Promise<number[]> {
+      const r = await tx
+        .selectFrom('fleet_machines as m')
+        .innerJoin('fleet_hosts as h', 'h.id', 'm.host_id')
+        .select('m.id')
+        .where('h.user_id', '=', userId)
+        .orderBy('m.id')
+        .execute();
+      return r.map((x) => x.id);
+    },
+
     /** One machine with its host's user, or undefined (no such machine, or deleted). */
     async machine(machineId: number, tx: Tx = db): Promise<HostedMachine | undefined> {
       const r = await rows(tx).where('m.id', '=', machineId).executeTakeFirst();

@@ -5,6 +5,7 @@ import type { TemplatesTables } from '../../templates/templates-tables.js';
 import type { SshKeysTables } from '../../ssh-keys/ssh-keys-tables.js';
 import type { InstancesTables } from '../../instances/instances-tables.js';
 import type { FleetTables } from '../../fleet/fleet-tables.js';
+import type { HostingTables } from '../../hosting/hosting-tables.js';
 import type { TfaTables } from '../../tfa/tfa-tables.js';
 import type { VolumesTables } from '../../volumes/volumes-tables.js';
 import type { ServerlessTables } from '../../serverless/serverless-tables.js';
@@ -85,4 +86,4 @@ export interface FoundationTables {
  * Every table. Each feature declares its tables in its own `<feature>-tables.ts` and adds them here with one
  * `extends` entry; its migration is one line in migrations.ts.
  */
-export interface Database extends FoundationTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables, InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables {}
+export interface Database extends FoundationTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables, InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, HostingTables {}
