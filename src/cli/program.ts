@@ -6,6 +6,7 @@ import { registerEmulator } from './commands/emulator.js';
 import { registerOffers } from './commands/offers.js';
 import { registerTemplates } from './commands/templates.js';
 import { registerKeys } from './commands/keys.js';
+import { registerMachines } from './commands/machines.js';
 import { registerBilling } from './commands/billing.js';
 import { registerTfa } from './commands/tfa.js';
 import { registerInstances, setArgsRemainder } from './commands/instances.js';
@@ -77,6 +78,7 @@ export function buildProgram(): Command {
   registerSession(program, verb);
   registerEmulator(groups.emu);
   registerAgent(program);
+  registerMachines(program, groups, verb);
   return program;
 }
 
