@@ -84,7 +84,7 @@ export function createServices(deps: ServiceDeps) {
   teams.onDelete((teamId, tx) => instances.refuseTeamDelete(teamId, tx));
 
   // The host side: a host's machines, listings, maintenance windows, earnings (src/hosting/).
-  const hostingServices = hostingWiring({ store, clock, config, fleet, instances, billing });
+  const hostingServices = hostingWiring({ store, clock, scheduler, config, fleet, instances, billing });
 
   return {
     ...hostingServices,

@@ -130,6 +130,26 @@ forEachDialect('hosting', (app) => {
     assert.equal(missing.status, 404);
   });
 
+  test('a duration listing rolls its end date forward daily; a fixed end date stops it', async () => {
+    const host = await newHost(app());
+    const m = await hostMachine(app(), host.id, { listed: false, num_gpus: 1 });
+    const put = (over: Record<string, unknown>) => app().request('PUT', '/api/v0/machines/create_asks/', { key: host.key, body: listBody(m.machine_id, over) });
+    const t0 = app().clock.now();
+    assert.equal((await put({ duration: '2 days' })).status, 200);
+    const endOf = async () => (await app().request('GET', `/api/v0/machines/${m.machine_id}`, { key: host.key })).body[0].end_date;
+    assert.equal(await endOf(), t0 + 2 * 86_400);
+    await app().advance(86_400);
+    assert.equal(await endOf(), t0 + 3 * 86_400, 'a day later: still two days ahead');
+    await app().advance(5 * 86_400);
+    assert.equal(await endOf(), t0 + 8 * 86_400);
+    assert.equal((await selfTestSearch(app(), m.machine_id, host.key)).length, 1, 'offered past its first end date');
+    const fixed = app().clock.now() + 86_400 / 2;
+    assert.equal((await put({ end_date: fixed })).status, 200);
+    await app().advance(86_400);
+    assert.equal(await endOf(), fixed, 'a fixed end date does not roll');
+    assert.deepEqual(await selfTestSearch(app(), m.machine_id, host.key), [], 'its listing ended');
+  });
+
   test('set min-bid: the interruptible floor; a bid below it is refused', async () => {
     const host = await newHost(app());
     const renter = await newHost(app(), 50);

@@ -3,6 +3,7 @@
  * bid, maintenance windows, and deletion. Every write takes the fleet's lock and bumps the machine's version in the
  * caller's transaction, so every process's offer index sees it on its next search.
  */
+import { sql } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
 import type { FleetStore, MachineRow } from './fleet-store.js';
 import { toRecord } from './fleet-store.js';
@@ -78,6 +79,25 @@ export function fleetHostingFactory(db: Tx, fleet: FleetStore) {
 
     /** Lists the machine with the patch applied. False when it does not exist (or was deleted). */
     list: (tx: Tx, machineId: number, patch: ListingPatch) => update(tx, machineId, { ...patch, listed: 1 }),
+
+    /**
+     * A `duration` listing rolls on: its end date becomes `now` + its duration. False (nothing changed) when the
+     * machine is no longer listed that way (unlisted, listed with a fixed end date, or deleted).
+     */
+    async roll(tx: Tx, machineId: number, now: number): Promise<boolean> {
+      await fleet.lock(tx);
+      const r = await tx
+        .updateTable('fleet_machines')
+        .set({ end_date: sql<number>`listing_duration + ${now}` })
+        .where('id', '=', machineId)
+        .where('deleted', '=', 0)
+        .where('listed', '=', 1)
+        .where('listing_duration', 'is not', null)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return false;
+      await fleet.bump(tx, [machineId]);
+      return true;
+    },
 
     /** Stops new rentals; running ones keep their GPUs. */
     unlist: (tx: Tx, machineId: number) => update(tx, machineId, { listed: 0 }),

@@ -7,6 +7,7 @@
 import type { Principal } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
+import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import type { FleetHosting, HostedMachine } from '../fleet/fleet-hosting.js';
 import { MAX_MAINT_WINDOWS, type MaintWindow } from '../fleet/fleet-offers.js';
@@ -19,9 +20,15 @@ import { machineJson, maintenanceJson } from './hosting-view.js';
 /** A listing given neither `end_date` nor `duration` (and not listed into the future already) runs this long. */
 export const DEFAULT_LISTING_S = 30 * 86_400;
 
+/** A `duration` listing's end date is moved forward this often (client-compat-more.md: "rolling daily"). */
+export const ROLL_INTERVAL_S = 86_400;
+export const JOB_ROLL = 'hosting.roll_listing';
+const rollRef = (machineId: number) => `machine:${machineId}`;
+
 export interface HostingDeps {
   store: Store;
   clock: Clock;
+  scheduler: Scheduler;
   fleet: FleetHosting;
   /** The instances placed on machines (instances-module.ts onMachines). */
   instancesOn: (machineIds: readonly number[], tx?: Tx) => Promise<PlacedInstance[]>;
@@ -40,7 +47,7 @@ export function jsonQuery(name: string, raw: string | undefined): unknown {
   }
 }
 
-export function hostingServiceFactory({ store, clock, fleet, instancesOn }: HostingDeps) {
+export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn }: HostingDeps) {
   const db = store.db;
   const hosting = hostingStore(db);
   const isAdmin = (p: Principal) => Boolean(p.user.is_admin);
@@ -69,6 +76,13 @@ export function hostingServiceFactory({ store, clock, fleet, instancesOn }: Host
   }
 
   const write = <T>(fn: (tx: Tx) => Promise<T>) => db.transaction().execute(fn);
+
+  // A `duration` listing: one job per machine, a day apart, each moving the end date to now + duration.
+  scheduler.register(JOB_ROLL, async (payload: { machineId: number }, { tx, now }: JobContext) => {
+    if (await fleet.roll(tx, payload.machineId, now)) {
+      await scheduler.schedule(JOB_ROLL, now + ROLL_INTERVAL_S, payload, { tx, ref: rollRef(payload.machineId) });
+    }
+  });
 
   return {
     own,
@@ -147,7 +161,11 @@ export function hostingServiceFactory({ store, clock, fleet, instancesOn }: Host
         end_date,
         listing_duration,
       };
-      if (!(await write((tx) => fleet.list(tx, r.id, patch)))) throw notFound(r.id);
+      await write(async (tx) => {
+        if (!(await fleet.list(tx, r.id, patch))) throw notFound(r.id);
+        await scheduler.cancel(rollRef(r.id), { tx, kind: JOB_ROLL });
+        if (listing_duration !== null) await scheduler.schedule(JOB_ROLL, now + ROLL_INTERVAL_S, { machineId: r.id }, { tx, ref: rollRef(r.id) });
+      });
       return {
         success: true,
         msg: `offers created/updated for machine ${r.id}, @ $${priceGpu}/gpu/hr, listed until ${new Date(end_date * 1000).toISOString()}`,

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
+import type { Scheduler } from '../platform/scheduler.js';
 import type { Store } from '../platform/db/connect.js';
 import type { FleetService } from '../fleet/fleet-service.js';
 import type { InstancesModule } from '../instances/instances-module.js';
@@ -11,12 +12,13 @@ import { hostingEarningsFactory } from './hosting-earnings.js';
 export function hostingWiring(d: {
   store: Store;
   clock: Clock;
+  scheduler: Scheduler;
   config: Pick<Config, 'hostServiceFee'>;
   fleet: Pick<FleetService, 'hosting'>;
   instances: Pick<InstancesModule, 'onMachines'>;
   billing: Pick<BillingService, 'dailyCharges'>;
 }) {
-  const hosting = hostingServiceFactory({ store: d.store, clock: d.clock, fleet: d.fleet.hosting, instancesOn: d.instances.onMachines });
+  const hosting = hostingServiceFactory({ store: d.store, clock: d.clock, scheduler: d.scheduler, fleet: d.fleet.hosting, instancesOn: d.instances.onMachines });
   const hostingEarnings = hostingEarningsFactory({
     clock: d.clock,
     fleet: d.fleet.hosting,
