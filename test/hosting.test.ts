@@ -95,6 +95,13 @@ forEachDialect('hosting', (app) => {
     const [after] = (await app().request('GET', `/api/v0/machines/${m.machine_id}`, { key: host.key })).body;
     assert.equal(after.current_rentals_running, 1);
     assert.equal(after.gpu_occupancy, 'D x');
+    // A stopped rental starts again on its unlisted machine: it is not a new rental.
+    assert.equal((await app().request('PUT', `/api/v0/instances/${id}/`, { key: renter.key, body: { state: 'stopped' } })).status, 200);
+    assert.equal((await app().request('GET', `/api/v0/machines/${m.machine_id}`, { key: host.key })).body[0].gpu_occupancy, 'x x');
+    const restarted = await app().request('PUT', `/api/v0/instances/${id}/`, { key: renter.key, body: { state: 'running' } });
+    assert.equal(restarted.status, 200, restarted.raw);
+    assert.equal((await statusOf(app(), id, renter.key)).intended_status, 'running');
+    assert.equal((await app().request('GET', `/api/v0/machines/${m.machine_id}`, { key: host.key })).body[0].gpu_occupancy, 'D x');
   });
 
   test('create_asks: min_chunk, duration, and what is refused', async () => {

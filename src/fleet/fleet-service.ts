@@ -16,6 +16,8 @@ import { fleetHeartbeatFactory, type HostLostHook } from './fleet-heartbeat.js';
 import {
   chooseGpus,
   DEFAULT_ALLOCATED_STORAGE_GB,
+  inMaintenance,
+  UNRENTABLE_FAULTS,
   isRentable,
   offerJson,
   offersOf,
@@ -43,6 +45,15 @@ export interface FleetDeps {
 const MAX_MACHINES_PER_SIM_HOST = 3;
 
 const unavailable = (offerId: number, why: string) => new ApiError('offer_unavailable', `offer ${offerId} is no longer available: ${why}`);
+
+/** Why a machine takes no new renters now (the 410's message). */
+function unrentableWhy(m: MachineRecord, now: number): string {
+  if (m.fault && UNRENTABLE_FAULTS.has(m.fault)) return `its machine is ${m.fault}`;
+  if (m.deleted) return 'its machine was deleted';
+  if (!m.listed) return 'its machine is not listed';
+  if (inMaintenance(m, now)) return 'its machine is in maintenance';
+  return 'its listing has ended';
+}
 
 /** A machine and its GPUs as read for a quote. */
 interface Seen {
@@ -120,7 +131,11 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     // On SQLite the caller's transaction is the only writer: what getOffer read in it is still current.
     const seen = store.dialect === 'sqlite' && req.seen?.machineId === machineId ? (req.seen.snapshot as Seen) : undefined;
     const record = seen?.record ?? toRecord((await fleet.machine(machineId, tx, true)) ?? fail('no such machine'));
-    if (!isRentable(record, clock.now())) fail(record.fault ? `its machine is ${record.fault}` : 'its listing has ended');
+    // A new rental needs an offered machine; a stopped instance starting again (requireBundle false) is a rental that
+    // already exists: unlisting, a maintenance window or the listing's end do not take it away, an offline host does.
+    if (requireBundle ? !isRentable(record, clock.now()) : UNRENTABLE_FAULTS.has(record.fault ?? '') || record.deleted) {
+      fail(unrentableWhy(record, clock.now()));
+    }
     if (numGpus < 1 || numGpus > record.num_gpus) fail(`its machine has ${record.num_gpus} GPUs`);
     const bid = req.kind === 'bid' ? (req.bidPerGpuMicro ?? 0) : 0;
     if (req.kind === 'bid' && bid < record.min_bid_micro) {
