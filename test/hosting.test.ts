@@ -195,6 +195,10 @@ forEachDialect('hosting', (app) => {
     assert.equal(shown.status, 200, shown.raw);
     assert.deepEqual(shown.body, expected);
     assert.deepEqual((await app().request('GET', '/api/v0/machines/maintenances?owner=me', { key: host.key })).body, expected);
+    // As the client encodes a list: JSON with a space after each comma, the space as `+`.
+    const plus = await app().request('GET', `/api/v0/machines/maintenances?owner=me&machine_ids=%5B${m.machine_id}%2C+${m.machine_id}%5D`, { key: host.key });
+    assert.equal(plus.status, 200, plus.raw);
+    assert.deepEqual(plus.body, expected);
 
     // A renter sees the windows of the machine it rents on; before the window the machine is offered.
     assert.equal((await app().request('GET', `/api/v0/machines/maintenances?machine_ids=[${m.machine_id}]`, { key: renter.key })).status, 404);
