@@ -236,6 +236,11 @@ forEachDialect('hosting', (app) => {
     assert.equal(set.status, 200, set.raw);
     assert.equal(set.body.success, true);
     assert.equal((await app().request('GET', `/api/v0/machines/${m.machine_id}`, { key: host.key })).body[0].has_defjob, true);
+    // Setting it again replaces it, also when two requests race.
+    const again = await Promise.all(['a', 'b'].map((tag) => app().request('PUT', '/api/v0/machines/create_bids/', {
+      key: host.key, body: { machine: m.machine_id, price_gpu: 0.2, price_inetu: 0.01, price_inetd: 0.01, image: `vastai/test:${tag}`, args: null },
+    })));
+    assert.deepEqual(again.map((r) => r.status), [200, 200], again.map((r) => r.raw).join(' '));
     const removed = await app().request('DELETE', `/api/v0/machines/${m.machine_id}/defjob/`, { key: host.key, body: {} });
     assert.equal(removed.status, 200, removed.raw);
     assert.equal((await app().request('GET', `/api/v0/machines/${m.machine_id}`, { key: host.key })).body[0].has_defjob, false);

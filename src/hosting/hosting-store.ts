@@ -5,10 +5,10 @@ import type { HostingDefjobsTable } from './hosting-tables.js';
 /** The hosting feature's own table: default jobs. */
 export function hostingStore(db: Tx) {
   return {
-    /** Sets the machine's default job, replacing the one it had. */
+    /** Sets the machine's default job, replacing the one it had (one statement: two racing requests both succeed). */
     async putDefjob(tx: Tx, row: Insertable<HostingDefjobsTable>): Promise<void> {
-      await tx.deleteFrom('hosting_defjobs').where('machine_id', '=', row.machine_id).execute();
-      await tx.insertInto('hosting_defjobs').values(row).execute();
+      const { machine_id: _machine, ...rest } = row;
+      await tx.insertInto('hosting_defjobs').values(row).onConflict((oc) => oc.column('machine_id').doUpdateSet(rest)).execute();
     },
 
     /** Removes the machine's default job; false when it had none. */
