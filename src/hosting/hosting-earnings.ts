@@ -94,3 +94,5 @@ export function hostingEarningsFactory(deps: EarningsDeps) {
     },
   };
 }
+
+export type HostingEarnings = ReturnType<typeof hostingEarningsFactory>;

@@ -5,7 +5,8 @@
 import type { TypedApp } from '../app.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { HostingService } from './hosting-service.js';
+import type { HostingEarnings } from './hosting-earnings.js';
 import {
   CancelMaintBody,
   CleanupReply,
@@ -33,7 +34,7 @@ const tags = ['machines'];
 const read = { category: 'machine_read' as const };
 const write = { category: 'machine_write' as const };
 
-export async function hostingRoutes(app: TypedApp, { hosting, hostingEarnings }: Services): Promise<void> {
+export async function hostingRoutes(app: TypedApp, { hosting, hostingEarnings }: { hosting: HostingService; hostingEarnings: HostingEarnings }): Promise<void> {
   app.get('/api/v0/machines', {
     config: read,
     schema: { summary: 'Your machines (`owner=me`; admins: `owner=all` for every host\'s)', tags, querystring: MachinesQuery, response: { 200: MachinesReply, ...errors } },
