@@ -19,6 +19,7 @@ import { envVarsMigration } from './env-vars/env-vars-migration.js';
 import { billingPaymentsMigration } from './billing/billing-payments-migration.js';
 import { auditMigration } from './audit/audit-migration.js';
 import { instancesIdempotencySealedMigration } from './instances/instances-idempotency-migration.js';
+import { instancesAccountEnvMigration } from './instances/instances-account-env-migration.js';
 import type { UsersTables } from './users/users-tables.js';
 import type { KeysTables } from './keys/keys-tables.js';
 import type { OutboxTables } from './emulator/outbox-tables.js';
@@ -73,6 +74,7 @@ export const MIGRATIONS: MigrationList = {
     ['0017_billing_payments', billingPaymentsMigration],
     ['0018_audit', auditMigration],
     ['0019_instances_idempotency_sealed', instancesIdempotencySealedMigration],
+    ['0020_instances_account_env', instancesAccountEnvMigration],
   ],
   lastUnordered: '0012_billing_rates',
 };

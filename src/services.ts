@@ -140,7 +140,7 @@ export function createServices(deps: ServiceDeps) {
   // Renting and the instance lifecycle. `volumes` is a hook the volumes feature fills in (instances-ports.ts).
   const instances = instancesModule({
     store, clock, random, scheduler, config, secretBox, keys, keysService, fleet, billing,
-    templates: templates.instancesPort, sshKeys, volumes: volumes.port,
+    templates: templates.instancesPort, sshKeys, volumes: volumes.port, accountEnv: envVars,
     // Real hosts: `request_logs` of an instance on an agent-run machine asks its agent (src/hosts/).
     agentLogs: { requested: (r) => agent.logs.requested(r), textOf: (id) => agent.logs.textOf(id) },
   });

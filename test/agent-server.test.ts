@@ -195,4 +195,20 @@ forEachDialect('agent server', (app) => {
     const unknown = await app().request('PUT', '/api/v0/agent/logs/log_doesnotexist/', { key: host.machineKey, body: { text: '' } });
     assert.equal(unknown.status, 404);
   });
+  test('account environment variables reach the agent with the instance (its own env wins); extra_env does not show them', async () => {
+    const host = await hostWithMachine(app());
+    const renter = await app().createUser();
+    for (const [key, value] of [['HF_TOKEN', 'hf_account_secret'], ['FOO', 'from-account']]) {
+      assert.equal((await app().request('POST', '/api/v0/secrets/', { key: renter.api_key, body: { key, value } })).status, 200);
+    }
+    const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox', runtype: 'ssh', env: { FOO: 'bar' } }, renter.api_key);
+    // Changed after the creation: the instance keeps what it was created with.
+    await app().request('PUT', '/api/v0/secrets/', { key: renter.api_key, body: { key: 'HF_TOKEN', value: 'changed-later' } });
+    const inst = (await desired(app(), host)).instances.find((x: any) => x.instance_id === id);
+    assert.deepEqual(inst.env, { HF_TOKEN: 'hf_account_secret', FOO: 'bar' });
+    const shown = await statusOf(app(), id, renter.api_key);
+    assert.deepEqual(shown.extra_env, [['FOO', 'bar']]);
+    const row = await app().store.db.selectFrom('instances').select('account_env_sealed').where('id', '=', id).executeTakeFirstOrThrow();
+    assert.ok(row.account_env_sealed && !row.account_env_sealed.includes('hf_account_secret'), 'sealed at rest');
+  });
 });

@@ -1,7 +1,7 @@
 import type { Clock } from '../platform/clock.js';
 import type { Scope } from '../platform/auth.js';
 import type { SecretBox } from '../platform/crypto.js';
-import type { Db } from '../platform/db/connect.js';
+import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import type { EnvVarsStore } from './env-vars-store.js';
 import { ENV_VARS_MAX, type EnvVarBody, type EnvVarOkReply, type EnvVarsReply } from './env-vars-types.js';
@@ -21,9 +21,9 @@ const notFound = (name: string) => new ApiError('not_found', `environment variab
 /** Account environment variables (`/api/v0/secrets/`), sealed at rest, injected into their owner's new instances. */
 export function envVarsServiceFactory({ db, envVars, clock, secretBox }: EnvVarsServiceDeps) {
   /** The variables in clear. A value sealed under another secret key cannot be read: it is left out, not guessed. */
-  async function read(scope: Scope): Promise<Record<string, string>> {
+  async function read(scope: Scope, tx?: Tx): Promise<Record<string, string>> {
     const out: Record<string, string> = {};
-    for (const row of await envVars.list(ownerOf(scope))) {
+    for (const row of await envVars.list(ownerOf(scope), tx)) {
       const value = secretBox.open(row.value_sealed);
       if (value !== null) out[row.name] = value;
     }
@@ -60,7 +60,7 @@ export function envVarsServiceFactory({ db, envVars, clock, secretBox }: EnvVars
     },
 
     /** For the runtime: the variables a new instance of this owner starts with (the instance's own env wins). */
-    environmentOf: read,
+    environmentOf: (scope: Scope, tx?: Tx) => read(scope, tx),
   };
 }
 

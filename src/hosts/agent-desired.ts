@@ -72,6 +72,8 @@ export interface DesiredContext {
   sshKeys: string[];
   /** The instance's image_login, opened. */
   imageLogin: string | null;
+  /** The account environment variables the instance was created with, opened; its own env wins on a clash. */
+  accountEnv: Record<string, string>;
   machineGpus: number;
 }
 
@@ -88,7 +90,7 @@ export function desiredInstance(inst: InstanceRow, ctx: DesiredContext): Desired
     runtype,
     args: runtype === 'args' && inst.args_str ? shellWords(inst.args_str) : null,
     onstart: runtype === 'args' ? null : inst.onstart,
-    env: JSON.parse(inst.env) as Record<string, string>,
+    env: { ...ctx.accountEnv, ...(JSON.parse(inst.env) as Record<string, string>) },
     ports: [...new Set([...RUNTYPE_PORTS[inst.runtype as Runtype] ?? [], ...(JSON.parse(inst.port_maps) as string[])])],
     hostname: inst.hostname,
     ssh_keys: ctx.sshKeys,

@@ -83,6 +83,7 @@ export function agentServiceFactory(deps: AgentDeps) {
         boot: boots.get(r.id) ?? 0,
         sshKeys,
         imageLogin: r.image_login_sealed ? secretBox.open(r.image_login_sealed) : null,
+        accountEnv: r.account_env_sealed ? (JSON.parse(secretBox.open(r.account_env_sealed) ?? '{}') as Record<string, string>) : {},
         machineGpus: machine?.num_gpus ?? 1,
       }));
     }

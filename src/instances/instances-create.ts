@@ -17,7 +17,7 @@ import type { FleetApi } from '../fleet/fleet-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
 import { EnvParseError, mergeTemplateIntoRequest } from '../templates/template-merge.js';
 import type { Lifecycle } from './instances-lifecycle.js';
-import type { SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
+import type { AccountEnvPort, SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
 import {
   argsListToString, checkImage, checkImageLogin, DEFAULT_DISK_GB, directPortCapacity, directPortsWanted, MAX_LABEL_CHARS,
   parseEnvObject, parseRuntype,
@@ -60,6 +60,8 @@ export interface CreateDeps {
   templates: TemplatesPort;
   sshKeys: SshKeysPort;
   volumes: VolumesPort;
+  /** The account's environment variables, given to the instance's runtime (never shown in `extra_env`). */
+  accountEnv?: AccountEnvPort;
   /** Wakes event streams after a commit. */
   notify: () => void;
 }
@@ -156,6 +158,7 @@ export function createFactory(deps: CreateDeps) {
     const scope = scopeOf(principal);
     const now = clock.now();
     await billing.assertCredit(principal.user.id, tx);
+    const accountEnv = deps.accountEnv ? await deps.accountEnv.environmentOf(scope, tx) : undefined;
     const quote = await fleet.getOffer(offerId, tx);
     if (!quote) throw new ApiError('offer_unavailable', `offer ${offerId} is no longer available`);
     const { offer, machine } = quote;
@@ -198,6 +201,7 @@ export function createFactory(deps: CreateDeps) {
       runtype: opts.runtype,
       args_str: opts.args_str,
       env: JSON.stringify(opts.env.vars),
+      account_env_sealed: accountEnv && Object.keys(accountEnv).length ? secretBox.seal(JSON.stringify(accountEnv)) : null,
       port_maps: JSON.stringify(opts.env.ports),
       hostname: opts.env.hostname,
       onstart: opts.onstart,

@@ -19,7 +19,7 @@ import { createFactory } from './instances-create.js';
 import { EventsHub, instanceEventsFactory } from './instances-events.js';
 import { INSTANCE_FAULTS, instanceJobsFactory } from './instances-jobs.js';
 import { lifecycleFactory } from './instances-lifecycle.js';
-import type { AgentLogsPort, SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
+import type { AgentLogsPort, SshKeysPort, TemplatesPort, VolumesPort, AccountEnvPort } from './instances-ports.js';
 import { instancesServiceFactory } from './instances-service.js';
 import { instancesStore } from './instances-store.js';
 
@@ -38,6 +38,8 @@ export interface InstancesModuleDeps {
   sshKeys: SshKeysPort;
   volumes: VolumesPort;
   agentLogs?: AgentLogsPort;
+  /** The account environment variables new instances start with. */
+  accountEnv?: AccountEnvPort;
 }
 
 export function instancesModule(deps: InstancesModuleDeps) {

@@ -14,6 +14,11 @@ export interface TemplatesPort {
   recordUse(templateId: number, at: number, tx?: Tx): Promise<void>;
 }
 
+/** The account environment variables (`/api/v0/secrets/`) a new instance of this scope starts with. */
+export interface AccountEnvPort {
+  environmentOf(scope: Scope, tx?: Tx): Promise<Record<string, string>>;
+}
+
 export interface SshKeysPort {
   /** Public keys registered on the account (a VM needs at least one at creation). */
   publicKeysOf(userId: number, tx?: Tx): Promise<string[]>;

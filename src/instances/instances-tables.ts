@@ -24,6 +24,8 @@ export interface InstancesTable {
   runtype: string;
   args_str: string | null;
   /** JSON object of environment variables (no port flags). */
+  /** The account environment variables at creation, sealed (JSON object); null when there were none. */
+  account_env_sealed?: string | null;
   env: string;
   /** JSON array of extra container ports from `-p` keys, e.g. `["8081/udp"]`. */
   port_maps: string;
