@@ -94,7 +94,7 @@ export function createServices(deps: ServiceDeps) {
     storeUnavailable: emulatorMode ? () => faults.take(STORE_UNAVAILABLE_FAULT) : async () => false,
   });
   const sessions = sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl: config.publicUrl });
-  const login = loginServiceFactory({ users: usersDb, usersService: users, store: loginStore(db), tfaStore, verifier, sessions, messenger, clock, random });
+  const login = loginServiceFactory({ users: usersDb, usersService: users, store: loginStore(db, tfaStore), tfaStore, verifier, sessions, messenger, clock, random });
   const teams = teamsServiceFactory({
     db, teams: teamsDb, users: usersDb, clock, random, publicUrl: config.publicUrl,
     revokeTeamKeys: keys.revokeByTeam,

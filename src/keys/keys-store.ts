@@ -143,3 +143,13 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
 }
 
 export type KeysStore = ReturnType<typeof keysStore>;
+
+/** The emulator's reset keeps the live bootstrap keys: read before the tables are emptied, written back after. */
+export const bootstrapKeys = {
+  async live(tx: Tx): Promise<KeyRow[]> {
+    return tx.selectFrom('api_keys').selectAll().where('is_bootstrap', '=', 1).where('revoked_at', 'is', null).execute();
+  },
+  async restore(tx: Tx, rows: KeyRow[]): Promise<void> {
+    for (const row of rows) await tx.insertInto('api_keys').values(row).execute();
+  },
+};
