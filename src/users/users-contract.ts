@@ -46,6 +46,11 @@ export const usersContract = {
     if (dialect === 'postgres') await tx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
   },
 
+  /** The user row (e.g. the owner the serverless autoscaler acts as). */
+  async byId(tx: Tx, userId: number): Promise<Selectable<UsersTable> | undefined> {
+    return tx.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+  },
+
   /** The emulator's reset: the users kept across it, read before and written back after the tables are emptied. */
   async usersByIds(tx: Tx, ids: number[]): Promise<Selectable<UsersTable>[]> {
     return ids.length ? tx.selectFrom('users').selectAll().where('id', 'in', ids).execute() : [];
