@@ -39,7 +39,6 @@ import { fleetServiceFactory } from './fleet/fleet-service.js';
 import { offersServiceFactory } from './offers/offers-service.js';
 import { instancesModule } from './instances/instances-module.js';
 import { volumesServiceFactory } from './volumes/volumes-service.js';
-import { fleetStore, toRecord } from './fleet/fleet-store.js';
 import { serverlessServiceFactory } from './serverless/serverless-service.js';
 import { offersInTx } from './serverless/serverless-offers.js';
 import { OFFER_FIELDS } from './offers/offer-fields.js';
@@ -77,7 +76,6 @@ export function createServices(deps: ServiceDeps) {
   const usersDb = usersStore(db);
   const outbox = outboxStore(db);
   const faults = faultCounters(db);
-  const fleetMachines = fleetStore(db, store.dialect);
 
   // Services.
   const keysService = keysServiceFactory({ keys, clock, random });
@@ -109,7 +107,7 @@ export function createServices(deps: ServiceDeps) {
     challengeStoreFails: emulatorMode ? () => faults.take(CHALLENGE_STORE_FAULT) : async () => false,
   });
   const sessions = sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl: config.publicUrl });
-  const login = loginServiceFactory({ users: usersDb, usersService: users, store: loginStore(db), tfaStore, verifier, sessions, messenger, clock, random });
+  const login = loginServiceFactory({ users: usersDb, usersService: users, store: loginStore(db, tfaStore), tfaStore, verifier, sessions, messenger, clock, random });
   const teams = teamsServiceFactory({
     db, teams: teamsDb, users: usersDb, clock, random, publicUrl: config.publicUrl,
     revokeTeamKeys: keys.revokeByTeam,
@@ -125,17 +123,10 @@ export function createServices(deps: ServiceDeps) {
   });
   const envVars = envVarsServiceFactory({ db, envVars: envVarsStore(db), clock, secretBox });
   const sshKeys = sshKeysServiceFactory({ db, dialect: store.dialect, sshKeys: sshKeysStore(db), clock });
-  // Volumes: each machine's free disk is a volume offer. FleetApi has no machine list yet, so the fleet's own store
-  // is read here, in the composition root, rather than from the volumes feature (move it into FleetApi when it has one).
+  // Volumes: each machine's free disk is a volume offer.
   const volumes = volumesServiceFactory({
     store, clock, billing,
-    fleet: {
-      machines: async () => (await fleetMachines.machinesAbove(-1)).map(toRecord),
-      machine: async (id, tx) => {
-        const row = await fleetMachines.machine(id, tx);
-        return row && toRecord(row);
-      },
-    },
+    fleet: { machines: () => fleet.machineRecords(), machine: (id, tx) => fleet.machineRecord(id, tx) },
   });
   // Renting and the instance lifecycle. `volumes` is a hook the volumes feature fills in (instances-ports.ts).
   const instances = instancesModule({
@@ -152,7 +143,7 @@ export function createServices(deps: ServiceDeps) {
   // The autoscaler rents and destroys real instances inside its job's transaction, choosing offers as search does.
   const serverless = serverlessServiceFactory({
     store, clock, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,
-    offersIn: offersInTx({ machines: async (tx) => (await fleetMachines.machinesAbove(-1, tx)).map(toRecord), gpus: (ids, tx) => fleetMachines.gpusOf(ids, tx) }, clock),
+    offersIn: offersInTx({ machines: (tx) => fleet.machineRecords(tx), gpus: (ids, tx) => fleet.gpusOf(ids, tx) }, clock),
   });
   // Health, readiness, version and the Prometheus metrics.
   const ops = opsServiceFactory({

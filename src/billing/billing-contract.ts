@@ -3,7 +3,18 @@
  * A meter charges a rate per second of the service clock from `at` until it is stopped. Callers start and stop meters
  * inside their own transaction, at the moment of the state change, so charges and states never disagree.
  */
+import { sql } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
+
+/**
+ * A user's summed hourly rate over their running meters (micro-dollars, 0 without any), for a query over users
+ * aliased `u` to select: the key lookup reads it in its one query per request (keys-store.ts). Billing's table, so
+ * billing's SQL.
+ */
+export const USER_RUNNING_RATE = {
+  column: sql`COALESCE(r.rate_micro_per_hour, 0)`,
+  join: sql`LEFT JOIN billing_rates r ON r.user_id = u.id`,
+};
 
 /** Top-level charge types of the spec. */
 export type ContractType = 'instance' | 'volume' | 'serverless';

@@ -87,9 +87,7 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
    * call schedules next re-times it, and an extra check is harmless (it only re-reads the balance).
    */
   async function cancelCreditCheck(tx: Tx, userId: number): Promise<void> {
-    if (store.dialect !== 'postgres') return scheduler.cancel(creditRef(userId), { tx, kind: CREDIT_JOB });
-    const pending = tx.selectFrom('jobs').select('id').where('ref', '=', creditRef(userId)).where('kind', '=', CREDIT_JOB).forUpdate().skipLocked();
-    await tx.deleteFrom('jobs').where('id', 'in', pending).execute();
+    await scheduler.cancel(creditRef(userId), { tx, kind: CREDIT_JOB, skipRunning: true });
   }
 
   /**

@@ -1,4 +1,5 @@
 import { sql, type Selectable } from 'kysely';
+import { usersContract } from '../users/users-contract.js';
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import { prepared, preparedByKeys } from '../platform/db/prepared.js';
 import type { BillingContractsTable, BillingMetersTable } from './billing-tables.js';
@@ -178,13 +179,7 @@ export function billingStore(db: Tx, dialect: DialectName) {
 
     /** Moves the balance by `deltaMicro` (negative debits); returns the new balance. */
     async adjustCredit(userId: number, deltaMicro: number, tx: Tx = db): Promise<number | undefined> {
-      const row = await tx
-        .updateTable('users')
-        .set((eb) => ({ credit_micro: eb(eb.ref('credit_micro'), '+', deltaMicro) }))
-        .where('id', '=', userId)
-        .returning('credit_micro')
-        .executeTakeFirst();
-      return row?.credit_micro;
+      return usersContract.adjustCredit(tx, userId, deltaMicro);
     },
 
     /**
@@ -215,8 +210,7 @@ export function billingStore(db: Tx, dialect: DialectName) {
     },
 
     async creditOf(userId: number, tx: Tx = db): Promise<number | undefined> {
-      const row = await tx.selectFrom('users').select('credit_micro').where('id', '=', userId).executeTakeFirst();
-      return row?.credit_micro;
+      return usersContract.creditOf(tx, userId);
     },
 
     /**

@@ -5,6 +5,8 @@ import type { Store, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { KeysService } from '../keys/keys-service.js';
+import { bootstrapKeys } from '../keys/keys-store.js';
+import { usersContract } from '../users/users-contract.js';
 import { toUserObject, type NewUserInput, type UsersService } from '../users/users-service.js';
 import type { FaultHandler, FaultRequest } from '../platform/faults.js';
 import type { OutboxStore } from './outbox-store.js';
@@ -99,9 +101,8 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
     async reset(): Promise<{ success: true }> {
       const tables = (await ownTables()).filter((n) => !n.startsWith('kysely_') && !n.startsWith('sqlite_'));
       await store.db.transaction().execute(async (tx) => {
-        const keys = await tx.selectFrom('api_keys').selectAll().where('is_bootstrap', '=', 1).where('revoked_at', 'is', null).execute();
-        const ownerIds = [...new Set(keys.map((k) => k.user_id))];
-        const owners = ownerIds.length ? await tx.selectFrom('users').selectAll().where('id', 'in', ownerIds).execute() : [];
+        const keys = await bootstrapKeys.live(tx);
+        const owners = await usersContract.usersByIds(tx, [...new Set(keys.map((k) => k.user_id))]);
         // The generated secret key of a shared PostgreSQL database (platform/secret-key.ts) outlives a reset: every
         // running process still encrypts with it, and a process started later must read the same key.
         const secretKey = await tx.selectFrom('kv').selectAll().where('key', '=', SECRET_KEY_KV).executeTakeFirst();
@@ -112,8 +113,8 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
           await sql`PRAGMA defer_foreign_keys = ON`.execute(tx);
           for (const t of tables) await sql.raw(`DELETE FROM "${t}"`).execute(tx);
         }
-        for (const o of owners) await tx.insertInto('users').values(o).execute();
-        for (const k of keys) await tx.insertInto('api_keys').values(k).execute();
+        await usersContract.restore(tx, owners);
+        await bootstrapKeys.restore(tx, keys);
         if (secretKey) await tx.insertInto('kv').values(secretKey).execute();
         for (const hook of resetHooks) await hook(tx);
       });

@@ -309,6 +309,16 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     /** GPU model names in the fleet, for `GET /api/v0/gpu_names/unique/`. */
     gpuNames: () => fleet.gpuNames(),
 
+    /** Every machine (volume offers, the autoscaler's offer search). */
+    machineRecords: async (tx?: Tx) => (await fleet.machinesAbove(-1, tx)).map(toRecord),
+    /** One machine, or undefined. */
+    machineRecord: async (id: number, tx?: Tx) => {
+      const row = await fleet.machine(id, tx);
+      return row && toRecord(row);
+    },
+    /** The GPUs of these machines. */
+    gpusOf: (ids: number[], tx?: Tx) => fleet.gpusOf(ids, tx),
+
     simulatedMachines,
   };
 }

@@ -76,6 +76,11 @@ export function instancesModule(deps: InstancesModuleDeps) {
     createIn: creator.createIn,
     events,
     hub,
+    /** Those of `ids` not destroyed (the serverless autoscaler's workers). */
+    async liveIds(tx: Tx, ids: number[]): Promise<number[]> {
+      if (ids.length === 0) return [];
+      return (await tx.selectFrom('instances').select('id').where('id', 'in', ids).where('destroyed_at', 'is', null).execute()).map((r) => r.id);
+    },
     /** Live instances per state (metrics). */
     countByState: () => store.countByState(),
     /** The emulator faults this feature implements (registered by the root in emulator mode). */

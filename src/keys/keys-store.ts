@@ -1,4 +1,5 @@
 import type { DialectName, Tx } from '../platform/db/connect.js';
+import { USER_RUNNING_RATE } from '../billing/billing-contract.js';
 import type { ReadCache } from '../platform/db/read-cache.js';
 import type { UsersTable } from '../users/users-tables.js';
 import type { ApiKeysTable } from './keys-tables.js';
@@ -42,8 +43,8 @@ function packedLookup(db: Tx, dialect: DialectName): CompiledQuery<Packed> {
     SELECT ${jsonArray}(k.id, k.user_id, k.team_id, k.name, k.key_hash, k.kind, k.permissions, k.instance_id,
         k.is_bootstrap, k.created_at, k.last_used_at, k.revoked_at,
         u.id, u.email, u.full_name, u.password_hash, u.credit_micro, u.ssh_key, u.is_admin, u.email_verified_at,
-        u.tfa_status, u.phone_number, u.created_at, COALESCE(r.rate_micro_per_hour, 0)) AS packed
-    FROM api_keys k INNER JOIN users u ON u.id = k.user_id LEFT JOIN billing_rates r ON r.user_id = u.id
+        u.tfa_status, u.phone_number, u.created_at, ${USER_RUNNING_RATE.column}) AS packed
+    FROM api_keys k INNER JOIN users u ON u.id = k.user_id ${USER_RUNNING_RATE.join}
     WHERE k.key_hash = ${''} AND k.revoked_at IS NULL`.compile(db);
 }
 
@@ -149,3 +150,13 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
 }
 
 export type KeysStore = ReturnType<typeof keysStore>;
+
+/** The emulator's reset keeps the live bootstrap keys: read before the tables are emptied, written back after. */
+export const bootstrapKeys = {
+  async live(tx: Tx): Promise<KeyRow[]> {
+    return tx.selectFrom('api_keys').selectAll().where('is_bootstrap', '=', 1).where('revoked_at', 'is', null).execute();
+  },
+  async restore(tx: Tx, rows: KeyRow[]): Promise<void> {
+    for (const row of rows) await tx.insertInto('api_keys').values(row).execute();
+  },
+};

@@ -66,10 +66,17 @@ export class Scheduler {
     return due === null || due === undefined ? null : Number(due);
   }
 
-  /** Removes every scheduled job about `ref` (of one kind, when given). */
-  async cancel(ref: string, opts: { tx?: Tx; kind?: string } = {}): Promise<void> {
+  /**
+   * Removes every scheduled job about `ref` (of one kind, when given). `skipRunning` (with a kind) leaves a job that
+   * is running now, on PostgreSQL, instead of waiting for it to commit.
+   */
+  async cancel(ref: string, opts: { tx?: Tx; kind?: string; skipRunning?: boolean } = {}): Promise<void> {
     const tx = opts.tx ?? this.store.db;
-    if (opts.kind) await this.deleteByRefKind(tx, { ref, kind: opts.kind });
+    if (opts.kind && opts.skipRunning && this.store.dialect === 'postgres') {
+      // A job being run holds its row's lock until it commits: skip it rather than wait for it.
+      const pending = tx.selectFrom('jobs').select('id').where('ref', '=', ref).where('kind', '=', opts.kind).forUpdate().skipLocked();
+      await tx.deleteFrom('jobs').where('id', 'in', pending).execute();
+    } else if (opts.kind) await this.deleteByRefKind(tx, { ref, kind: opts.kind });
     else await this.deleteByRef(tx, { ref });
   }
 

@@ -5,6 +5,7 @@
  * happens in the job's transaction (`ctx.tx`): a worker and its decision commit together or not at all.
  */
 import { sql } from 'kysely';
+import { usersContract } from '../users/users-contract.js';
 import type { Principal } from '../platform/auth.js';
 import type { Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
@@ -23,6 +24,8 @@ const SPARE_OFFERS = 5;
 export interface ScalerInstancesPort {
   createIn(tx: Tx, principal: Principal, offerId: number, body: CreateRequest): Promise<{ new_contract: number }>;
   destroyIn(tx: Tx, principal: Principal, id: number): Promise<unknown>;
+  /** Those of `ids` not destroyed. */
+  liveIds(tx: Tx, ids: number[]): Promise<number[]>;
 }
 
 /** Offer search inside a transaction: `{id}` of the best offers for a filter body, best first. */
@@ -64,7 +67,7 @@ async function attempt<T>(tx: Tx, fn: () => Promise<T>): Promise<T | ApiError> {
 export function scalerFactory({ store, scheduler, billing, instances, offersIn }: ScalerDeps) {
   /** The owner acting: the autoscaler rents and destroys in the workergroup's scope, as its owner would. */
   async function ownerOf(tx: Tx, wg: WorkergroupRow): Promise<Principal | undefined> {
-    const user = await tx.selectFrom('users').selectAll().where('id', '=', wg.user_id).executeTakeFirst();
+    const user = await usersContract.byId(tx, wg.user_id);
     if (!user) return undefined;
     const key = { id: 0, user_id: user.id, team_id: wg.team_id, kind: 'autoscaler', instance_id: null, permissions: null } as unknown as Principal['key'];
     return { user, key, permissions: null, teamId: wg.team_id, presentedKey: '' };
@@ -74,8 +77,7 @@ export function scalerFactory({ store, scheduler, billing, instances, offersIn }
   async function liveWorkers(tx: Tx, wg: WorkergroupRow, at: number): Promise<number[]> {
     const ids = (await store.workers([wg.id], tx)).map((w) => w.instance_id);
     if (ids.length === 0) return [];
-    // A read of the instances' own table, for liveness only (the instances service has no batch lookup in a tx).
-    const alive = new Set((await tx.selectFrom('instances').select('id').where('id', 'in', ids).where('destroyed_at', 'is', null).execute()).map((r) => r.id));
+    const alive = new Set(await instances.liveIds(tx, ids));
     for (const id of ids) if (!alive.has(id)) await store.releaseWorker(id, at, tx);
     return ids.filter((id) => alive.has(id));
   }

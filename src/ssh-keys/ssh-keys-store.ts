@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { usersContract } from '../users/users-contract.js';
 import type { Tx } from '../platform/db/connect.js';
 import type { SshKeysTable } from './ssh-keys-tables.js';
 
@@ -42,7 +43,7 @@ export function sshKeysStore(db: Tx) {
      * consistent under concurrent requests); SQLite transactions are serial already.
      */
     async lockUser(userId: number, dialect: 'sqlite' | 'postgres', tx: Tx): Promise<void> {
-      if (dialect === 'postgres') await tx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+      await usersContract.lock(tx, userId, dialect);
     },
 
     /**
@@ -58,7 +59,7 @@ export function sshKeysStore(db: Tx) {
         .orderBy('id', 'desc')
         .limit(1)
         .executeTakeFirst();
-      await tx.updateTable('users').set({ ssh_key: latest?.public_key ?? null }).where('id', '=', userId).execute();
+      await usersContract.setSshKey(tx, userId, latest?.public_key ?? null);
     },
   };
 }
