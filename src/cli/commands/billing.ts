@@ -11,7 +11,8 @@ const DEFAULT_DAYS = 30;
 const TYPES = ['instance', 'volume', 'serverless'] as const;
 
 /** A day as `YYYY-MM-DD` (UTC) or Unix seconds. */
-function dayArg(name: string, endOfDay = false) {
+/** A day (YYYY-MM-DD, UTC) or Unix seconds; as an end, a date means the whole of that day. */
+export function dayArg(name: string, endOfDay = false) {
   return (v: string): number => {
     if (/^\d+(\.\d+)?$/.test(v)) return Number(v);
     const t = Date.parse(`${v}T00:00:00Z`);

@@ -1,21 +1,12 @@
 /** `transfer credit`, `show invoices`, `search invoices` (client-compat-more §b). */
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { action, numberArg, UsageError } from '../context.js';
 import { parseOfferQuery, QueryError, type FieldDef, type QueryFields } from '../offer-query.js';
 import { utc } from '../output.js';
 import type { Groups } from '../program.js';
+import { dayArg } from './billing.js';
 
 const DAY_S = 86_400;
-
-/** A date (YYYY-MM-DD, UTC) or Unix seconds. */
-function timeArg(name: string) {
-  return (v: string): number => {
-    if (/^\d+(\.\d+)?$/.test(v)) return Number(v);
-    const t = Date.parse(`${v}T00:00:00Z`);
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || Number.isNaN(t)) throw new InvalidArgumentError(`${name} must be YYYY-MM-DD (UTC) or Unix seconds.`);
-    return t / 1000;
-  };
-}
 
 const INVOICE_QUERY: QueryFields = {
   command: 'search invoices',
@@ -53,8 +44,8 @@ export function registerPayments(g: Groups, verb: (name: string, what: string) =
   g.show
     .command('invoices')
     .description('charges and payments between two days (default: the last day), with the total and your credit now')
-    .option('-s, --start <day>', 'from, YYYY-MM-DD (UTC) or Unix seconds', timeArg('--start'))
-    .option('-e, --end <day>', 'until, YYYY-MM-DD (UTC) or Unix seconds', timeArg('--end'))
+    .option('-s, --start <day>', 'from, YYYY-MM-DD (UTC) or Unix seconds', dayArg('--start'))
+    .option('-e, --end <day>', 'until, YYYY-MM-DD (UTC) or Unix seconds', dayArg('--end', true))
     .option('-c, --only-charges', 'only charges')
     .option('-p, --only-credits', 'only payments')
     .addHelpText('after', '\nExample:\n  gpuplane show invoices -s 2026-11-01 -e 2026-11-23')
