@@ -34,12 +34,25 @@ export interface Config {
    * @default 10
    */
   shutdownTimeout: number;
+  /**
+   * Days the audit log keeps an entry.
+   * @default 90
+   */
+  auditRetentionDays: number;
   smtpUrl: string | undefined;
   smtpFrom: string;
+  /**
+   * Seconds without a status report from a real host's agent after which its machine is offline and its running
+   * instances `offline` (docs/AGENT-PROTOCOL.md). Agents are told to report every third of it.
+   * @default 30
+   */
+  agentOfflineAfter: number;
   /** Base URL of the HTTP SMS provider in production. */
   smsUrl: string | undefined;
   smsAccount: string | undefined;
   smsToken: string | undefined;
+  /** Fraction of what renters paid that the platform keeps; a host earns the rest (`show earnings`). @default 0.1 */
+  hostServiceFee: number;
 }
 
 export class ConfigError extends Error {}
@@ -95,6 +108,12 @@ export const SETTINGS = {
     default: '10',
     help: 'seconds a SIGTERM/SIGINT waits for in-flight requests before cutting connections',
   },
+  auditRetentionDays: {
+    env: 'GPUPLANE_AUDIT_RETENTION_DAYS',
+    flag: 'audit-retention-days',
+    default: '90',
+    help: 'days the audit log (logins, 2FA and key changes, instances, credit, roles) keeps an entry',
+  },
   logLevel: { env: 'GPUPLANE_LOG_LEVEL', flag: 'log-level', default: 'info', help: 'fatal, error, warn, info, debug, trace or silent' },
   logFormat: {
     env: 'GPUPLANE_LOG_FORMAT',
@@ -112,6 +131,18 @@ export const SETTINGS = {
   smsUrl: { env: 'GPUPLANE_SMS_URL', flag: 'sms-url', help: 'base URL of the HTTP SMS provider in production' },
   smsAccount: { env: 'GPUPLANE_SMS_ACCOUNT', flag: 'sms-account', help: 'SMS provider account id' },
   smsToken: { env: 'GPUPLANE_SMS_TOKEN', flag: 'sms-token', help: 'SMS provider auth token' },
+  agentOfflineAfter: {
+    env: 'GPUPLANE_AGENT_OFFLINE_AFTER',
+    flag: 'agent-offline-after',
+    default: '30',
+    help: 'seconds without a report from a host agent before its machine and instances are offline',
+  },
+  hostServiceFee: {
+    env: 'GPUPLANE_HOST_SERVICE_FEE',
+    flag: 'host-service-fee',
+    default: '0.1',
+    help: 'fraction (0 to 1) of what renters pay that the platform keeps; hosts earn the rest',
+  },
 } satisfies Record<keyof Config, Setting>;
 
 type Raw = Partial<Record<keyof Config, string>>;
@@ -154,6 +185,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
   const int = (name: keyof Config, min: number, max: number): number => {
     const v = get(name)!;
     if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) fail(name, `must be an integer from ${min} to ${max}`);
+    return Number(v);
+  };
+  const fraction = (name: keyof Config): number => {
+    const v = get(name)!;
+    if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(v)) fail(name, 'must be a number from 0 to 1');
     return Number(v);
   };
   const oneOf = <T extends string>(name: keyof Config, allowed: readonly T[]): T => {
@@ -228,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     publicUrl: publicUrlRaw.replace(/\/+$/, ''),
     sqliteSync: oneOf('sqliteSync', ['normal', 'full'] as const),
     shutdownTimeout: int('shutdownTimeout', 0, 3600),
+    auditRetentionDays: int('auditRetentionDays', 1, 36_500),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     logFormat: oneOf('logFormat', ['auto', 'json', 'pretty'] as const),
     metricsToken,
@@ -236,5 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     smsUrl,
     smsAccount: get('smsAccount'),
     smsToken: get('smsToken'),
+    agentOfflineAfter: int('agentOfflineAfter', 3, 86_400),
+    hostServiceFee: fraction('hostServiceFee'),
   };
 }

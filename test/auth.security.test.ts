@@ -15,7 +15,8 @@ function pathOf(route: RouteInfo): string {
 }
 
 const guarded = (t: TestApp) => t.routes.filter((r) => r.category !== 'public' && r.category !== undefined && !r.customAuth);
-const customAuth = (t: TestApp) => t.routes.filter((r) => r.customAuth);
+/** The 2FA routes; the agent's machine-key routes authenticate by themselves too (agent-server.security.test.ts). */
+const customAuth = (t: TestApp) => t.routes.filter((r) => r.customAuth && !r.url.startsWith('/api/v0/agent/'));
 
 /** Sends `{}` on methods that carry a body, so the reply is about the credential, whatever the body schema. */
 async function call(t: TestApp, route: RouteInfo, headers: Record<string, string>): Promise<Reply> {

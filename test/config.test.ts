@@ -27,6 +27,7 @@ describe('config: defaults (contract §1)', () => {
     assert.equal(c.logLevel, 'info');
     assert.equal(c.logFormat, 'auto');
     assert.equal(c.metricsToken, undefined);
+    assert.equal(c.agentOfflineAfter, 30);
   });
 
   test('the public URL follows host and port unless set', () => {
@@ -56,6 +57,7 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   publicUrl: ['https://gpu.example.com', { publicUrl: 'https://gpu.example.com' }],
   sqliteSync: ['full', { sqliteSync: 'full' }],
   shutdownTimeout: ['3', { shutdownTimeout: 3 }],
+  auditRetentionDays: ['30', { auditRetentionDays: 30 }],
   logLevel: ['warn', { logLevel: 'warn' }],
   logFormat: ['pretty', { logFormat: 'pretty' }],
   metricsToken: ['scrape-token-0123456789', { metricsToken: 'scrape-token-0123456789' }],
@@ -64,6 +66,8 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   smsUrl: ['https://sms.example.com/v1', { smsUrl: 'https://sms.example.com/v1' }],
   smsAccount: ['AC123', { smsAccount: 'AC123' }],
   smsToken: ['tok_456', { smsToken: 'tok_456' }],
+  agentOfflineAfter: ['45', { agentOfflineAfter: 45 }],
+  hostServiceFee: ['0.25', { hostServiceFee: 0.25 }],
 };
 
 describe('config: every variable, and its flag mirror', () => {
@@ -106,6 +110,9 @@ describe('config: every variable, and its flag mirror', () => {
 
 /** Bad values: each must fail at start with a message naming the variable (and its flag). */
 const BAD: [keyof Config, string, Record<string, string>?][] = [
+  ['hostServiceFee', '1.5'],
+  ['hostServiceFee', '-0.1'],
+  ['hostServiceFee', 'ten percent'],
   ['port', 'http'],
   ['port', '65536'],
   ['port', '-1'],

@@ -131,6 +131,10 @@ export interface MachineSpec {
   cluster_id: number | null;
   /** Fraction off dph_total for reserved (prepaid) rentals. */
   reserved_discount: number;
+  /** Run by `gpuplane agent` (a real host): its instances follow the agent's reports, not simulated boot timers. */
+  agent?: boolean;
+  /** The host declared the hardware (`gpuplane agent --hardware`) instead of discovery: never `verified`. */
+  hardware_declared?: boolean;
 }
 
 /** A machine to insert: prices in micro-dollars, the host's verification, the spec. */

@@ -55,6 +55,8 @@ export interface MachineInfo {
   gpu_name: string;
   /** Fault condition injected on the machine, or null when healthy. */
   fault: null | 'offline' | 'unknown' | 'exited' | 'stall';
+  /** Run by `gpuplane agent`: its instances' states come from the agent's reports, not from simulated boot timers. */
+  agent: boolean;
 }
 
 export interface FleetApi {

@@ -3,19 +3,24 @@ import type { DialectName, Tx } from '../platform/db/connect.js';
 import { prepared } from '../platform/db/prepared.js';
 import type { FleetMachinesTable } from './fleet-tables.js';
 import type { MachineSpec, NewMachine } from './fleet-catalogue.js';
-import { driverCode, type GpuHold, type MachineFault, type MachineRecord } from './fleet-offers.js';
+import { driverCode, type GpuHold, type MachineFault, type MachineRecord, type MaintWindow } from './fleet-offers.js';
 
 export type MachineRow = Selectable<FleetMachinesTable> & { verification: string };
 
 /** Rows per INSERT: well inside SQLite's 32,766 bound parameters at 17 columns per machine. */
 const INSERT_CHUNK = 500;
 
+const NO_WINDOWS: readonly MaintWindow[] = Object.freeze([]);
+const parseMaint = (text: string): MaintWindow[] =>
+  (JSON.parse(text) as [number, number, number, string][]).map(([start, end, hours, category]) => ({ start, end, hours, category }));
+
 export function toRecord(r: MachineRow): MachineRecord {
   const spec = JSON.parse(r.spec) as MachineSpec;
   return {
     id: r.id,
     host_id: r.host_id,
-    verification: r.verification,
+    // Declared hardware is never verified, whatever its host's standing.
+    verification: spec.hardware_declared ? 'unverified' : r.verification,
     gpu_name: r.gpu_name,
     num_gpus: r.num_gpus,
     price_gpu_micro: Number(r.price_gpu_micro),
@@ -29,6 +34,12 @@ export function toRecord(r: MachineRow): MachineRecord {
     vms_enabled: r.vms_enabled === 1,
     fault: r.fault as MachineFault,
     end_date: r.end_date,
+    listed: r.listed === 1 && r.deleted !== 1,
+    deleted: r.deleted === 1,
+    min_chunk: r.min_chunk,
+    credit_discount_max: Number(r.credit_discount_max),
+    listing_duration: r.listing_duration === null ? null : Number(r.listing_duration),
+    maint: r.maint ? parseMaint(r.maint) : NO_WINDOWS,
     spec,
     driver_code: driverCode(spec.driver_version),
   };
@@ -189,6 +200,56 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       return { before: row.fault };
     },
 
+    /**
+     * The host id of a user, created on first use (a host is a user: fleet-host-user-migration.ts). Safe when two
+     * requests of one user race: the unique index lets one insert win, and the other reads its row.
+     */
+    async hostOfUser(tx: Tx, userId: number, now: number): Promise<number> {
+      const found = await tx.selectFrom('fleet_hosts').select('id').where('user_id', '=', userId).executeTakeFirst();
+      if (found) return found.id;
+      await tx
+        .insertInto('fleet_hosts')
+        .values({ user_id: userId, verification: 'unverified', created_at: now })
+        .onConflict((oc) => oc.column('user_id').doNothing())
+        .execute();
+      const row = await tx.selectFrom('fleet_hosts').select('id').where('user_id', '=', userId).executeTakeFirstOrThrow();
+      return row.id;
+    },
+
+    /** The user behind a host, or null for a simulated host (or an unknown id). */
+    async userOfHost(hostId: number, tx: Tx = db): Promise<number | null> {
+      const row = await tx.selectFrom('fleet_hosts').select('user_id').where('id', '=', hostId).executeTakeFirst();
+      return row?.user_id ?? null;
+    },
+
+    /** Inserts one machine and its GPUs on an existing host (a real host's machine, from `gpuplane agent`). */
+    async insertMachineOnHost(tx: Tx, hostId: number, m: NewMachine, opts: { now: number; version: number }): Promise<number> {
+      const row = await tx
+        .insertInto('fleet_machines')
+        .values({
+          host_id: hostId, gpu_name: m.gpu_name, num_gpus: m.num_gpus, price_gpu_micro: m.price_gpu_micro,
+          price_disk_micro: m.price_disk_micro, price_inetu_micro: m.price_inetu_micro, price_inetd_micro: m.price_inetd_micro,
+          min_bid_micro: m.min_bid_micro, public_ipaddr: m.public_ipaddr, direct_port_start: m.direct_port_start,
+          direct_port_count: m.direct_port_count, vms_enabled: m.vms_enabled ? 1 : 0, fault: null, heartbeat_at: opts.now,
+          end_date: opts.now + m.listed_for, spec: JSON.stringify(m.spec), version: opts.version, created_at: opts.now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const gpus = Array.from({ length: m.num_gpus }, (_, g) => ({ machine_id: row.id, gpu_index: g, instance_id: null, hold_kind: null, bid_micro: null }));
+      await tx.insertInto('fleet_gpus').values(gpus).execute();
+      return row.id;
+    },
+
+    /** Rewrites a machine's hardware description (a real host reported new hardware). */
+    async updateHardware(tx: Tx, id: number, patch: { gpu_name: string; public_ipaddr: string; direct_port_start: number; direct_port_count: number; spec: MachineSpec }): Promise<void> {
+      await tx.updateTable('fleet_machines').set({ ...patch, spec: JSON.stringify(patch.spec) }).where('id', '=', id).execute();
+    },
+
+    /** Sets a machine's prices and listing end (a host lists its machine). */
+    async setListing(tx: Tx, id: number, l: { price_gpu_micro: number; price_disk_micro: number; price_inetu_micro: number; price_inetd_micro: number; min_bid_micro: number; end_date: number }): Promise<void> {
+      await tx.updateTable('fleet_machines').set(l).where('id', '=', id).execute();
+    },
+
     async gpuNames(tx: Tx = db): Promise<string[]> {
       const rows = await tx.selectFrom('fleet_machines').select('gpu_name').distinct().orderBy('gpu_name').execute();
       return rows.map((r) => r.gpu_name);
@@ -203,7 +264,7 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     async insertMachines(
       tx: Tx,
       list: NewMachine[],
-      opts: { now: number; version: number; hostOf?: (i: number) => number; numberFromOne?: boolean },
+      opts: { now: number; version: number; hostOf?: (i: number) => number; numberFromOne?: boolean; hostId?: number },
     ): Promise<number[]> {
       const hostKey = opts.hostOf ?? ((i: number) => i);
       const hostIndex = new Map<number, number>();
@@ -215,8 +276,8 @@ export function fleetStore(db: Tx, dialect: DialectName) {
           hostRows.push({ verification: m.verification, created_at: opts.now, ...(opts.numberFromOne ? { id: hostRows.length + 1 } : {}) });
         }
       });
-      const hostIds: number[] = [];
-      for (let i = 0; i < hostRows.length; i += INSERT_CHUNK) {
+      const hostIds: number[] = opts.hostId === undefined ? [] : hostRows.map(() => opts.hostId!);
+      for (let i = 0; opts.hostId === undefined && i < hostRows.length; i += INSERT_CHUNK) {
         const ids = await tx.insertInto('fleet_hosts').values(hostRows.slice(i, i + INSERT_CHUNK)).returning('id').execute();
         hostIds.push(...ids.map((r) => r.id).sort((a, b) => a - b));
       }

@@ -1,5 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { MAX_GPUS_PER_MACHINE } from './fleet-offers.js';
+
+/** The most GPUs one machine may have. */
+export const MAX_GPUS_PER_MACHINE = 64;
 
 const num = (min: number, max: number) => Type.Optional(Type.Number({ minimum: min, maximum: max }));
 const int = (min: number, max: number) => Type.Optional(Type.Integer({ minimum: min, maximum: max }));
@@ -50,6 +52,10 @@ export const NewMachineBody = Type.Object(
     price_inetu: num(0, 1000),
     price_inetd: num(0, 1000),
     min_bid: num(0, 1000),
+    /** The user who hosts the machine (a host is a user); omitted: a simulated host of its own. */
+    owner_user_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** False: not listed until its host lists it (as after registration by the agent). Default true. */
+    listed: bool(),
   },
   { additionalProperties: false },
 );

@@ -106,17 +106,19 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
   async function boot(tx: Tx, inst: InstanceRow, at: number, msg: string | null = null, opts: { created?: boolean } = {}): Promise<InstanceRow> {
     // An instance created in this transaction has no jobs to cancel yet.
     if (!opts.created) await scheduler.cancel(refOf(inst.id), { tx });
+    // On a real host (gpuplane agent) the agent's reports drive the boot, not simulated timers (src/hosts/).
+    const real = inst.machine_id !== null && (await fleet.machine(inst.machine_id, tx))?.agent === true;
     const total = Math.max(bootSeconds({ ...inst, state_version: inst.state_version + 1 }), PROVISION_DELAY_S);
     const next = await transition(
       tx,
       inst,
       {
         actual_status: null, intended_status: 'running', status_msg: msg, ports: null, running_since: null,
-        boot_step_at: at + PROVISION_DELAY_S, boot_running_at: at + total,
+        boot_step_at: real ? null : at + PROVISION_DELAY_S, boot_running_at: real ? null : at + total,
       },
       at,
     );
-    await ensureBootJob(tx, at + PROVISION_DELAY_S);
+    if (!real) await ensureBootJob(tx, at + PROVISION_DELAY_S);
     return next;
   }
 

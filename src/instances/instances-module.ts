@@ -1,6 +1,7 @@
 /**
  * Builds the instances feature from its dependencies (called once from services.ts) and registers its background
- * jobs, emulator faults and billing hook.
+ * jobs. Its emulator faults and its hooks (credit exhausted, host lost, team delete) are returned for the root to
+ * wire.
  */
 import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
@@ -9,16 +10,16 @@ import type { Store, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import type { BillingApi } from '../billing/billing-contract.js';
+import type { BillingApi, CreditExhaustedHook } from '../billing/billing-contract.js';
+import type { FaultHandler } from '../platform/faults.js';
 import type { FleetApi } from '../fleet/fleet-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
 import type { KeysStore } from '../keys/keys-store.js';
-import type { EmulatorService } from '../emulator/emulator-service.js';
 import { createFactory } from './instances-create.js';
 import { EventsHub, instanceEventsFactory } from './instances-events.js';
 import { INSTANCE_FAULTS, instanceJobsFactory } from './instances-jobs.js';
 import { lifecycleFactory } from './instances-lifecycle.js';
-import type { SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
+import type { AgentLogsPort, SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
 import { instancesServiceFactory } from './instances-service.js';
 import { instancesStore } from './instances-store.js';
 
@@ -31,12 +32,12 @@ export interface InstancesModuleDeps {
   secretBox: SecretBox;
   keys: KeysStore;
   keysService: KeysService;
-  emulator: Pick<EmulatorService, 'registerFault'>;
   fleet: FleetApi;
   billing: BillingApi;
   templates: TemplatesPort;
   sshKeys: SshKeysPort;
   volumes: VolumesPort;
+  agentLogs?: AgentLogsPort;
 }
 
 export function instancesModule(deps: InstancesModuleDeps) {
@@ -51,9 +52,8 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const jobs = instanceJobsFactory({ db, store, lifecycle, fleet: deps.fleet, scheduler: deps.scheduler, clock: deps.clock, notify });
 
   jobs.register();
-  for (const name of INSTANCE_FAULTS) deps.emulator.registerFault(name, (req) => jobs.fault(req));
   // Out of credit: compute stops (disk keeps accruing, as on real clouds); the user starts it again after a top-up.
-  deps.billing.onCreditExhausted(async (tx, { userId, at, lockBilling }) => {
+  const creditExhausted: CreditExhaustedHook = async (tx, { userId, at, lockBilling }) => {
     const rows = await tx.selectFrom('instances').select('id').where('user_id', '=', userId).where('destroyed_at', 'is', null)
       .where('intended_status', '=', 'running').orderBy('id').execute();
     // The order every request takes (no deadlock on PostgreSQL): all the instances first, then billing, then stops.
@@ -66,7 +66,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
     for (const inst of locked) {
       await lifecycle.halt(tx, inst, at, { actual_status: 'stopped', intended_status: 'stopped', status_msg: 'stopped: credit exhausted' });
     }
-  });
+  };
 
   return {
     ...service,
@@ -76,6 +76,14 @@ export function instancesModule(deps: InstancesModuleDeps) {
     hub,
     /** Live instances per state (metrics). */
     countByState: () => store.countByState(),
+    /** The emulator faults this feature implements (registered by the root in emulator mode). */
+    faults: Object.fromEntries(INSTANCE_FAULTS.map((name) => [name, (req) => jobs.fault(req)])) as Record<string, FaultHandler>,
+    /** Billing hook: the user's credit ran out. */
+    creditExhausted,
+    /** For real hosts (src/hosts/): their agents' reports drive the lifecycle of the instances on their machines. */
+    real: { store, lifecycle, notify },
+    /** For the hosting feature: the instances placed on machines (earnings, force_delete, renters' maintenance view). */
+    onMachines: (machineIds: readonly number[], tx: Tx = db) => instancesOnMachines(tx, machineIds),
     /** For the fleet's host runtime: a host that stopped heartbeating. */
     hostLost: jobs.hostLost,
     /**
@@ -93,3 +101,26 @@ export function instancesModule(deps: InstancesModuleDeps) {
 }
 
 export type InstancesModule = ReturnType<typeof instancesModule>;
+
+/** An instance as the hosting feature sees it: where it ran and for whom (no renter data beyond ids). */
+export interface PlacedInstance {
+  id: number;
+  machine_id: number;
+  user_id: number;
+  team_id: number | null;
+  live: boolean;
+}
+
+async function instancesOnMachines(tx: Tx, machineIds: readonly number[]): Promise<PlacedInstance[]> {
+  const out: PlacedInstance[] = [];
+  for (let i = 0; i < machineIds.length; i += 500) {
+    const rows = await tx
+      .selectFrom('instances')
+      .select(['id', 'machine_id', 'user_id', 'team_id', 'destroyed_at'])
+      .where('machine_id', 'in', machineIds.slice(i, i + 500))
+      .orderBy('id')
+      .execute();
+    for (const r of rows) out.push({ id: r.id, machine_id: r.machine_id!, user_id: r.user_id, team_id: r.team_id, live: r.destroyed_at === null });
+  }
+  return out;
+}

@@ -29,3 +29,17 @@ export interface VolumesPort {
   /** Detaches whatever the instance had attached (destroy). */
   detachAll(tx: Tx, instanceId: number): Promise<void>;
 }
+
+/**
+ * HOOK for real hosts (src/hosts/): `request_logs` on an instance of a machine run by `gpuplane agent` asks its agent
+ * for the container's real log instead of the simulated boot log.
+ */
+export interface AgentLogsPort {
+  /** A renter asked for an instance's log (`request_logs`); a real host's machine lists it for its agent. */
+  requested(req: { logRequestId: number; instanceId: number; machineId: number | null; tail: number | null; filter: string | null }): Promise<void>;
+  /**
+   * The agent's answer to that log request, waiting a few seconds for it; undefined when the instance is not on a
+   * real host. Throws ApiError `not_found` while the agent has not answered yet (the client retries).
+   */
+  textOf(logRequestId: number): Promise<string | undefined>;
+}

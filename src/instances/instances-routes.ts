@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf, scopeOf } from '../platform/auth.js';
 import { ErrorReply, SuccessReply } from '../platform/schemas.js';
 import type { InstancesModule } from './instances-module.js';

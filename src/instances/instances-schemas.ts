@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { Id } from '../platform/schemas.js';
-import { SSH_KEY_MAX_CHARS } from '../ssh-keys/ssh-keys-format.js';
+import { SSH_KEY_MAX_CHARS } from '../ssh-keys/ssh-keys-types.js';
 
 /**
  * Optional, and null allowed (the vastai client sends every key, null when unset). A JSON-schema type list, not an

@@ -15,7 +15,7 @@ import type { BillingApi } from '../billing/billing-contract.js';
 import type { FleetApi, MachineInfo } from '../fleet/fleet-contract.js';
 import type { KeysStore } from '../keys/keys-store.js';
 import { contractOf, refOf, type Lifecycle } from './instances-lifecycle.js';
-import type { VolumesPort } from './instances-ports.js';
+import type { AgentLogsPort, VolumesPort } from './instances-ports.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import { toInstanceObject, type InstanceObject } from './instances-view.js';
 import { MAX_LABEL_CHARS } from './instances-request.js';
@@ -40,6 +40,8 @@ export interface ServiceDeps {
   random: Random;
   config: Config;
   volumes: VolumesPort;
+  /** Logs of instances on real hosts (their agents answer). */
+  agentLogs?: AgentLogsPort;
   /** Called after a state change commits (wakes event streams and waiters in this process). */
   notify: () => void;
 }
@@ -234,9 +236,13 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     /** `request_logs`: an unguessable, expiring `result_url` (the client fetches it without a key). */
     async requestLogs(principal: Principal, id: number, body: Static<typeof LogsBody>) {
       checkInstanceKey(principal, id);
-      if (!(await store.findInScope(id, scopeOf(principal)))) throw new ApiError('not_found', `instance ${id} not found`);
+      const inst = await store.findInScope(id, scopeOf(principal));
+      if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
       const token = secretToken(random, '');
-      await store.insertLogRequest({ instance_id: id, token_hash: sha256Hex(token), tail: body.tail ?? null, filter: body.filter ?? null, expires_at: clock.now() + LOG_URL_TTL_S });
+      const tail = body.tail ?? null;
+      const filter = body.filter ?? null;
+      const logRequestId = await store.insertLogRequest({ instance_id: id, token_hash: sha256Hex(token), tail, filter, expires_at: clock.now() + LOG_URL_TTL_S });
+      await deps.agentLogs?.requested({ logRequestId, instanceId: id, machineId: inst.machine_id, tail, filter });
       return { success: true as const, result_url: `${config.publicUrl}/api/v0/instances/logs/${token}/`, msg: 'logs are ready at result_url' };
     },
 
@@ -244,6 +250,8 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     async logText(token: string): Promise<string> {
       const req = await store.findLogRequest(sha256Hex(token));
       if (!req || req.expires_at < clock.now()) throw new ApiError('not_found', 'no such log, or it expired');
+      const real = await deps.agentLogs?.textOf(req.id);
+      if (real !== undefined) return real;
       const inst = await db.selectFrom('instances').selectAll().where('id', '=', req.instance_id).executeTakeFirst();
       if (!inst) throw new ApiError('not_found', 'no such log, or it expired');
       const lines = bootLog(inst, await store.eventsOf(inst.id));

@@ -120,7 +120,8 @@ export function instancesStore(db: Tx, dialect: DialectName) {
     },
 
     async insertLogRequest(row: { instance_id: number; token_hash: string; tail: number | null; filter: string | null; expires_at: number }, tx: Tx = db) {
-      await tx.insertInto('instance_log_requests').values(row).execute();
+      const r = await tx.insertInto('instance_log_requests').values(row).returning('id').executeTakeFirstOrThrow();
+      return r.id;
     },
 
     async findLogRequest(tokenHash: string, tx: Tx = db) {

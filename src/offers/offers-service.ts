@@ -7,7 +7,7 @@ import { DEFAULT_ALLOCATED_STORAGE_GB, type OfferContext, type OfferEntry, type 
 import type { FleetIndex } from '../fleet/fleet-index.js';
 import { coerce, parseFilterBody, type ParsedQuery } from './filter.js';
 import { OfferColumns } from './offer-columns.js';
-import { offersReplyText } from './offer-json.js';
+import { offerJsonWriter } from './offer-json.js';
 import { searchOffers } from './offer-search.js';
 import { OFFER_FIELD_ALIASES, OFFER_FIELDS } from './offer-fields.js';
 
@@ -76,6 +76,7 @@ export function parseOfferSearch(body: unknown, now: number): { q: ParsedQuery; 
 
 export function offersServiceFactory({ index, clock }: OffersDeps) {
   const columns = new OfferColumns();
+  const writer = offerJsonWriter();
 
   /** The offers a search body selects, in order (validated; 400 naming the mistake). */
   async function select(body: unknown): Promise<{ rows: OfferEntry[]; ctx: OfferContext }> {
@@ -87,7 +88,7 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
 
   async function searchText(body: unknown): Promise<string> {
     const { rows, ctx } = await select(body);
-    return offersReplyText(rows, ctx);
+    return writer.offersReplyText(rows, ctx);
   }
 
   function parseQ(q: string | undefined): unknown {

@@ -9,6 +9,9 @@
  */
 import { accountApi } from './api/account.js';
 import { agentApi } from './api/agent.js';
+import { envVarsApi } from './api/env-vars.js';
+import { paymentsApi } from './api/payments.js';
+import { auditApi } from './api/audit.js';
 import { emulatorApi } from './api/emulator.js';
 import { billingApi } from './api/billing.js';
 import { apiKeysApi, teamApi } from './api/keys.js';
@@ -17,6 +20,7 @@ import { instancesApi } from './api/instances.js';
 import { serverlessApi, volumesApi } from './api/serverless.js';
 import { sshKeysApi, templatesApi } from './api/templates.js';
 import { loginApi, tfaApi } from './api/tfa.js';
+import { machinesApi } from './api/machines.js';
 import { createTransport, type ClientOptions } from './transport.js';
 import { waitForInstance, type InstanceState, type WaitOptions } from './wait.js';
 import { GpuplaneError } from './errors.js';
@@ -43,13 +47,20 @@ export function createClient(options: ClientOptions) {
     serverless: serverlessApi(t),
     templates: templatesApi(t),
     sshKeys: sshKeysApi(t),
+    envVars: envVarsApi(t),
     apiKeys: apiKeysApi(t),
     team: teamApi(t),
     billing: billingApi(t),
+    /** Credit transfers and invoices. */
+    payments: paymentsApi(t),
+    /** The audit log and the addresses your requests came from. */
+    audit: auditApi(t),
     auth: loginApi(t),
     tfa: tfaApi(t),
     /** The machine agent's protocol (docs/AGENT-PROTOCOL.md). */
     agent: agentApi(t),
+    /** The host side: your machines, their listings, maintenance windows and earnings. */
+    machines: machinesApi(t),
     /**
      * Waits until instance `id` is in `until` (default `running`), on the server's instance events. Rejects with
      * InstanceFailedError on `exited`/`unknown`/`offline` and with WaitTimeoutError after `timeout` seconds.

@@ -7,8 +7,9 @@
  */
 import { badRequest } from '../platform/errors.js';
 
-/** Longest key line accepted (an 16384-bit RSA key is about 2.8 KB; comments are short). */
-export const SSH_KEY_MAX_CHARS = 16_384;
+import { SSH_KEY_MAX_CHARS } from './ssh-keys-types.js';
+
+export { SSH_KEY_MAX_CHARS };
 
 /** The key types OpenSSH accepts in authorized_keys (no ssh-ed448: OpenSSH has no such key type). */
 export const SSH_KEY_TYPES = [

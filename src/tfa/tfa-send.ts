@@ -16,6 +16,8 @@ import { maskPhone } from './tfa-view.js';
 
 /** Prefix of challenge secrets (`tfa_secret`); the secret is shown once and only its SHA-256 is stored. */
 export const TFA_SECRET_PREFIX = 'tfs_';
+/** Emulator fault (`POST /_emu/faults`): the next `count` challenges cannot be stored (challenge_creation_failed). */
+export const CHALLENGE_STORE_FAULT = 'challenge_store_error';
 
 export interface SendDeps {
   db: Db;
@@ -26,6 +28,8 @@ export interface SendDeps {
   random: Random;
   /** The add-method window check (an "authorization gate"). */
   requireWindow(userId: number): Promise<void>;
+  /** The CHALLENGE_STORE_FAULT port: true when the next challenge is to fail to store (wired in emulator mode only). */
+  challengeStoreFails?(): Promise<boolean>;
 }
 
 export type SmsRequest = TfaBodies['sms'];
@@ -34,7 +38,7 @@ const rateLimited = (msg: string, retryAfter: number) =>
   new ApiError('sms_rate_limited', msg, {}, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfter))) });
 
 /** Sending SMS and e-mail codes, with the abuse limits of SMS. */
-export function tfaSender({ db, store, verifier, messenger, clock, random, requireWindow }: SendDeps) {
+export function tfaSender({ db, store, verifier, messenger, clock, random, requireWindow, challengeStoreFails }: SendDeps) {
   /** A live challenge of this user named by `secret` (not yet used, not expired). */
   async function liveChallenge(user: UserRow, secret: string): Promise<ChallengeRow> {
     const ch = await verifier.challengeFor(user, secret, ['login', 'verify', 'authorize', 'setup']);
@@ -47,6 +51,7 @@ export function tfaSender({ db, store, verifier, messenger, clock, random, requi
     const secret = secretToken(random, TFA_SECRET_PREFIX);
     const now = clock.now();
     try {
+      if (challengeStoreFails && (await challengeStoreFails())) throw new Error('emulator fault: the challenge store failed');
       const ch = await store.insertChallenge({
         user_id: user.id, secret_hash: sha256Hex(secret), purpose, created_at: now, expires_at: now + TFA_CHALLENGE_TTL_S, ...fields,
       });

@@ -1,10 +1,8 @@
-import type { Config } from '../config.js';
 import { durationText, type Clock } from '../platform/clock.js';
 import { safeEqual, sha256Hex, type SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
-import type { FaultCounters } from '../messages/fault-counters.js';
 import type { UserRow } from '../users/users-store.js';
 import type { TfaCaller } from './tfa-auth.js';
 import {
@@ -17,19 +15,16 @@ import type { TfaBodies } from './tfa-schemas.js';
 import { defaultLabel, methodObject } from './tfa-view.js';
 import { isTotpSecret, newTotpSecret, provisioningUri, verifyTotp } from './totp.js';
 
-/** Emulator fault of contract §2: the next authorization gate checks fail with `service_unavailable`. */
-export const STORE_UNAVAILABLE_FAULT = 'store_unavailable';
-
 export interface TfaServiceDeps {
   db: Db;
   store: TfaStore;
   verifier: TfaVerifier;
   sender: TfaSender;
-  faults: FaultCounters;
   clock: Clock;
   random: Random;
   secretBox: SecretBox;
-  config: Pick<Config, 'mode'>;
+  /** The add-method window check (tfa-window.ts). */
+  requireWindow(userId: number): Promise<void>;
 }
 
 /** `XXXX-XXXX-XXXX` from the unambiguous alphabet. */
@@ -40,18 +35,7 @@ function backupCode(random: Random): string {
 }
 
 export function tfaServiceFactory(deps: TfaServiceDeps) {
-  const { db, store, verifier, sender, faults, clock, random, secretBox, config } = deps;
-
-  /** The add-method window (an authorization gate); the emulator can make the gate's store unavailable. */
-  async function requireWindow(userId: number): Promise<void> {
-    if (config.mode === 'emulator' && (await faults.take(STORE_UNAVAILABLE_FAULT))) {
-      throw new ApiError('service_unavailable', 'the authorization store is unavailable; retry', {}, undefined, { 'Retry-After': '1' });
-    }
-    const account = await store.account(userId);
-    if (!account?.new_method_until || account.new_method_until <= clock.now()) {
-      throw new ApiError('authorization_required', `authorize first (POST then PUT /api/v0/tfa/authorize-new-method/); the window lasts ${durationText(TFA_AUTH_WINDOW_S)}`);
-    }
-  }
+  const { db, store, verifier, sender, clock, random, secretBox, requireWindow } = deps;
 
   /** A fresh set of backup codes replaces the old one; the plaintext leaves only in this reply. */
   async function newBackupCodes(userId: number, tx: Tx): Promise<string[]> {

@@ -22,9 +22,9 @@ export interface Served {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `gpuplane serve` with these GPUPLANE_* variables on port 0 and resolves once it listens. */
-export async function serve(env: Record<string, string>, options: { cwd?: string } = {}): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+/** Starts `gpuplane serve` with these GPUPLANE_* variables on port 0 (or `port`) and resolves once it listens. */
+export async function serve(env: Record<string, string>, options: { cwd?: string; port?: number } = {}): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(options.port ?? 0)], {
     cwd: options.cwd,
     env: { ...process.env, GPUPLANE_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,106 @@
+/**
+ * The desired state of a real host's machine (docs/AGENT-PROTOCOL.md §2), built from the instances placed on it.
+ * Pure functions: the service reads the rows, these shape them. The version is a digest of the whole reply, so it
+ * changes with anything in it (any difference, not only a larger one) and is the same in every server process.
+ */
+import { createHash } from 'node:crypto';
+import type { DesiredInstanceT, DockerLoginT, LogRequestT } from '../fleet/agent-protocol-schemas.js';
+import type { InstanceRow } from '../instances/instances-store.js';
+import { RUNTYPE_PORTS, type Runtype } from '../instances/instances-request.js';
+
+/** A container is made anew only when its spec changes; nothing in gpuplane recreates one yet (no recycle). */
+export const GENERATION = 1;
+
+/** Whether the machine should have the instance's container running: meant to run and holding its GPUs. */
+export function wantsRunning(inst: InstanceRow): boolean {
+  return inst.intended_status === 'running' && inst.actual_status !== 'stopped' && (JSON.parse(inst.gpu_indexes) as number[]).length > 0;
+}
+
+/** The spec's runtypes as the agent knows them: ssh_direct/ssh_proxy → ssh, jupyter_* → jupyter. */
+export function agentRuntype(runtype: string): 'args' | 'ssh' | 'jupyter' {
+  if (runtype === 'args') return 'args';
+  return runtype.startsWith('jupyter') ? 'jupyter' : 'ssh';
+}
+
+/** Splits a shell-quoted `args_str` (as instances-request.ts joins it) into words: quotes and backslashes. */
+export function shellWords(s: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let has = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === "'") {
+      const end = s.indexOf("'", i + 1);
+      cur += end < 0 ? s.slice(i + 1) : s.slice(i + 1, end);
+      i = end < 0 ? s.length : end;
+      has = true;
+    } else if (c === '"') {
+      i++;
+      while (i < s.length && s[i] !== '"') {
+        if (s[i] === '\\' && i + 1 < s.length && '"\\$`'.includes(s[i + 1])) i++;
+        cur += s[i++];
+      }
+      has = true;
+    } else if (c === '\\' && i + 1 < s.length) {
+      cur += s[++i];
+      has = true;
+    } else if (/\s/.test(c)) {
+      if (has) out.push(cur);
+      cur = '';
+      has = false;
+    } else {
+      cur += c;
+      has = true;
+    }
+  }
+  if (has) out.push(cur);
+  return out;
+}
+
+/** `-u <username> -p <password> [<server>]` (spec image_login) as the agent's registry login. */
+export function dockerLogin(imageLogin: string | null, image: string): DockerLoginT | null {
+  if (!imageLogin) return null;
+  const m = /^-u\s+(\S+)\s+-p\s+(\S+)(?:\s+(\S+))?\s*$/.exec(imageLogin.trim());
+  if (!m) return null;
+  const first = image.split('/')[0];
+  const server = m[3] ?? (image.includes('/') && /[.:]/.test(first) ? first : 'docker.io');
+  return { username: m[1], password: m[2], server };
+}
+
+export interface DesiredContext {
+  boot: number;
+  sshKeys: string[];
+  /** The instance's image_login, opened. */
+  imageLogin: string | null;
+  machineGpus: number;
+}
+
+export function desiredInstance(inst: InstanceRow, ctx: DesiredContext): DesiredInstanceT {
+  const runtype = agentRuntype(inst.runtype);
+  const share = Math.min(1, Math.max(inst.num_gpus, 1) / Math.max(ctx.machineGpus, 1));
+  return {
+    instance_id: inst.id,
+    state: wantsRunning(inst) ? 'running' : 'stopped',
+    generation: GENERATION,
+    boot: ctx.boot,
+    image: inst.image,
+    docker_login: dockerLogin(ctx.imageLogin, inst.image),
+    runtype,
+    args: runtype === 'args' && inst.args_str ? shellWords(inst.args_str) : null,
+    onstart: runtype === 'args' ? null : inst.onstart,
+    env: JSON.parse(inst.env) as Record<string, string>,
+    ports: [...new Set([...RUNTYPE_PORTS[inst.runtype as Runtype] ?? [], ...(JSON.parse(inst.port_maps) as string[])])],
+    hostname: inst.hostname,
+    ssh_keys: ctx.sshKeys,
+    gpu_indices: (JSON.parse(inst.gpu_indexes) as number[]).slice().sort((a, b) => a - b),
+    cpu_share: share,
+    memory_share: share,
+    disk: inst.disk > 0 ? inst.disk : 1,
+  };
+}
+
+/** The version of a desired-state reply: a digest of all of it, as a safe integer (48 bits). */
+export function desiredVersion(instances: DesiredInstanceT[], logRequests: LogRequestT[]): number {
+  const h = createHash('sha256').update(JSON.stringify({ instances, logRequests })).digest();
+  return h.readUIntBE(0, 6);
+}

@@ -1,0 +1,297 @@
+/**
+ * The server side of the agent protocol (docs/AGENT-PROTOCOL.md): registration of real hosts' machines, machine
+ * keys, the desired state each agent long-polls, the status reports that drive its instances, log answers, and the
+ * liveness timeout. The database is the truth; a held long-poll re-reads it on every local change and every
+ * POLL_MS, so a change made by any server process reaches the agent within that.
+ */
+import type { Config } from '../config.js';
+import type { Clock } from '../platform/clock.js';
+import { digestEqual, sha256Hex, type SecretBox } from '../platform/crypto.js';
+import type { Store, Tx } from '../platform/db/connect.js';
+import { ApiError } from '../platform/errors.js';
+import { secretToken, type Random } from '../platform/random.js';
+import type { Scheduler } from '../platform/scheduler.js';
+import type { Principal } from '../platform/auth.js';
+import {
+  LOG_TEXT_MAX_CHARS, type AgentHardwareT, type DesiredInstanceT, type LogRequestT,
+} from '../fleet/agent-protocol-schemas.js';
+import type { AgentLogAnswer, AgentRegisterRequest, AgentStatusRequest } from '../sdk/api/agent.js';
+import type { FleetService } from '../fleet/fleet-service.js';
+import type { Lifecycle } from '../instances/instances-lifecycle.js';
+import type { InstancesStore } from '../instances/instances-store.js';
+import type { EventsHub } from '../instances/instances-events.js';
+import { agentStore } from './agent-store.js';
+import { desiredInstance, desiredVersion } from './agent-desired.js';
+import { applyObserved, markOffline } from './agent-observed.js';
+import { machineFromHardware, hardwarePatch } from './agent-hardware.js';
+
+export const JOB_AGENT_OFFLINE = 'agent.offline';
+/** A held long-poll re-reads the desired state this often (changes made by other server processes). */
+export const POLL_MS = 100;
+/** A log request the agent has not answered in this long is dropped from its desired state. */
+export const LOG_ANSWER_TTL_S = 120;
+/** How long fetching a real host's log waits for its agent's answer before saying "not yet" (404; clients retry). */
+export const LOG_WAIT_MS = 5000;
+
+const refOf = (machineId: number) => `agent-machine:${machineId}`;
+
+export interface AgentDeps {
+  store: Store;
+  clock: Clock;
+  random: Random;
+  scheduler: Scheduler;
+  config: Pick<Config, 'agentOfflineAfter'>;
+  secretBox: SecretBox;
+  fleet: FleetService;
+  instances: { store: InstancesStore; lifecycle: Lifecycle; notify: () => void };
+  hub: EventsHub;
+  /** Public keys on the renter's account, put in every container with the instance's own. */
+  accountKeys?: (userId: number, tx?: Tx) => Promise<string[]>;
+}
+
+/** A real-time deadline for holding a connection (not service time: a virtual clock does not move by itself). */
+function deadline(ms: number): { passed: () => boolean; cancel: () => void } {
+  let passed = false;
+  const t = setTimeout(() => (passed = true), ms);
+  return { passed: () => passed, cancel: () => clearTimeout(t) };
+}
+
+export function agentServiceFactory(deps: AgentDeps) {
+  const { store, clock, random, scheduler, config, secretBox, fleet, hub } = deps;
+  const db = store.db;
+  const agents = agentStore(db);
+  const heartbeatInterval = Math.max(1, Math.floor(config.agentOfflineAfter / 3));
+  const notify = () => deps.instances.notify();
+
+  async function transact<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return db.transaction().execute(fn);
+  }
+
+  /** The machine's whole desired state and its version. */
+  async function desiredState(machineId: number, tx: Tx = db): Promise<{ version: number; instances: DesiredInstanceT[]; log_requests: LogRequestT[] }> {
+    const rows = await deps.instances.store.listOnMachine(machineId, tx);
+    const machine = await fleet.machine(machineId, tx);
+    const ids = rows.map((r) => r.id);
+    const boots = await agents.bootCounts(ids, tx);
+    const keys = await agents.sshKeysOf(ids, tx);
+    const accountKeys = new Map<number, string[]>();
+    const instances: DesiredInstanceT[] = [];
+    for (const r of rows) {
+      if (deps.accountKeys && !accountKeys.has(r.user_id)) accountKeys.set(r.user_id, await deps.accountKeys(r.user_id, tx));
+      const sshKeys = [...new Set([...(accountKeys.get(r.user_id) ?? []), ...(keys.get(r.id) ?? [])])];
+      instances.push(desiredInstance(r, {
+        boot: boots.get(r.id) ?? 0,
+        sshKeys,
+        imageLogin: r.image_login_sealed ? secretBox.open(r.image_login_sealed) : null,
+        machineGpus: machine?.num_gpus ?? 1,
+      }));
+    }
+    const log_requests = (await agents.openLogRequests(machineId, clock.now(), tx)).map((l) => ({
+      request_id: l.request_id, instance_id: l.instance_id, tail: l.tail, filter: l.filter,
+    }));
+    return { version: desiredVersion(instances, log_requests), instances, log_requests };
+  }
+
+  async function ensureOfflineTimer(tx: Tx, machineId: number, now: number): Promise<void> {
+    await scheduler.cancel(refOf(machineId), { tx, kind: JOB_AGENT_OFFLINE });
+    await scheduler.schedule(JOB_AGENT_OFFLINE, now + config.agentOfflineAfter, { machineId }, { tx, ref: refOf(machineId) });
+  }
+
+  /** The liveness timeout passed without a report: the machine and its running instances are offline. */
+  async function wentSilent({ machineId }: { machineId: number }, { tx, now }: { tx: Tx; now: number }): Promise<void> {
+    const row = await agents.byMachine(machineId, tx);
+    if (!row || row.offline === 1) return;
+    if (row.last_report_at !== null && now - row.last_report_at < config.agentOfflineAfter) return;
+    await agents.update(machineId, { offline: 1 }, tx);
+    // Lock order of every writer (PostgreSQL): the instances first, the fleet after.
+    await markOffline(deps.instances, tx, machineId, now);
+    const machine = await fleet.machine(machineId, tx);
+    if (machine && machine.fault === null) await fleet.setMachineFault(tx, machineId, 'offline');
+  }
+
+  scheduler.register(JOB_AGENT_OFFLINE, wentSilent);
+  scheduler.afterJob.push((kind) => {
+    if (kind === JOB_AGENT_OFFLINE) notify();
+  });
+
+  return {
+    heartbeatInterval,
+
+    /** `POST /api/v0/machines/register/`: the machine of this registration id (new or the same) and a new key. */
+    async register(principal: Principal, body: AgentRegisterRequest): Promise<{ success: true; machine_id: number; machine_key: string }> {
+      const hw = body.hardware;
+      if (hw.direct_port_end < hw.direct_port_start) {
+        throw new ApiError('bad_request', 'hardware.direct_port_end must not be below hardware.direct_port_start');
+      }
+      if (hw.gpus.length !== hw.num_gpus) throw new ApiError('bad_request', `hardware.gpus lists ${hw.gpus.length} GPUs but num_gpus is ${hw.num_gpus}`);
+      const userId = principal.user.id;
+      const key = secretToken(random, 'gpm_');
+      const keyHash = sha256Hex(key);
+      const now = clock.now();
+      const attempt = () => transact(async (tx) => {
+        const found = await agents.byRegistration(userId, body.registration_id, tx);
+        if (found) {
+          // The earlier key (whose reply may have been lost) is revoked by this one.
+          await agents.update(found.machine_id, { key_hash: keyHash, agent_version: body.agent_version }, tx);
+          return found.machine_id;
+        }
+        const id = await fleet.addAgentMachine(tx, userId, machineFromHardware(hw));
+        await agents.insert({
+          machine_id: id, user_id: userId, registration_id: body.registration_id, key_hash: keyHash, agent_version: body.agent_version,
+          hardware_declared: hw.hardware_declared ? 1 : 0, hardware: JSON.stringify(hw), last_report_at: null, offline: 0, created_at: now,
+        }, tx);
+        // A machine that never reports goes offline like one that stopped reporting.
+        await ensureOfflineTimer(tx, id, now);
+        return id;
+      });
+      let machineId: number;
+      try {
+        machineId = await attempt();
+      } catch (err) {
+        // Two registrations of one id at once: the unique index let one insert win; this one takes its machine.
+        if (!(await agents.byRegistration(userId, body.registration_id))) throw err;
+        machineId = await attempt();
+      }
+      return { success: true, machine_id: machineId, machine_key: key };
+    },
+
+    /**
+     * Lists the host's machine for rent (the stopgap `create_asks`, agent-routes.ts): prices in $ (null keeps the
+     * current one), until `end_date` (default 30 days from now).
+     */
+    async list(principal: Principal, b: { machine: number; price_gpu?: number | null; price_disk?: number | null; price_inetu?: number | null; price_inetd?: number | null; price_min_bid?: number | null; end_date?: number | null }) {
+      const row = await agents.byMachine(b.machine);
+      if (!row || row.user_id !== principal.user.id) throw new ApiError('not_found', `machine ${b.machine} not found`);
+      const now = clock.now();
+      if (b.end_date !== null && b.end_date !== undefined && b.end_date <= now) throw new ApiError('bad_request', 'body.end_date must be in the future');
+      await transact(async (tx) => {
+        const m = (await fleet.machine(b.machine, tx))!;
+        const micro = (v: number | null | undefined, cur: number) => (v === null || v === undefined ? cur : Math.round(v * 1e6));
+        const gpu = micro(b.price_gpu, m.price_gpu_micro);
+        await fleet.setListing(tx, b.machine, {
+          price_gpu_micro: gpu,
+          price_disk_micro: micro(b.price_disk, m.price_disk_micro),
+          price_inetu_micro: micro(b.price_inetu, m.price_inetu_micro),
+          price_inetd_micro: micro(b.price_inetd, m.price_inetd_micro),
+          min_bid_micro: Math.min(gpu, micro(b.price_min_bid, m.min_bid_micro)),
+          end_date: b.end_date ?? now + 30 * 86_400,
+        });
+      });
+      return { success: true, msg: `offers created/updated for machine ${b.machine}` };
+    },
+
+    /** The machine a machine key belongs to, or 401. */
+    async authenticate(key: string | null): Promise<number> {
+      if (key === null) throw new ApiError('auth_error', 'a machine key is required: send "Authorization: Bearer <machine key>"');
+      const hash = sha256Hex(key);
+      const row = await agents.byKeyHash(hash);
+      // Looked up by digest; the final comparison is constant-time all the same.
+      if (!row || row.key_hash === null || !digestEqual(row.key_hash, hash)) throw new ApiError('auth_error', 'invalid or revoked machine key');
+      return row.machine_id;
+    },
+
+    /** Revokes the machine's key (the machine was deleted): its agent gets 401 from now on. */
+    async revoke(machineId: number, tx: Tx = db): Promise<void> {
+      await agents.update(machineId, { key_hash: null }, tx);
+    },
+
+    desiredState,
+
+    /**
+     * `GET /api/v0/agent/desired/`: at once when the version is not `after`, else when it changes, else after `wait`
+     * seconds. `gone()` is true once the agent hung up.
+     */
+    async desired(machineId: number, q: { after?: number; wait?: number }, gone: () => boolean = () => false) {
+      const wait = q.wait ?? 0;
+      const limit = deadline(wait * 1000);
+      try {
+        for (;;) {
+          const seen = await agents.fingerprint(machineId);
+          const d = await desiredState(machineId);
+          if (q.after === undefined || d.version !== q.after || wait === 0) return { success: true as const, ...d };
+          // Held: one cheap read per wake-up; the whole state is rebuilt only when what it is built from changed.
+          do {
+            if (limit.passed() || gone() || hub.closed) return { success: true as const, ...(await desiredState(machineId)) };
+            await hub.next(POLL_MS);
+          } while ((await agents.fingerprint(machineId)) === seen);
+        }
+      } finally {
+        limit.cancel();
+      }
+    },
+
+    /** `PUT /api/v0/agent/status/`: heartbeat, observed state, hardware. */
+    async status(machineId: number, body: AgentStatusRequest): Promise<{ success: true; desired_version: number; heartbeat_interval: number }> {
+      const changed = await transact(async (tx) => {
+        const now = clock.now();
+        const row = await agents.byMachine(machineId, tx);
+        if (!row) throw new ApiError('auth_error', 'invalid or revoked machine key');
+        const patch: Parameters<typeof agents.update>[1] = { last_report_at: now, agent_version: body.agent_version, offline: 0 };
+        if (body.hardware) {
+          patch.hardware = JSON.stringify(body.hardware);
+          patch.hardware_declared = body.hardware.hardware_declared ? 1 : 0;
+        }
+        await agents.update(machineId, patch, tx);
+        await ensureOfflineTimer(tx, machineId, now);
+        const current = await desiredState(machineId, tx);
+        const boots = new Map(current.instances.map((i) => [i.instance_id, i.boot]));
+        // Lock order of every writer (PostgreSQL): the instances first, the fleet after.
+        let n = await applyObserved(deps.instances, tx, machineId, body.observed, boots, body.desired_version === current.version, now);
+        if (body.hardware) await fleet.updateAgentMachine(tx, machineId, hardwarePatch(body.hardware));
+        if (row.offline === 1) {
+          const machine = await fleet.machine(machineId, tx);
+          if (machine?.fault === 'offline') await fleet.setMachineFault(tx, machineId, null);
+          n++;
+        }
+        // Applying a report changes actual states only, never what the desired state is built from: its version holds.
+        return { n, version: current.version };
+      });
+      if (changed.n) notify();
+      return { success: true, desired_version: changed.version, heartbeat_interval: heartbeatInterval };
+    },
+
+    /** `PUT /api/v0/agent/logs/{request_id}/`: the agent's answer to a log request of its machine. */
+    async answerLogs(machineId: number, requestId: string, body: AgentLogAnswer): Promise<{ success: true }> {
+      const row = await agents.logRequest(requestId);
+      if (!row || row.machine_id !== machineId) throw new ApiError('not_found', `log request ${requestId} not found`);
+      if (row.answered_at === null) {
+        await agents.answerLogRequest(requestId, { text: body.text.slice(-LOG_TEXT_MAX_CHARS), error: body.error ?? null, answered_at: clock.now() });
+        notify();
+      }
+      return { success: true };
+    },
+
+    /** The instances feature's log hook (instances-ports.ts AgentLogsPort). */
+    logs: {
+      async requested(req: { logRequestId: number; instanceId: number; machineId: number | null; tail: number | null; filter: string | null }): Promise<void> {
+        if (req.machineId === null || !(await agents.byMachine(req.machineId))) return;
+        await agents.insertLogRequest({
+          request_id: `log_${random.bytes(16).toString('hex')}`, machine_id: req.machineId, instance_id: req.instanceId,
+          log_request_id: req.logRequestId, tail: req.tail, filter: req.filter, text: null, error: null, answered_at: null,
+          expires_at: clock.now() + LOG_ANSWER_TTL_S,
+        });
+        notify();
+      },
+
+      async textOf(logRequestId: number): Promise<string | undefined> {
+        let row = await agents.logRequestOf(logRequestId);
+        if (!row) return undefined;
+        const limit = deadline(LOG_WAIT_MS);
+        try {
+          while (row && row.answered_at === null && !limit.passed() && !hub.closed) {
+            await hub.next(POLL_MS);
+            row = await agents.logRequestOf(logRequestId);
+          }
+        } finally {
+          limit.cancel();
+        }
+        if (!row || row.answered_at === null) throw new ApiError('not_found', 'the host has not sent this log yet; try again in a moment');
+        if (row.text === '' && row.error) return `${row.error}\n`;
+        return row.text ?? '';
+      },
+    },
+  };
+}
+
+export type AgentService = ReturnType<typeof agentServiceFactory>;
+export type { AgentHardwareT };

@@ -1,0 +1,283 @@
+// End to end with real processes: `gpuplane serve`, `gpuplane agent` with the Docker runtime and declared hardware,
+// and HTTP calls as the host and as a renter. The host's machine is listed, found in search and rented; the container
+// runs and request_logs shows its onstart output; stop, start, destroy; the agent is killed (instances offline) and
+// restarted (running again, no duplicate container); the server is restarted mid-way and the states converge.
+// Container ports are published on 127.0.0.1 only. Docker must be running: where it is not, this test fails.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import Docker from 'dockerode';
+import { call, serve, type Served } from './helpers/spawn.js';
+import { openDatabase } from '../src/database.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin', 'gpuplane.mjs');
+const IMAGE = 'gpuplane-agent-busybox:test';
+const PORTS = { start: 48000, end: 48199 };
+const OWNER = 'gpk_e2e_owner_key_0123456789abcdef';
+
+const docker = new Docker();
+const dir = mkdtempSync(join(tmpdir(), 'gpuplane-agent-e2e-'));
+const dbFile = join(dir, 'gpuplane.db');
+let server: Served | undefined;
+let port = 0;
+let agent: AgentProcess | undefined;
+let machineId = 0;
+
+async function buildImage(): Promise<void> {
+  const ctx = join(dir, 'image');
+  mkdirSync(ctx);
+  copyFileSync('/bin/busybox', join(ctx, 'busybox'));
+  writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n');
+  const stream = await docker.buildImage({ context: ctx, src: ['Dockerfile', 'busybox'] }, { t: IMAGE });
+  const out = await new Promise<{ error?: string }[]>((resolve, reject) =>
+    docker.modem.followProgress(stream, (err: Error | null, o: { error?: string }[]) => (err ? reject(err) : resolve(o))),
+  );
+  const failed = out.find((o) => o.error);
+  if (failed) throw new Error(`building ${IMAGE} failed: ${failed.error}`);
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const p = (s.address() as { port: number }).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return p;
+}
+
+const startServer = () => serve({
+  GPUPLANE_DATABASE_URL: `sqlite:${dbFile}`, GPUPLANE_BOOTSTRAP_API_KEY: OWNER, GPUPLANE_SECRET_KEY: 'e2e-secret-key-0123456789',
+  GPUPLANE_SIM_MACHINES: '3', GPUPLANE_AGENT_OFFLINE_AFTER: '3', GPUPLANE_SIM_BOOT_SECONDS: '1',
+}, { port });
+
+interface AgentProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+  /** Resolves with the first JSON log line whose msg is `msg`. */
+  logged(msg: string): Promise<Record<string, any>>;
+}
+
+function startAgent(apiKey: string): AgentProcess {
+  const child = spawn(process.execPath, [
+    BIN, 'agent', '--url', `http://127.0.0.1:${port}`, '--state-dir', join(dir, 'state'), '--hardware', join(dir, 'hardware.json'),
+    '--publish-ip', '127.0.0.1', '--port-range', `${PORTS.start}-${PORTS.end}`, '--resync-interval', '2', '--log-level', 'info',
+  ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GPUPLANE_API_KEY: apiKey } });
+  let out = '';
+  const waiters: { msg: string; resolve: (l: Record<string, any>) => void }[] = [];
+  const scan = () => {
+    for (const line of out.split('\n')) {
+      if (!line.startsWith('{')) continue;
+      let j: Record<string, any>;
+      try {
+        j = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      for (const w of [...waiters]) if (j.msg === w.msg) waiters.splice(waiters.indexOf(w), 1) && w.resolve(j);
+    }
+  };
+  child.stdout!.on('data', (d) => {
+    out += String(d);
+    scan();
+  });
+  child.stderr!.on('data', (d) => (out += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child, output: () => out, exited,
+    logged: (msg) => new Promise((resolve) => {
+      waiters.push({ msg, resolve });
+      scan();
+    }),
+  };
+}
+
+/** A step's deadline: fails with what was awaited and the processes' recent output, instead of hanging the file. */
+async function within<T>(what: string, p: Promise<T>, ms = 45_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s\n--- agent\n${agent?.output().slice(-3000)}\n--- server\n${server?.output().slice(-3000)}`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const api = (method: string, path: string, key: string | null, body?: unknown) => call(`http://127.0.0.1:${port}`, method, path, key, body);
+
+/**
+ * Resolves once instance `id` is `status`: subscribes to the instance event stream first, then reads the instance,
+ * so no change between the two is missed.
+ */
+async function until(key: string, id: number, status: string | null): Promise<Record<string, any>> {
+  const ac = new AbortController();
+  const res = await fetch(`http://127.0.0.1:${port}/api/v0/instances/events/`, { headers: { authorization: `Bearer ${key}` }, signal: ac.signal });
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  let buf = '';
+  const read = async () => {
+    const { value, done } = await reader.read();
+    if (done) throw new Error('event stream ended');
+    buf += Buffer.from(value).toString();
+  };
+  try {
+    while (!buf.includes(': listening')) await read();
+    const now = await api('GET', `/api/v0/instances/${id}/`, key);
+    if (now.body.instances?.actual_status === status) return now.body.instances;
+    for (;;) {
+      let i: number;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const frame = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const data = /^data: (.*)$/m.exec(frame)?.[1];
+        if (!data) continue;
+        const e = JSON.parse(data);
+        if (e.id === id && e.actual_status === status) return (await api('GET', `/api/v0/instances/${id}/`, key)).body.instances;
+      }
+      await read();
+    }
+  } finally {
+    ac.abort();
+  }
+}
+
+const ours = () => docker.listContainers({ all: true, filters: { label: [`gpuplane.machine_id=${machineId}`] } });
+
+/** Resolves when the container's log (followed live) contains `text`. */
+async function logShows(containerId: string, text: string): Promise<void> {
+  const stream = (await docker.getContainer(containerId).logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream & { destroy(): void };
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    stream.on('data', (d: Buffer) => {
+      seen += d.toString('latin1');
+      if (seen.includes(text)) {
+        stream.destroy();
+        resolve();
+      }
+    });
+    stream.once('end', () => (seen.includes(text) ? resolve() : reject(new Error(`log of ${containerId} ended without ${JSON.stringify(text)}: ${seen}`))));
+  });
+}
+
+/** Resolves once the container is no longer running (`not-running`) or is gone (`removed`): Docker's own wait. */
+function dockerWait(containerId: string, condition: 'not-running' | 'removed'): Promise<unknown> {
+  return docker.getContainer(containerId).wait({ condition });
+}
+
+before(async () => {
+  await docker.ping();
+  await buildImage();
+  writeFileSync(join(dir, 'hardware.json'), JSON.stringify({
+    gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, driver_version: '550.54.14', cuda_max_good: 12.4, public_ipaddr: '127.0.0.1',
+  }));
+  // Machine and instance ids of this run's own (other runs may share the Docker daemon, and containers are named by them).
+  const store = await openDatabase(`sqlite:${dbFile}`);
+  await store.close();
+  const db = new Database(dbFile);
+  const base = 1_000_000 + randomInt(100_000_000);
+  db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('fleet_machines', ?), ('instances', ?)").run(base, base + 500_000);
+  db.close();
+  port = await freePort();
+  server = await startServer();
+});
+
+after(async () => {
+  if (agent && agent.child.exitCode === null) {
+    agent.child.kill('SIGKILL');
+    await agent.exited;
+  }
+  if (machineId) for (const c of await ours()) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// Its own timeout, under the runner's per-file one, so that a hang fails the test and after() still ends the processes.
+test('a real host: register, list, rent, logs, stop/start, agent and server restarts, destroy', { timeout: 110_000 }, async () => {
+  const host = await api('POST', '/_emu/users', OWNER, { email: 'host@example.com' });
+  const renter = await api('POST', '/_emu/users', OWNER, { email: 'renter@example.com' });
+  assert.equal(host.status, 200);
+  const hostKey: string = host.body.api_key;
+  const renterKey: string = renter.body.api_key;
+
+  // The agent registers the machine under the host's key.
+  agent = startAgent(hostKey);
+  machineId = (await within('registration', agent.logged('machine registered'))).machine_id;
+  assert.ok(machineId > 1_000_000);
+
+  // Not for rent until the host lists it.
+  const query = { machine_id: { eq: machineId }, verified: { eq: false }, rentable: { eq: true } };
+  assert.deepEqual((await api('POST', '/api/v0/bundles/', renterKey, query)).body.offers, []);
+  const listed = await api('PUT', '/api/v0/machines/create_asks/', hostKey, { machine: machineId, price_gpu: 0.3, price_disk: 0.1, end_date: null });
+  assert.equal(listed.status, 200, JSON.stringify(listed.body));
+  const offers = (await api('POST', '/api/v0/bundles/', renterKey, query)).body.offers;
+  const offer = offers.find((o: any) => o.num_gpus === 1);
+  assert.ok(offer, JSON.stringify(offers));
+  assert.equal(offer.verified, false, 'declared hardware is never verified');
+
+  // The renter rents it; the container runs with its onstart.
+  const rented = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, {
+    image: IMAGE, runtype: 'ssh_direc ssh_proxy', env: { GREETING: 'hi-e2e' }, onstart: 'echo "onstart says $GREETING"',
+  });
+  assert.equal(rented.status, 200, JSON.stringify(rented.body));
+  const id: number = rented.body.new_contract;
+  const running = await within('instance running', until(renterKey, id, 'running'));
+  const [binding] = running.ports['22/tcp'];
+  assert.equal(binding.HostIp, '127.0.0.1');
+  assert.ok(Number(binding.HostPort) >= PORTS.start && Number(binding.HostPort) <= PORTS.end);
+  assert.equal(running.ssh_port, Number(binding.HostPort));
+  assert.equal(running.public_ipaddr, '127.0.0.1');
+  const [container] = await ours();
+  assert.equal(container.Names[0], `/gpuplane-${machineId}-${id}`);
+  assert.deepEqual((await docker.getContainer(container.Id).inspect()).NetworkSettings.Ports['22/tcp'], [binding]);
+
+  // request_logs: the container's real log, with onstart's output (once the container has written it).
+  await within('onstart output', logShows(container.Id, 'onstart says hi-e2e'));
+  const logs = await api('PUT', `/api/v0/instances/request_logs/${id}/`, renterKey, { tail: '100' });
+  assert.equal(logs.status, 200);
+  const fetched = await fetch(logs.body.result_url);
+  assert.equal(fetched.status, 200);
+  assert.match(await fetched.text(), /onstart says hi-e2e\n/);
+
+  // Stop keeps the container; start runs the same one.
+  const stoppedEvent = dockerWait(container.Id, 'not-running');
+  assert.equal((await api('PUT', `/api/v0/instances/${id}/`, renterKey, { state: 'stopped' })).status, 200);
+  await within('container stopped', stoppedEvent);
+  assert.equal((await docker.getContainer(container.Id).inspect()).State.Running, false);
+  assert.equal((await api('PUT', `/api/v0/instances/${id}/`, renterKey, { state: 'running' })).status, 200);
+  await within('instance running', until(renterKey, id, 'running'));
+  assert.deepEqual((await ours()).map((c) => c.Id), [container.Id]);
+
+  // The agent is killed: the machine goes silent and the instance offline; restarted, it is running again, same container.
+  agent.child.kill('SIGKILL');
+  await agent.exited;
+  await within('instance offline', until(renterKey, id, 'offline'));
+  agent = startAgent('');
+  await within('instance running', until(renterKey, id, 'running'));
+  assert.deepEqual((await ours()).map((c) => c.Id), [container.Id], 'no duplicate container');
+
+  // The server is restarted: the states converge (running, the same single container).
+  await server!.stop();
+  server = await startServer();
+  const after = await within('instance running', until(renterKey, id, 'running'));
+  assert.equal(after.ports['22/tcp'][0].HostPort, binding.HostPort);
+  assert.deepEqual((await ours()).map((c) => c.Id), [container.Id]);
+
+  // Destroy: the container is removed.
+  const destroyed = dockerWait(container.Id, 'removed');
+  assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
+  await within('container removed', destroyed);
+  assert.deepEqual(await ours(), []);
+
+  agent.child.kill('SIGTERM');
+  assert.equal(await agent.exited, 0, agent.output());
+  assert.doesNotMatch(agent.output(), new RegExp(hostKey), 'the API key is never logged');
+  assert.doesNotMatch(server!.output(), new RegExp(hostKey));
+});

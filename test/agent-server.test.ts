@@ -1,0 +1,198 @@
+// The server side of the agent protocol (docs/AGENT-PROTOCOL.md) through HTTP: registration, listing, desired state,
+// status reports driving instance states, liveness, and logs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { forEachDialect } from './helpers/harness.js';
+import { desired, hardware, hostWithMachine, observed, registrationId, report } from './agent-server-fixtures.js';
+import { rentOk, statusOf } from './instances-fixtures.js';
+
+forEachDialect('agent server', (app) => {
+  test('registration is idempotent by registration_id: same machine, a new key, the old one revoked', async () => {
+    const { api_key } = await app().createUser();
+    const body = { registration_id: registrationId(), agent_version: '1.0.0', hardware: hardware() };
+    const a = await app().request('POST', '/api/v0/machines/register/', { key: api_key, body });
+    assert.equal(a.status, 200, a.raw);
+    assert.equal(a.body.success, true);
+    assert.match(a.body.machine_key, /^gpm_/);
+    const b = await app().request('POST', '/api/v0/machines/register/', { key: api_key, body });
+    assert.equal(b.body.machine_id, a.body.machine_id);
+    assert.notEqual(b.body.machine_key, a.body.machine_key);
+    const old = await app().request('GET', '/api/v0/agent/desired/', { key: a.body.machine_key });
+    assert.equal(old.status, 401);
+    assert.deepEqual(Object.keys(old.body).sort(), ['error', 'msg', 'success']);
+    assert.equal(old.body.error, 'auth_error');
+    const fresh = await app().request('GET', '/api/v0/agent/desired/', { key: b.body.machine_key });
+    assert.equal(fresh.status, 200);
+    assert.deepEqual(fresh.body.instances, []);
+    // Another registration id of the same user is another machine.
+    const c = await app().request('POST', '/api/v0/machines/register/', { key: api_key, body: { ...body, registration_id: registrationId() } });
+    assert.notEqual(c.body.machine_id, a.body.machine_id);
+  });
+
+  test('two registrations of one id at once make one machine', async () => {
+    const { api_key } = await app().createUser();
+    const body = { registration_id: registrationId(), agent_version: '1.0.0', hardware: hardware() };
+    const replies = await Promise.all([1, 2, 3].map(() => app().request('POST', '/api/v0/machines/register/', { key: api_key, body })));
+    for (const r of replies) assert.equal(r.status, 200, r.raw);
+    assert.equal(new Set(replies.map((r) => r.body.machine_id)).size, 1);
+    // The last key issued is the one that works; exactly one does.
+    const ok = [];
+    for (const r of replies) ok.push((await app().request('GET', '/api/v0/agent/desired/', { key: r.body.machine_key })).status);
+    assert.deepEqual(ok.filter((s) => s === 200).length, 1);
+  });
+
+  test('registration needs machine_write and a valid body', async () => {
+    const { api_key } = await app().createUser();
+    const body = { registration_id: registrationId(), agent_version: '1.0.0', hardware: hardware() };
+    assert.equal((await app().request('POST', '/api/v0/machines/register/', { key: null, body })).status, 401);
+    const k = await app().request('POST', '/api/v0/auth/apikeys/', { key: api_key, body: { name: 'ro', permissions: { api: { instance_read: {} } } } });
+    assert.equal(k.status, 200, k.raw);
+    const denied = await app().request('POST', '/api/v0/machines/register/', { key: k.body.key, body });
+    assert.equal(denied.status, 403);
+    const bad = await app().request('POST', '/api/v0/machines/register/', { key: api_key, body: { ...body, registration_id: 'short' } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error, 'bad_request');
+    const ports = await app().request('POST', '/api/v0/machines/register/', { key: api_key, body: { ...body, hardware: hardware({ direct_port_start: 50000, direct_port_end: 40000 }) } });
+    assert.equal(ports.status, 400);
+    assert.match(ports.body.msg, /direct_port_end/);
+  });
+
+  test('a registered machine is not for rent until its host lists it; declared hardware is never verified', async () => {
+    const host = await hostWithMachine(app(), { list: false });
+    const search = async () => (await app().request('POST', '/api/v0/bundles/', { body: { machine_id: { eq: host.machineId }, verified: { eq: false }, rentable: { eq: true } } })).body.offers;
+    assert.deepEqual(await search(), []);
+    const listed = await app().request('PUT', '/api/v0/machines/create_asks/', { key: host.apiKey, body: { machine: host.machineId, price_gpu: 0.4, end_date: null } });
+    assert.equal(listed.status, 200, listed.raw);
+    const offers = await search();
+    assert.ok(offers.length > 0);
+    for (const o of offers) {
+      assert.equal(o.verified, false);
+      assert.equal(o.machine_id, host.machineId);
+      assert.equal(o.gpu_name, 'RTX 4090');
+      assert.equal(o.public_ipaddr, '127.0.0.1');
+    }
+    // Someone else cannot list it.
+    const other = await app().createUser();
+    const stolen = await app().request('PUT', '/api/v0/machines/create_asks/', { key: other.api_key, body: { machine: host.machineId, price_gpu: 0.01 } });
+    assert.equal(stolen.status, 404);
+  });
+
+  test('a rented instance is in the desired state; the agent reports drive its states, not boot timers', async () => {
+    const host = await hostWithMachine(app());
+    const renter = await app().createUser();
+    const { id } = await rentOk(app(), host.machineId * 100 + 1, {
+      image: 'busybox', runtype: 'ssh_direc ssh_proxy', env: { FOO: 'bar', '-p 8081:8081/udp': '1' }, onstart: 'echo hello', label: 'x',
+    }, renter.api_key);
+    const d = await desired(app(), host);
+    assert.equal(d.instances.length, 1);
+    const inst = d.instances[0];
+    assert.equal(inst.instance_id, id);
+    assert.equal(inst.state, 'running');
+    assert.equal(inst.image, 'busybox');
+    assert.equal(inst.runtype, 'ssh');
+    assert.equal(inst.onstart, 'echo hello');
+    assert.deepEqual(inst.env, { FOO: 'bar' });
+    assert.deepEqual(inst.ports.sort(), ['22/tcp', '8081/udp']);
+    assert.deepEqual(inst.gpu_indices, [0]);
+    assert.equal(inst.cpu_share, 0.5);
+    assert.equal(inst.docker_login, null);
+    assert.equal(typeof inst.boot, 'number');
+    // Simulated boot timers do not move it.
+    await report(app(), host, [], d.version - 1);
+    await app().advance(25);
+    assert.equal((await statusOf(app(), id, renter.api_key)).actual_status, null);
+    await report(app(), host, [observed(id, inst.boot, { state: 'pulling', ports: {} })], d.version);
+    assert.equal((await statusOf(app(), id, renter.api_key)).actual_status, 'loading');
+    await report(app(), host, [observed(id, inst.boot)], d.version);
+    const running = await statusOf(app(), id, renter.api_key);
+    assert.equal(running.actual_status, 'running');
+    assert.deepEqual(running.ports, { '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '41007' }] });
+    assert.equal(running.ssh_port, 41007);
+    assert.equal(running.public_ipaddr, '127.0.0.1');
+    // Exited by itself: the exit code is told.
+    await report(app(), host, [observed(id, inst.boot, { state: 'exited', exit_code: 3, ports: {} })], d.version);
+    const exited = await statusOf(app(), id, renter.api_key);
+    assert.equal(exited.actual_status, 'exited');
+    assert.match(exited.status_msg, /code 3/);
+    // The renter starts it again: a new boot in the desired state; a stale report of the old boot changes nothing.
+    const start = await app().request('PUT', `/api/v0/instances/${id}/`, { key: renter.api_key, body: { state: 'running' } });
+    assert.equal(start.status, 200, start.raw);
+    const d2 = await desired(app(), host);
+    assert.equal(d2.instances[0].boot, inst.boot + 1);
+    assert.notEqual(d2.version, d.version);
+    await report(app(), host, [observed(id, inst.boot, { state: 'exited', exit_code: 3, ports: {} })], d.version);
+    assert.equal((await statusOf(app(), id, renter.api_key)).actual_status, null);
+    await report(app(), host, [observed(id, d2.instances[0].boot)], d2.version);
+    assert.equal((await statusOf(app(), id, renter.api_key)).actual_status, 'running');
+    // Stop: desired says stopped; destroy: the instance leaves the desired state.
+    await app().request('PUT', `/api/v0/instances/${id}/`, { key: renter.api_key, body: { state: 'stopped' } });
+    assert.equal((await desired(app(), host)).instances[0].state, 'stopped');
+    const del = await app().request('DELETE', `/api/v0/instances/${id}/`, { key: renter.api_key });
+    assert.equal(del.status, 200, del.raw);
+    assert.deepEqual((await desired(app(), host)).instances, []);
+  });
+
+  test('a held long-poll answers as soon as the desired state changes', async () => {
+    const host = await hostWithMachine(app());
+    const renter = await app().createUser();
+    const d = await desired(app(), host);
+    // Unchanged: held for `wait`, then the same version.
+    const same = await desired(app(), host, { after: String(d.version), wait: '1' });
+    assert.equal(same.version, d.version);
+    const held = desired(app(), host, { after: String(d.version), wait: '30' });
+    await new Promise((r) => setImmediate(r));
+    const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
+    const got = await held;
+    assert.notEqual(got.version, d.version);
+    assert.deepEqual(got.instances.map((i: any) => i.instance_id), [id]);
+  });
+
+  test('a silent machine goes offline with its instances, and comes back with them running', async () => {
+    const host = await hostWithMachine(app());
+    const renter = await app().createUser();
+    const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
+    const d = await desired(app(), host);
+    const r = await report(app(), host, [observed(id, d.instances[0].boot)], d.version);
+    assert.equal(r.desired_version, d.version);
+    assert.equal(r.heartbeat_interval, 10);
+    assert.equal((await statusOf(app(), id, renter.api_key)).actual_status, 'running');
+    await app().advance(29);
+    assert.equal((await statusOf(app(), id, renter.api_key)).actual_status, 'running');
+    await app().advance(2);
+    const off = await statusOf(app(), id, renter.api_key);
+    assert.equal(off.actual_status, 'offline');
+    // Not for rent while offline.
+    const search = await app().request('POST', '/api/v0/bundles/', { body: { machine_id: { eq: host.machineId }, verified: { eq: false }, rentable: { eq: true } } });
+    assert.deepEqual(search.body.offers, []);
+    await report(app(), host, [observed(id, d.instances[0].boot)], d.version);
+    const back = await statusOf(app(), id, renter.api_key);
+    assert.equal(back.actual_status, 'running');
+  });
+
+  test('request_logs on a real host asks its agent, and result_url serves its answer', async () => {
+    const host = await hostWithMachine(app());
+    const renter = await app().createUser();
+    const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
+    const lr = await app().request('PUT', `/api/v0/instances/request_logs/${id}/`, { key: renter.api_key, body: { tail: '50', filter: 'hello' } });
+    assert.equal(lr.status, 200, lr.raw);
+    const d = await desired(app(), host);
+    assert.equal(d.log_requests.length, 1);
+    const req = d.log_requests[0];
+    assert.equal(req.instance_id, id);
+    assert.equal(req.tail, 50);
+    assert.equal(req.filter, 'hello');
+    const path = new URL(lr.body.result_url).pathname;
+    const fetching = app().request('GET', path, { key: null });
+    const ans = await app().request('PUT', `/api/v0/agent/logs/${req.request_id}/`, { key: host.machineKey, body: { text: 'hello world\n' } });
+    assert.equal(ans.status, 200, ans.raw);
+    const text = await fetching;
+    assert.equal(text.status, 200);
+    assert.equal(text.raw, 'hello world\n');
+    // Answered: gone from the desired state, and a new version.
+    const d2 = await desired(app(), host);
+    assert.deepEqual(d2.log_requests, []);
+    assert.notEqual(d2.version, d.version);
+    const unknown = await app().request('PUT', '/api/v0/agent/logs/log_doesnotexist/', { key: host.machineKey, body: { text: '' } });
+    assert.equal(unknown.status, 404);
+  });
+});
