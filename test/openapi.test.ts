@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
 import { DOCS_PATH, OPENAPI_PATH } from '../src/platform/openapi.js';
+import { addMachine, offerFor, rentOk } from './instances-fixtures.js';
 
 /** Properties of an object schema, through `allOf` (TypeBox intersections). */
 function propertiesOf(schema: any): Record<string, unknown> {
@@ -61,6 +62,44 @@ forEachDialect('openapi', (app) => {
     const body = d.paths['/_emu/users'].post.requestBody.content['application/json'].schema;
     assert.ok(body.required.includes('email'));
     assert.equal(body.properties.credit.default, 100);
+  });
+
+  test('the SDK\'s item types are the schemas: offers, volumes, endpoints, workergroups, decisions, bulk list every field they return', async () => {
+    const d = await doc();
+    /** The documented properties of `<path>`'s 200 reply, at `field` (an array's items), against a real item. */
+    const same = (method: string, path: string, field: string, real: Record<string, unknown>) => {
+      const reply = d.paths[path][method].responses['200'].content['application/json'].schema;
+      const schema = propertiesOf(reply)[field] as any;
+      const documented = propertiesOf(schema.type === 'array' ? schema.items : schema);
+      assert.deepEqual(Object.keys(real).sort(), Object.keys(documented).sort(), `${method} ${path} ${field}`);
+    };
+    const { api_key: k } = await app().createUser({ credit: 1000 });
+    const m = await addMachine(app(), { num_gpus: 2, geolocation: 'Schemas, ZZ' });
+    const offers = await app().request('POST', '/api/v0/bundles/', { key: k, body: { machine_id: { eq: m.machine_id } } });
+    same('post', '/api/v0/bundles/', 'offers', offers.body.offers[0]);
+    const volumeOffers = await app().request('POST', '/api/v0/volumes/search/', { key: k, body: { machine_id: { eq: m.machine_id } } });
+    same('post', '/api/v0/volumes/search/', 'offers', volumeOffers.body.offers[0]);
+    assert.equal((await app().request('PUT', '/api/v0/volumes/', { key: k, body: { id: volumeOffers.body.offers[0].id, size: 5 } })).status, 200);
+    same('get', '/api/v0/volumes/', 'volumes', (await app().request('GET', '/api/v0/volumes/', { key: k })).body.volumes[0]);
+
+    const { id } = await rentOk(app(), offerFor(m, 1), {}, k);
+    const bulk = await app().request('PUT', '/api/v0/instances/', { key: k, body: { state: 'stopped', ids: [id, 987654] } });
+    assert.equal(bulk.body.success, false, bulk.raw);
+    same('put', '/api/v0/instances/', 'failed', bulk.body.failed[0]);
+    assert.deepEqual(Object.keys(bulk.body).sort(), Object.keys(propertiesOf(d.paths['/api/v0/instances/'].put.responses['200'].content['application/json'].schema)).sort());
+
+    const template = await app().request('POST', '/api/v0/template/', { key: k, body: { name: 'worker', image: 'vllm/vllm-openai' } });
+    const ep = (await app().request('POST', '/api/v0/endptjobs/', { key: k, body: { endpoint_name: 'schemas', max_workers: 1, cold_workers: 0, min_load: 0 } })).body.result;
+    same('get', '/api/v0/endptjobs/', 'results', (await app().request('GET', '/api/v0/endptjobs/', { key: k })).body.results[0]);
+    const wg = await app().request('POST', '/api/v0/autojobs/', {
+      key: k, body: { endpoint_id: ep, template_hash: template.body.template.hash_id, search_params: 'geolocation=Schemas,_ZZ num_gpus=1' },
+    });
+    assert.equal(wg.status, 200, wg.raw);
+    const groups = (await app().request('GET', '/api/v0/autojobs/', { key: k })).body.results;
+    same('get', '/api/v0/autojobs/', 'results', groups[0]);
+    await app().advance(1);
+    const decisions = await app().request('GET', `/api/v0/autojobs/${wg.body.id}/decisions/`, { key: k });
+    same('get', '/api/v0/autojobs/{id}/decisions/', 'decisions', decisions.body.decisions[0]);
   });
 
   test('every route schema compiles (they compile lazily in the server, so this is where a broken one shows)', async () => {

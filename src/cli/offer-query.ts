@@ -6,6 +6,7 @@
  * an error here, before anything is sent.
  */
 import { driverCode } from '../fleet/fleet-offers.js';
+import { OFFER_FIELD_ALIASES } from '../offers/offer-fields.js';
 
 export type FieldType = 'int' | 'float' | 'bool' | 'string' | 'version';
 
@@ -79,14 +80,8 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   vms_enabled: { type: 'bool', desc: 'VMs can run on the machine' },
 };
 
-/** Other names of fields (vastai `offers_alias`). */
-export const OFFER_ALIASES: Record<string, string> = {
-  cuda_vers: 'cuda_max_good',
-  display_active: 'gpu_display_active',
-  dlperf_usd: 'dlperf_per_dphtotal',
-  dph: 'dph_total',
-  flops_usd: 'flops_per_dphtotal',
-};
+/** Other names of fields (vastai `offers_alias`): the server's own table, so both sides know the same names. */
+export const OFFER_ALIASES: Record<string, string> = OFFER_FIELD_ALIASES;
 
 /** Fields an order may name beyond the filter fields. */
 const ORDER_ONLY = new Set(['discounted_dph_total']);

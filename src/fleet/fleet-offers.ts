@@ -8,6 +8,8 @@
  */
 import type { MachineSpec } from './fleet-catalogue.js';
 import type { HoldKind } from './fleet-contract.js';
+import type { Static } from 'typebox';
+import type { OfferObject } from '../offers/offers-schemas.js';
 import { diskHourly, toDollars } from '../platform/money.js';
 
 /** Room for bundle sizes up to 99 GPUs in an offer id. */
@@ -234,7 +236,7 @@ export function offerContextValues(o: OfferEntry, c: OfferContext) {
 export type OfferContextKey = keyof ReturnType<typeof offerContextValues>;
 
 /** The offer as the API shows it: every field client-compat.md lists, with the JSON types it names. */
-export function offerJson(o: OfferEntry, c: OfferContext): Record<string, unknown> & { id: number; num_gpus: number; machine_id: number; dph_total: number } {
+export function offerJson(o: OfferEntry, c: OfferContext): Static<typeof OfferObject> {
   const m = o.machine;
   const s = m.spec;
   const frac = o.num_gpus / m.num_gpus;

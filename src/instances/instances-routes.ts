@@ -7,7 +7,7 @@ import { checkInstanceKey } from './instances-service.js';
 import { listPage } from './instances-list.js';
 import { CLOCK_HEADER } from './instances-events.js';
 import {
-  AttachSshBody, AttachSshReply, BidBody, BulkBody, CreateBody, CreateReply, EventsQuery, IdParams, InstanceReply, InstancesPage,
+  AttachSshBody, AttachSshReply, BidBody, BulkBody, BulkReply, CreateBody, CreateReply, EventsQuery, IdParams, InstanceReply, InstancesPage,
   InstancesReply, InstanceSshKeysReply, LogsBody, LogsReply, LogTokenParams, OfferParams, OkReply, SshKeyParams, UpdateBody,
   V1ListQuery, WaitQuery, WaitReply,
 } from './instances-schemas.js';
@@ -129,7 +129,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
 
   app.put('/api/v0/instances/', {
     config: WRITE,
-    schema: { tags, summary: 'Start or stop several instances', body: BulkBody, response: { 200: OkReply, ...errors } },
+    schema: { tags, summary: 'Start or stop several instances', body: BulkBody, response: { 200: BulkReply, ...errors } },
   }, async (request) => instances.bulk(principalOf(request), request.body));
 
   app.put('/api/v0/instances/bid_price/:id/', {

@@ -113,6 +113,17 @@ export const LogsBody = Type.Object(
 /** Reply of a change that may carry a message (`PUT /instances/{id}/`, the bulk start/stop). */
 export const OkReply = Type.Object({ success: Type.Boolean(), msg: Type.Optional(Type.String()) }, { additionalProperties: true });
 
+/** `PUT /api/v0/instances/` `{state, ids}`: `ids` changed, `failed` the others with their error; `msg` when some failed. */
+export const BulkReply = Type.Object(
+  {
+    success: Type.Boolean(),
+    ids: Type.Array(Type.Integer()),
+    failed: Type.Array(Type.Object({ id: Type.Integer(), error: Type.String(), msg: Type.String() })),
+    msg: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
 /** `GET /api/v0/instances/`. */
 export const InstancesReply = Type.Object({ instances_found: Type.Integer(), instances: Type.Array(InstanceObject) });
 

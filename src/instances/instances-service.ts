@@ -22,7 +22,7 @@ import { MAX_LABEL_CHARS } from './instances-request.js';
 import { parseSshPublicKey } from '../ssh-keys/ssh-keys-format.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { Static } from 'typebox';
-import type { BulkBody, LogsBody, UpdateBody } from './instances-schemas.js';
+import type { BulkBody, BulkReply, LogsBody, UpdateBody } from './instances-schemas.js';
 import { transact } from './instances-batch.js';
 
 /** A `request_logs` result_url stays valid this long. */
@@ -166,9 +166,9 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     },
 
     /** `PUT /api/v0/instances/` `{state, ids}`: each id on its own; the reply says which failed and why. */
-    async bulk(principal: Principal, body: Static<typeof BulkBody>) {
+    async bulk(principal: Principal, body: Static<typeof BulkBody>): Promise<Static<typeof BulkReply>> {
       const ok: number[] = [];
-      const failed: { id: number; error: string; msg: string }[] = [];
+      const failed: Static<typeof BulkReply>['failed'] = [];
       for (const id of [...new Set(body.ids)]) {
         try {
           await write(async (tx) => setState(tx, await locked(principal, id, tx), body.state, clock.now()));

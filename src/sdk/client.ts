@@ -1,6 +1,7 @@
 /**
  * The gpuplane SDK: a typed client for the API over plain fetch (Node 20+ and browsers). Request and reply types come
- * from the server's own TypeBox schemas and services through `import type`, so no server code reaches a bundle.
+ * from the server's own TypeBox schemas only (`Static<>` through `import type`), never from a service's return type:
+ * what the SDK promises is what the server documents and validates, and no server code reaches a bundle.
  *
  * @example
  *   const gp = createClient({ url: 'http://127.0.0.1:8080', apiKey: process.env.GPUPLANE_API_KEY });

@@ -6,6 +6,7 @@
  * filter language, so an unknown field or bad value is a 400 at creation, never a worker rented on the wrong GPU.
  */
 import { badRequest } from '../platform/errors.js';
+import { OFFER_FIELD_ALIASES } from '../offers/offer-fields.js';
 
 const TOKEN = /([a-zA-Z0-9_]+)( *[=><!]+| +(?:[lg]te?|nin|neq|eq|not ?eq|not ?in|in) )?( *)(\[[^\]]+\]|"[^"]+"|[^ ]+)?( *)/g;
 const OPS: Record<string, string> = {
@@ -13,7 +14,6 @@ const OPS: Record<string, string> = {
   eq: 'eq', neq: 'neq', noteq: 'neq', 'not eq': 'neq', notin: 'notin', 'not in': 'notin', nin: 'notin', in: 'in',
 };
 const MULT: Record<string, number> = { cpu_ram: 1000, gpu_ram: 1000, gpu_total_ram: 1000, duration: 86_400 };
-const ALIAS: Record<string, string> = { cuda_vers: 'cuda_max_good', display_active: 'gpu_display_active', dph: 'dph_total', dlperf_usd: 'dlperf_per_dphtotal', flops_usd: 'flops_per_dphtotal' };
 export const MAX_SEARCH_PARAMS_CHARS = 4096;
 
 function scalar(v: string): unknown {
@@ -31,7 +31,7 @@ export function parseSearchParams(query: string): Record<string, Record<string, 
   const matches = [...q.matchAll(TOKEN)].filter((m) => m[0] !== '');
   if (matches.map((m) => m[0]).join('') !== q) throw badRequest(`search_params: cannot parse ${JSON.stringify(q)} (expected field=value pairs, e.g. "gpu_name=RTX_4090 num_gpus>=2")`);
   for (const [, rawField, rawOp, , rawValue] of matches) {
-    const field = ALIAS[rawField] ?? rawField;
+    const field = OFFER_FIELD_ALIASES[rawField] ?? rawField;
     const op = OPS[(rawOp ?? '').trim()];
     if (!op) throw badRequest(`search_params: ${rawField} needs an operator such as = or >=`);
     const value = (rawValue ?? '').replace(/^[,[]+|[,\]]+$/g, '');

@@ -1,12 +1,11 @@
 /**
  * TypeBox schemas of the serverless routes (spec: Create serverless endpoint; contract §3), exported so the SDK takes
- * its request and reply types from what the server validates (`import type` + `Static<>`). Endpoints, workergroups
- * and decisions are open objects in the replies; the SDK adds the service's types to these.
+ * its request and reply types from what the server validates (`import type` + `Static<>`). The service's endpoint,
+ * workergroup and decision objects have these schemas' types.
  */
 import { Type } from 'typebox';
 import { Id } from '../platform/schemas.js';
 
-const Obj = Type.Object({}, { additionalProperties: true });
 export const ServerlessOk = Type.Object({ success: Type.Boolean(), msg: Type.String() });
 export const IdParams = Type.Object({ id: Id() });
 
@@ -70,11 +69,54 @@ export const WorkergroupUpdateBody = Type.Object(
   { additionalProperties: false },
 );
 
+const Int = Type.Integer();
+const Num = Type.Number();
+const NInt = Type.Union([Int, Type.Null()]);
+const NNum = Type.Union([Num, Type.Null()]);
+
+/** An endpoint as listed: its settings, its load and how many workers its workergroups keep. */
+export const EndpointObject = Type.Object(
+  {
+    id: Int, user_id: Int, team_id: NInt, endpoint_name: Type.String(),
+    min_load: Num, min_cold_load: Num, target_util: Num, cold_mult: Num, cold_workers: Int, max_workers: Int,
+    max_queue_time: NNum, target_queue_time: NNum, inactivity_timeout: NNum,
+    load: Type.Number({ description: 'perf units per second (set through the emulator)' }), created_at: Num,
+    endpoint_state: Type.Literal('active'), workers: Int,
+  },
+  { additionalProperties: true },
+);
+
+/** The settings the autoscaler follows: the workergroup's, else its endpoint's. */
+export const ScalingSettings = Type.Object({ min_load: Num, target_util: Num, cold_mult: Num, cold_workers: Int, max_workers: Int });
+
+/** A workergroup as listed: its own settings (null inherits the endpoint's), the ones in effect and its workers. */
+export const WorkergroupObject = Type.Object(
+  {
+    id: Int, endpoint_id: Int, user_id: Int, team_id: NInt, template_hash: Type.String(), search_params: Type.String(),
+    launch_args: Type.Union([Type.String(), Type.Null()]), gpu_ram: NNum,
+    min_load: NNum, target_util: NNum, cold_mult: NNum, cold_workers: NInt, max_workers: NInt, test_workers: NInt, created_at: Num,
+    endpoint_name: Type.Union([Type.String(), Type.Null()]),
+    search_query: Type.Object({}, { additionalProperties: true, description: 'the offer filter body search_params parses to' }),
+    effective: Type.Union([ScalingSettings, Type.Null()]), workers: Type.Array(Int),
+  },
+  { additionalProperties: true },
+);
+
+/** One run of the autoscaler for a workergroup. */
+export const DecisionObject = Type.Object(
+  {
+    id: Int, workergroup_id: Int, at: Num, load: Num, workers_before: Int, target: Int,
+    action: Type.String({ description: 'scale_up, scale_down, hold or release' }), reason: Type.String(),
+    instances: Type.Array(Int, { description: 'the instances rented or destroyed' }),
+  },
+  { additionalProperties: true },
+);
+
 export const CreateEndpointReply = Type.Object({ success: Type.Boolean(), result: Type.Integer() });
-export const EndpointsReply = Type.Object({ success: Type.Boolean(), results: Type.Array(Obj) });
+export const EndpointsReply = Type.Object({ success: Type.Boolean(), results: Type.Array(EndpointObject) });
 export const CreateWorkergroupReply = Type.Object({ success: Type.Boolean(), id: Type.Integer() });
-export const WorkergroupsReply = Type.Object({ success: Type.Boolean(), results: Type.Array(Obj) });
-export const DecisionsReply = Type.Object({ success: Type.Boolean(), decisions: Type.Array(Obj) });
+export const WorkergroupsReply = Type.Object({ success: Type.Boolean(), results: Type.Array(WorkergroupObject) });
+export const DecisionsReply = Type.Object({ success: Type.Boolean(), decisions: Type.Array(DecisionObject) });
 
 /** Largest load one endpoint may be given (perf units per second). */
 const MAX_LOAD = 1e9;

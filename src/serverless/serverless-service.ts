@@ -15,7 +15,7 @@ import type { TemplatesPort } from '../instances/instances-ports.js';
 import { parseFilterBody, type FieldTable } from '../offers/filter.js';
 import { AUTOSCALE_JOB, scalerFactory, settingsOf, workergroupRef, type OffersInTx, type ScalerInstancesPort } from './serverless-scaler.js';
 import { parseSearchParams } from './serverless-query.js';
-import { ENDPOINT_SETTABLE, type EndpointBody, type EndpointUpdateBody, type WorkergroupBody, type WorkergroupUpdateBody } from './serverless-schemas.js';
+import { ENDPOINT_SETTABLE, type DecisionObject, type EndpointBody, type EndpointObject, type WorkergroupObject, type EndpointUpdateBody, type WorkergroupBody, type WorkergroupUpdateBody } from './serverless-schemas.js';
 import { serverlessStore, type EndpointRow, type WorkergroupRow } from './serverless-store.js';
 
 /** Spec "Create serverless endpoint" defaults. */
@@ -64,12 +64,12 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
     return filter;
   }
 
-  function endpointObject(e: EndpointRow, workers: number) {
+  function endpointObject(e: EndpointRow, workers: number): Static<typeof EndpointObject> {
     const { deleted_at: _d, ...rest } = e;
     return { ...rest, endpoint_state: 'active', workers };
   }
 
-  async function workergroupObject(wg: WorkergroupRow, ep: EndpointRow | undefined, t: Tx = store.db) {
+  async function workergroupObject(wg: WorkergroupRow, ep: EndpointRow | undefined, t: Tx = store.db): Promise<Static<typeof WorkergroupObject>> {
     const workers = (await sls.workers([wg.id], t)).map((w) => w.instance_id);
     const { deleted_at: _d, search_filter, ...rest } = wg;
     return { ...rest, endpoint_name: ep?.endpoint_name ?? null, search_query: JSON.parse(search_filter), effective: ep ? settingsOf(ep, wg) : null, workers };
@@ -204,7 +204,7 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
       const wg = await sls.workergroupInScope(id, scopeOf(principal));
       if (!wg) throw new ApiError('not_found', `workergroup ${id} not found`);
       const rows = await sls.decisions(id, DECISIONS_SHOWN);
-      return { success: true as const, decisions: rows.map((r) => ({ ...r, instances: JSON.parse(r.instances) as number[] })) };
+      return { success: true as const, decisions: rows.map((r): Static<typeof DecisionObject> => ({ ...r, instances: JSON.parse(r.instances) as number[] })) };
     },
   };
 }

@@ -9,6 +9,8 @@ import { driverCode, isRentable, OFFER_ID_STRIDE, type MachineRecord } from '../
 import { diskHourly, toDollars } from '../platform/money.js';
 import { type FieldDef, type FieldTable, type FieldType } from '../offers/filter.js';
 import { normalizeGpuName } from '../offers/offer-fields.js';
+import type { Static } from 'typebox';
+import type { VolumeOfferObject } from './volumes-schemas.js';
 
 /** Storage priced into `storage_total_cost` when a search names none (the vastai client sends 1.0). */
 export const DEFAULT_VOLUME_STORAGE_GB = 1;
@@ -25,7 +27,7 @@ export interface VolumeOfferContext {
   now: number;
 }
 
-export type VolumeOffer = Record<string, unknown> & { id: number; machine_id: number; disk_space: number; storage_cost: number };
+export type VolumeOffer = Static<typeof VolumeOfferObject>;
 
 /** The offer as the API shows it: the fields the vastai client prints for `search volumes`. */
 export function volumeOfferJson(m: MachineRecord, usedGb: number, c: VolumeOfferContext): VolumeOffer {
@@ -76,7 +78,7 @@ export function volumeOfferJson(m: MachineRecord, usedGb: number, c: VolumeOffer
 
 const field = (name: string, type: FieldType, extra: Partial<FieldDef<VolumeOffer, VolumeOfferContext>> = {}): [string, FieldDef<VolumeOffer, VolumeOfferContext>] => [
   name,
-  { type, get: (r) => (r[name] ?? null) as never, ...extra },
+  { type, get: (r) => ((r as Record<string, unknown>)[name] ?? null) as never, ...extra },
 ];
 
 /** The filterable fields of a volume offer: the client's `vol_offers_fields` and what it prints. */

@@ -1,13 +1,41 @@
 /**
  * TypeBox schemas of the volume routes (contract §3), exported so the SDK takes its request and reply types from what
- * the server validates (`import type` + `Static<>`). Offers and volumes are open objects: their fields are listed in
- * volume-offers.ts and volumes-service.ts, and the SDK adds those types to these.
+ * the server validates (`import type` + `Static<>`). The services' objects have these schemas' types.
  */
 import { Type } from 'typebox';
 
-const Obj = Type.Object({}, { additionalProperties: true });
+const Int = Type.Integer();
+const Num = Type.Number();
+const Str = Type.String();
+const Bool = Type.Boolean();
+const orNull = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
-export const VolumeSearchReply = Type.Object({ offers: Type.Array(Obj) });
+/** A volume offer (volume-offers.ts volumeOfferJson): the fields the vastai client prints for `search volumes`. */
+export const VolumeOfferObject = Type.Object(
+  {
+    id: Int, ask_contract_id: Int, machine_id: Int, host_id: Int,
+    disk_space: Type.Number({ description: 'GB free' }), disk_bw: Num, disk_name: Str,
+    storage_cost: Type.Number({ description: '$/GB/month' }), storage_total_cost: Type.Number({ description: '$/hour for allocated_storage' }),
+    allocated_storage: Num, cpu_arch: Str, cpu_ghz: Num, cuda_max_good: Num, driver_version: Str, gpu_arch: Str, gpu_name: Str,
+    has_avx: Bool, pci_gen: Num, pcie_bw: Num, total_flops: Num, ubuntu_version: Str, inet_up: Num, inet_down: Num,
+    reliability: Num, reliability2: Num, geolocation: Str, datacenter: Bool, static_ip: Bool, external: Bool,
+    cluster_id: orNull(Int), verification: Str, verified: Bool, rentable: Bool, duration: Num, end_date: Num, score: Num,
+  },
+  { additionalProperties: true },
+);
+export const VolumeSearchReply = Type.Object({ offers: Type.Array(VolumeOfferObject) });
+
+/** A volume (`show volumes`): the fields the vastai client prints, plus size and price. */
+export const VolumeObject = Type.Object(
+  {
+    id: Int, name: orNull(Str), label: orNull(Str), cluster_id: orNull(Int), machine_id: Int, host_id: Int,
+    disk_space: Type.Number({ description: 'GB' }), size: Type.Number({ description: 'GB' }),
+    status: Type.Union([Type.Literal('in_use'), Type.Literal('ready')]), instances: Type.Array(Int),
+    storage_cost: Num, dph_total: Num, disk_name: orNull(Str), driver_version: orNull(Str), inet_up: Num, inet_down: Num,
+    reliability2: Num, geolocation: orNull(Str), verification: orNull(Str), start_date: Num, duration: Num,
+  },
+  { additionalProperties: true },
+);
 
 /** Longest volume name (`PUT /volumes/`, and `volume_info.name` of an instance creation). */
 export const MAX_VOLUME_NAME_CHARS = 128;
@@ -27,7 +55,7 @@ export const CreateVolumeReply = Type.Object({ success: Type.Boolean(), volume_i
 
 // The client sends owner=me and type=all|local|network; every volume here is local.
 export const ListVolumesQuery = Type.Object({}, { additionalProperties: true });
-export const VolumesReply = Type.Object({ success: Type.Boolean(), volumes: Type.Array(Obj) });
+export const VolumesReply = Type.Object({ success: Type.Boolean(), volumes: Type.Array(VolumeObject) });
 
 export const DeleteVolumeQuery = Type.Object({ id: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: true });
 export const DeleteVolumeReply = Type.Object({ success: Type.Boolean(), msg: Type.String() });

@@ -20,7 +20,7 @@ import {
 } from './volume-offers.js';
 import { volumesStore, type VolumeRow } from './volumes-store.js';
 import type { Static } from 'typebox';
-import { MAX_VOLUME_NAME_CHARS, type CreateVolumeBody } from './volumes-schemas.js';
+import { MAX_VOLUME_NAME_CHARS, type CreateVolumeBody, type VolumeObject } from './volumes-schemas.js';
 
 export const VOLUME_SEARCH_DEFAULT_LIMIT = 64;
 export const VOLUME_SEARCH_MAX_LIMIT = 1000;
@@ -99,7 +99,7 @@ export function volumesServiceFactory({ store, clock, billing, fleet }: VolumesD
   }
 
   /** The volume object of `show volumes` (the fields the vastai client prints, plus size and price). */
-  function toVolumeObject(v: VolumeRow, m: MachineRecord | undefined, instances: number[], now: number) {
+  function toVolumeObject(v: VolumeRow, m: MachineRecord | undefined, instances: number[], now: number): Static<typeof VolumeObject> {
     return {
       id: v.id,
       name: v.name,

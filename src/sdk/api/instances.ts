@@ -1,14 +1,12 @@
 /** Instances: create (rent an offer), list, show, start/stop/label, destroy, bid, logs, SSH keys (spec; contract §3). */
 import type { Static } from 'typebox';
 import type {
-  AttachSshReply, BidBody, BulkBody, CreateBody, CreateReply, InstanceObject, InstanceReply, InstancesPage, InstancesReply,
+  AttachSshReply, BidBody, BulkBody, BulkReply, CreateBody, CreateReply, InstanceObject, InstanceReply, InstancesPage, InstancesReply,
   InstanceSshKeysReply, LogsBody, LogsReply, OkReply,
 } from '../../instances/instances-schemas.js';
-import type { InstancesModule } from '../../instances/instances-module.js';
 import type { SuccessReply } from '../../platform/schemas.js';
 import { GpuplaneError } from '../errors.js';
 import type { Transport } from '../transport.js';
-import type { Svc } from './types.js';
 
 export type CreateInstance = Static<typeof CreateBody>;
 export type CreateInstanceReply = Static<typeof CreateReply>;
@@ -55,7 +53,7 @@ export function instancesApi(t: Transport) {
      * some fail (`success: false`): `ids` lists those changed, `failed` the others with their error and `msg`.
      */
     setState: (ids: number[], state: Static<typeof BulkBody>['state']) =>
-      t.request<Svc<InstancesModule, 'bulk'>>('PUT', '/api/v0/instances/', { body: { state, ids } satisfies Static<typeof BulkBody>, checkSuccess: false }),
+      t.request<Static<typeof BulkReply>>('PUT', '/api/v0/instances/', { body: { state, ids } satisfies Static<typeof BulkBody>, checkSuccess: false }),
     changeBid: (id: number, price: number) =>
       t.request<Done>('PUT', `/api/v0/instances/bid_price/${id}/`, { body: { price } satisfies Static<typeof BidBody> }),
     requestLogs: (id: number, body: Static<typeof LogsBody> = {}) =>

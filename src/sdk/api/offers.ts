@@ -1,11 +1,10 @@
 /** Offer search: `POST /api/v0/bundles/`. */
 import type { Static } from 'typebox';
-import type { offerJson } from '../../fleet/fleet-offers.js';
-import type { OffersReply } from '../../offers/offers-schemas.js';
+import type { OfferObject, OffersReply } from '../../offers/offers-schemas.js';
 import type { Transport } from '../transport.js';
 
 /** An offer as search shows it. */
-export type Offer = ReturnType<typeof offerJson>;
+export type Offer = Static<typeof OfferObject>;
 export type FilterOp = 'eq' | 'neq' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | 'notin';
 
 /** The filter body: `{<field>: {<op>: value}}` plus `order`, `type`, `limit`, `allocated_storage` (GB). */
@@ -19,6 +18,6 @@ export interface OfferSearch {
 
 export function offersApi(t: Transport) {
   return {
-    search: (query: OfferSearch) => t.request<Omit<Static<typeof OffersReply>, 'offers'> & { offers: Offer[] }>('POST', '/api/v0/bundles/', { body: query }),
+    search: (query: OfferSearch) => t.request<Static<typeof OffersReply>>('POST', '/api/v0/bundles/', { body: query }),
   };
 }
