@@ -1,7 +1,8 @@
 /**
  * The agent protocol's routes (docs/AGENT-PROTOCOL.md). Registration takes the host's API key (`machine_write`);
  * every `/api/v0/agent/` route takes a machine key instead, checked here: no path names a machine, so an agent can
- * reach only its own.
+ * reach only its own. The key is checked after the request is validated (preHandler), as every route's body and
+ * params are checked against their schemas first: a malformed request is a 400 whoever sends it.
  */
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -14,6 +15,8 @@ import {
 import type { AgentService } from './agent-service.js';
 
 const tags = ['agent'];
+/** `{request}`: the log request's id, a random token (not an integer id, so not named `…_id` in the route). */
+const LogParams = Type.Object({ request: LogAnswerParams.properties.request_id });
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
 /** Machine-key routes: no API key (the route authenticates the machine key itself). */
 const MACHINE = { category: 'public' as const, customAuth: true };
@@ -32,7 +35,7 @@ export async function agentRoutes(app: TypedApp, agent: AgentService): Promise<v
 
   app.get('/api/v0/agent/desired/', {
     config: MACHINE,
-    onRequest: machineAuth,
+    preHandler: machineAuth,
     schema: { tags, summary: "The machine's desired state (long-poll)", querystring: DesiredQuery, response: { 200: DesiredReply, ...errors } },
   }, async (request) => {
     let gone = false;
@@ -42,18 +45,18 @@ export async function agentRoutes(app: TypedApp, agent: AgentService): Promise<v
 
   app.put('/api/v0/agent/status/', {
     config: MACHINE,
-    onRequest: machineAuth,
+    preHandler: machineAuth,
     schema: { tags, summary: 'Heartbeat and observed state of the machine', body: StatusBody, response: { 200: StatusReply, ...errors } },
   }, async (request) => agent.status(machine(request), request.body));
 
-  app.put('/api/v0/agent/logs/:request_id/', {
+  app.put('/api/v0/agent/logs/:request/', {
     config: MACHINE,
-    onRequest: machineAuth,
+    preHandler: machineAuth,
     schema: {
-      tags, summary: "Answer a renter's request_logs with the container's log", params: LogAnswerParams, body: LogAnswerBody,
+      tags, summary: "Answer a renter's request_logs with the container's log", params: LogParams, body: LogAnswerBody,
       response: { 200: LogAnswerReply, ...errors },
     },
-  }, async (request) => agent.answerLogs(machine(request), request.params.request_id, request.body));
+  }, async (request) => agent.answerLogs(machine(request), request.params.request, request.body));
 }
 
 /** Body of `PUT /api/v0/machines/create_asks/` (client-compat-more.md); every key may be null. */
