@@ -8,7 +8,8 @@ import { buildApp, type Built } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { VirtualClock } from '../src/platform/clock.js';
 import { SecretBox } from '../src/platform/crypto.js';
-import { openStore, type Store } from '../src/platform/db/connect.js';
+import type { Store } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 import { cryptoRandom } from '../src/platform/random.js';
 import { BENCH_KEY, defineBench, median } from './lib.js';
 
@@ -37,7 +38,7 @@ async function open(file: string): Promise<Built & { store: Store; clock: Virtua
     GPUPLANE_LOG_LEVEL: 'silent',
     GPUPLANE_SIM_MACHINES: '5',
   });
-  const store = await openStore(url);
+  const store = await openDatabase(url);
   const clock = new VirtualClock(START);
   const built = await buildApp({ config, store, clock, random: cryptoRandom, log: pino({ level: 'silent' }), secretBox: new SecretBox(config.secretKey!, cryptoRandom) });
   await built.services.users.ensureOwner(BENCH_KEY, 1e9);

@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { cryptoRandom } from '../src/platform/random.js';
 import { RealClock } from '../src/platform/clock.js';
-import { openStore } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 import { fleetServiceFactory } from '../src/fleet/fleet-service.js';
 import { bundleSizes } from '../src/fleet/fleet-offers.js';
 import { compareWithBaseline, defineBench, load, makeTmpDir, median, startBaseline, startGpuplane, type BenchContext, type Figure } from './lib.js';
@@ -41,7 +41,7 @@ const bench = defineBench({
     // harness's start-up timeout; the server then finds the fleet there and does not seed again.
     const dir = mkdtempSync(join(ctx.tmpDir, 'offers-'));
     const t0 = performance.now();
-    const store = await openStore(`sqlite:${join(dir, 'gpuplane.db')}`);
+    const store = await openDatabase(`sqlite:${join(dir, 'gpuplane.db')}`);
     const fleet = fleetServiceFactory({ store, clock: new RealClock(), random: cryptoRandom, config: { mode: 'emulator', seed: SEED, simMachines: MACHINES } });
     await fleet.ensureSeeded();
     await store.close();

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Runs every test file (test/**/*.test.ts) with Node's built-in test runner through tsx.
 // Node 20's --test takes no globs, so the files are found here. Extra arguments are passed through.
+// dist/ is built first (`npm run build`), so the tests that start real processes run the sources as they are now.
+// Without GPUPLANE_TEST_POSTGRES_URL the PostgreSQL half of the suite does not run: a notice says so, first and last.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -13,14 +15,25 @@ function find(dir) {
   });
 }
 
+const PG_NOTICE =
+  'NOTICE: GPUPLANE_TEST_POSTGRES_URL is not set: the tests ran on SQLite only; the PostgreSQL half did NOT run ' +
+  '(set it, e.g. GPUPLANE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test npm test)';
+const withoutPg = !process.env.GPUPLANE_TEST_POSTGRES_URL;
+const notice = (text) => process.stderr.write(`\n${'='.repeat(20)}\n${text}\n${'='.repeat(20)}\n\n`);
+
 const args = process.argv.slice(2);
 const filters = args.filter((a) => !a.startsWith('-'));
 const flags = args.filter((a) => a.startsWith('-'));
 let files = find('test').sort();
 if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x)));
+
+if (withoutPg) notice(PG_NOTICE.replace('ran', 'run'));
+const built = spawnSync(process.execPath, [join(import.meta.dirname, 'build.mjs')], { stdio: 'inherit' });
+if (built.status !== 0) process.exit(built.status ?? 1);
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', ...flags, ...files],
   { stdio: 'inherit', env: { ...process.env, GPUPLANE_LOG_LEVEL: process.env.GPUPLANE_LOG_LEVEL ?? 'silent' } },
 );
+if (withoutPg) notice(PG_NOTICE);
 process.exit(result.status ?? 1);

@@ -1,20 +1,15 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import { isVirtual, type Clock } from './platform/clock.js';
-import type { Store } from './platform/db/connect.js';
-import type { Random } from './platform/random.js';
-import type { SecretBox } from './platform/crypto.js';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { isVirtual } from './platform/clock.js';
 import { Scheduler } from './platform/scheduler.js';
-import { installErrorHandling, installExactJsonContentType, installJsonParser, RequestLog } from './platform/http.js';
+import { installErrorHandling, installExactJsonContentType, installJsonParser, RequestLog, typed } from './platform/http.js';
 import { installOpenApi, OPENAPI_PATH } from './platform/openapi.js';
 import { clientErrorHandler, frameworkErrors, installClosingReply, MAX_PARAM_LENGTH } from './platform/transport-errors.js';
 import { lazySchemas } from './platform/lazy-schemas.js';
 import { declaredFields } from './platform/validation.js';
-import { createServices, type Services } from './services.js';
+import { createServices, type AppDeps, type Services } from './services.js';
 import { registerRoutes } from './routes.js';
 import { Metrics } from './ops/ops-metrics.js';
+import { installAudit, ipRecorder } from './audit/audit-hook.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -23,17 +18,7 @@ declare module 'fastify' {
   }
 }
 
-export interface AppDeps {
-  config: Config;
-  store: Store;
-  clock: Clock;
-  random: Random;
-  log: Logger;
-  secretBox: SecretBox;
-}
-
-export type TypedApp = ReturnType<typeof typed>;
-const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider>();
+export type { AppDeps };
 
 /** A registered route and its declared access, for tests that sweep every route (auth, permissions). */
 export interface RouteInfo {
@@ -60,12 +45,17 @@ export interface Built {
 export async function buildApp(deps: AppDeps): Promise<Built> {
   const schemas = lazySchemas();
   const metrics = new Metrics();
+  // Each signed-in request's client address (the audit feature; set once the services exist, below).
+  let sawRequest: ((request: FastifyRequest) => void) | undefined;
   const app: FastifyInstance = Fastify({
     schemaController: schemas.schemaController,
     loggerInstance: deps.log as FastifyBaseLogger,
     // One line per request, with the URL redacted, instead of Fastify's own request lines; it also feeds the
     // request metrics.
-    logController: new RequestLog(metrics.requestCompleted),
+    logController: new RequestLog((request, reply, ms) => {
+      metrics.requestCompleted(request, reply, ms);
+      sawRequest?.(request);
+    }),
     // Every path is served with and without its trailing slash (contract §3).
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_PARAM_LENGTH },
     // Fastify's and Node's own error replies become the error object too (platform/transport-errors.ts).
@@ -80,6 +70,9 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   const scheduler = new Scheduler(deps.store, deps.clock, deps.log);
   const services = createServices({ ...deps, scheduler, metrics });
 
+  sawRequest = ipRecorder(services.audit);
+  // Before any route: the audited routes get their recording hook as they are registered.
+  installAudit(app, services.audit);
   const routes: RouteInfo[] = [];
   app.addHook('onRoute', (route) => {
     // Authentication is each route's own onRequest hook, bound to its config; route hooks run after the global ones
@@ -114,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   }
   await installOpenApi(app, deps.config.publicUrl);
 
-  await registerRoutes(typed(app), services, deps);
+  await registerRoutes(typed(app), services, deps.config.mode);
 
   app.get(OPENAPI_PATH, { config: { category: 'public' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();

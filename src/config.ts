@@ -34,6 +34,11 @@ export interface Config {
    * @default 10
    */
   shutdownTimeout: number;
+  /**
+   * Days the audit log keeps an entry.
+   * @default 90
+   */
+  auditRetentionDays: number;
   smtpUrl: string | undefined;
   smtpFrom: string;
   /**
@@ -100,6 +105,12 @@ export const SETTINGS = {
     flag: 'shutdown-timeout',
     default: '10',
     help: 'seconds a SIGTERM/SIGINT waits for in-flight requests before cutting connections',
+  },
+  auditRetentionDays: {
+    env: 'GPUPLANE_AUDIT_RETENTION_DAYS',
+    flag: 'audit-retention-days',
+    default: '90',
+    help: 'days the audit log (logins, 2FA and key changes, instances, credit, roles) keeps an entry',
   },
   logLevel: { env: 'GPUPLANE_LOG_LEVEL', flag: 'log-level', default: 'info', help: 'fatal, error, warn, info, debug, trace or silent' },
   logFormat: {
@@ -240,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     publicUrl: publicUrlRaw.replace(/\/+$/, ''),
     sqliteSync: oneOf('sqliteSync', ['normal', 'full'] as const),
     shutdownTimeout: int('shutdownTimeout', 0, 3600),
+    auditRetentionDays: int('auditRetentionDays', 1, 36_500),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     logFormat: oneOf('logFormat', ['auto', 'json', 'pretty'] as const),
     metricsToken,

@@ -6,7 +6,8 @@ import { buildApp, type Built } from './app.js';
 import type { Config } from './config.js';
 import { RealClock, VirtualClock, type Clock } from './platform/clock.js';
 import { SecretBox } from './platform/crypto.js';
-import { openStore, type Store } from './platform/db/connect.js';
+import type { Store } from './platform/db/connect.js';
+import { openDatabase as openGpuplaneDatabase } from './database.js';
 import { cryptoRandom, type Random } from './platform/random.js';
 import { resolveSecretKey } from './platform/secret-key.js';
 import { EMU_OWNER_CREDIT } from './users/users-service.js';
@@ -44,9 +45,10 @@ export function redactDatabaseUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '';
+    u.searchParams.delete('password'); // libpq's other way to give it
     return u.toString().replace(/:@/, '@');
   } catch {
-    return url.replace(/\/\/[^@/]*@/, '//');
+    return url.replace(/\/\/[^@/]*@/, '//').replace(/([?&])password=[^&]*&?/, '$1');
   }
 }
 
@@ -74,7 +76,7 @@ function reservePort(host: string, port: number): Promise<{ port: number; releas
 /** Opens the database, or a StartError that names it (without its password), the setting, and the cause. */
 async function openDatabase(config: Config, options: StartOptions): Promise<Store> {
   try {
-    return await openStore(config.databaseUrl, { pgSchema: options.pgSchema, sqliteSync: config.sqliteSync });
+    return await openGpuplaneDatabase(config.databaseUrl, { pgSchema: options.pgSchema, sqliteSync: config.sqliteSync });
   } catch (err) {
     const cause = err instanceof AggregateError && err.errors.length ? (err.errors[0] as Error).message : (err as Error).message;
     throw new StartError(`cannot open the database ${redactDatabaseUrl(config.databaseUrl)} (GPUPLANE_DATABASE_URL): ${cause}`);

@@ -1,19 +1,38 @@
-import type { AppDeps } from './app.js';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Clock } from './platform/clock.js';
+import type { SecretBox } from './platform/crypto.js';
+import type { Store } from './platform/db/connect.js';
+import type { Random } from './platform/random.js';
 import { authenticatorFactory } from './platform/auth.js';
+import type { FaultHandler } from './platform/faults.js';
 import type { Scheduler } from './platform/scheduler.js';
-import { keysStore } from './keys/keys-store.js';
 import { readCache } from './platform/db/read-cache.js';
+import { keysStore } from './keys/keys-store.js';
 import { apiKeysServiceFactory, keysServiceFactory } from './keys/keys-service.js';
 import { teamsStore } from './teams/teams-store.js';
 import { teamsServiceFactory } from './teams/teams-service.js';
 import { usersStore } from './users/users-store.js';
 import { usersServiceFactory } from './users/users-service.js';
 import { outboxStore } from './emulator/outbox-store.js';
+import { faultCounters } from './emulator/fault-counters.js';
+import { outboxMessenger, SMS_FAULTS } from './emulator/outbox-messenger.js';
 import { emulatorServiceFactory } from './emulator/emulator-service.js';
-import { createTfaServices } from './tfa/tfa-wiring.js';
+import { productionMessenger } from './messages/messages-service.js';
+import type { Messenger } from './messages/messages-types.js';
+import { createTfa } from './tfa/tfa-wiring.js';
+import { STORE_UNAVAILABLE_FAULT } from './tfa/tfa-window.js';
+import { CHALLENGE_STORE_FAULT } from './tfa/tfa-send.js';
+import { loginServiceFactory } from './login/login-service.js';
+import { loginStore } from './login/login-store.js';
+import { sessionsFactory } from './login/sessions.js';
 import { billingServiceFactory } from './billing/billing-service.js';
 import { templatesStore } from './templates/templates-store.js';
 import { templatesServiceFactory } from './templates/templates-service.js';
+import { auditStore } from './audit/audit-store.js';
+import { auditServiceFactory } from './audit/audit-service.js';
+import { envVarsStore } from './env-vars/env-vars-store.js';
+import { envVarsServiceFactory } from './env-vars/env-vars-service.js';
 import { sshKeysStore } from './ssh-keys/ssh-keys-store.js';
 import { sshKeysServiceFactory } from './ssh-keys/ssh-keys-service.js';
 import { fleetServiceFactory } from './fleet/fleet-service.js';
@@ -30,39 +49,83 @@ import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
 import { agentServiceFactory, type AgentService } from './hosts/agent-service.js';
 
+/** What the app is built from: main.ts and the tests make these. */
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  random: Random;
+  log: Logger;
+  secretBox: SecretBox;
+}
+
 export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
-/** The composition root: every store and service, wired over explicit dependencies. */
+/**
+ * The composition root: every store once, then every service after the ones it uses, then one block that wires the
+ * features' hooks to each other and, in emulator mode, their faults and reset hooks to the emulator.
+ */
 export function createServices(deps: ServiceDeps) {
   const { store, clock, random, scheduler, config, secretBox, metrics, log } = deps;
   const db = store.db;
+  const emulatorMode = config.mode === 'emulator';
+
+  // Stores.
   const keys = keysStore(db, store.dialect, readCache(store));
-  const keysService = keysServiceFactory({ keys, clock, random });
   const teamsDb = teamsStore(db);
-  const auth = authenticatorFactory({ keys, keysService, teamRole: teamsDb.memberPermissions });
-  // users/current shows the exact balance (billing is built below; the closure runs only at request time).
-  const users = usersServiceFactory({ db, users: usersStore(db), keysService, clock, random, balance: (user, rate) => billing.balanceOf(user, rate) });
+  const usersDb = usersStore(db);
   const outbox = outboxStore(db);
-  const apiKeys = apiKeysServiceFactory({ keys, keysService, clock, memberPermissions: teamsDb.memberPermissions });
-  const emulator = emulatorServiceFactory({ config, store, clock, scheduler, users, keysService, outbox });
-  // 2FA, login and sessions, and the message providers (e-mail, SMS): { tfa, tfaAuth, login, sessions, messenger }.
-  const tfaServices = createTfaServices({ db, config, clock, random, secretBox, scheduler, keys, keysService, resolve: auth.resolve, users, outbox, emulator });
+  const faults = faultCounters(db);
+  const fleetMachines = fleetStore(db, store.dialect);
+
+  // Services.
+  const keysService = keysServiceFactory({ keys, clock, random });
+  const auth = authenticatorFactory({
+    keys: { findLiveByHash: (hash) => keys.findLiveByHash(hash), touchIfStale: (key) => keysService.touchIfStale(key) },
+    teamRole: teamsDb.memberPermissions,
+  });
+  const billing = billingServiceFactory({
+    store, clock, scheduler,
+    // A transfer's recipient: a decimal user id, or an account e-mail.
+    findUser: async (r) => {
+      const u = /^[0-9]{1,10}$/.test(r) ? await usersDb.findById(Number(r)) : await usersDb.findByEmail(r.toLowerCase());
+      return u && { id: u.id, email: u.email };
+    },
+  });
+  // users/current shows the exact balance.
+  const users = usersServiceFactory({ db, users: usersDb, keysService, clock, random, balance: (user, rate) => billing.balanceOf(user, rate) });
+  const apiKeys = apiKeysServiceFactory({ db, keys, keysService, clock, memberPermissions: teamsDb.memberPermissions });
+  // The message providers: the outbox in emulator mode, SMTP and the HTTP SMS provider in production.
+  const messenger: Messenger = emulatorMode
+    ? outboxMessenger({ outbox, clock, faults })
+    : productionMessenger({
+        smtp: config.smtpUrl ? { url: config.smtpUrl, from: config.smtpFrom } : undefined,
+        sms: config.smsUrl && config.smsAccount && config.smsToken ? { baseUrl: config.smsUrl, account: config.smsAccount, token: config.smsToken } : undefined,
+      });
+  const { tfa, tfaAuth, tfaStore, verifier } = createTfa({
+    db, clock, random, secretBox, messenger, resolve: auth.resolve, users: usersDb,
+    storeUnavailable: emulatorMode ? () => faults.take(STORE_UNAVAILABLE_FAULT) : async () => false,
+    challengeStoreFails: emulatorMode ? () => faults.take(CHALLENGE_STORE_FAULT) : async () => false,
+  });
+  const sessions = sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl: config.publicUrl });
+  const login = loginServiceFactory({ users: usersDb, usersService: users, store: loginStore(db), tfaStore, verifier, sessions, messenger, clock, random });
   const teams = teamsServiceFactory({
-    db, teams: teamsDb, users: usersStore(db), clock, random, publicUrl: config.publicUrl,
+    db, teams: teamsDb, users: usersDb, clock, random, publicUrl: config.publicUrl,
     revokeTeamKeys: keys.revokeByTeam,
-    // The outbox in emulator mode, SMTP in production.
-    sendEmail: (m) => tfaServices.messenger.sendEmail(m),
+    sendEmail: (m) => messenger.sendEmail(m),
   });
   const fleet = fleetServiceFactory({ store, clock, random, config, scheduler });
-  // After /_emu/reset the same seeded fleet comes back (contract §2).
-  emulator.onReset((tx) => fleet.reseed(tx));
   const offers = offersServiceFactory({ index: fleet.index, clock });
-  const billing = billingServiceFactory({ store, clock, scheduler });
   const templates = templatesServiceFactory({ db, dialect: store.dialect, templates: templatesStore(db), clock, random, secretBox });
+  const audit = auditServiceFactory({
+    audit: auditStore(db), clock, retentionDays: config.auditRetentionDays,
+    teamOwner: async (teamId) => (await teamsDb.findTeam(teamId))?.owner_id,
+    warn: (err, what) => log.warn({ err }, what),
+  });
+  const envVars = envVarsServiceFactory({ db, envVars: envVarsStore(db), clock, secretBox });
   const sshKeys = sshKeysServiceFactory({ db, dialect: store.dialect, sshKeys: sshKeysStore(db), clock });
   // Volumes: each machine's free disk is a volume offer. FleetApi has no machine list yet, so the fleet's own store
   // is read here, in the composition root, rather than from the volumes feature (move it into FleetApi when it has one).
-  const fleetMachines = fleetStore(db, store.dialect);
   const volumes = volumesServiceFactory({
     store, clock, billing,
     fleet: {
@@ -75,7 +138,7 @@ export function createServices(deps: ServiceDeps) {
   });
   // Renting and the instance lifecycle. `volumes` is a hook the volumes feature fills in (instances-ports.ts).
   const instances = instancesModule({
-    store, clock, random, scheduler, config, secretBox, keys, keysService, emulator, fleet, billing,
+    store, clock, random, scheduler, config, secretBox, keys, keysService, fleet, billing,
     templates: templates.instancesPort, sshKeys, volumes: volumes.port,
     // Real hosts: `request_logs` of an instance on an agent-run machine asks its agent (src/hosts/).
     agentLogs: { requested: (r) => agent.logs.requested(r), textOf: (id) => agent.logs.textOf(id) },
@@ -85,10 +148,40 @@ export function createServices(deps: ServiceDeps) {
     store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
     accountKeys: (userId, tx) => sshKeys.publicKeysOf(userId, tx),
   });
+  // The autoscaler rents and destroys real instances inside its job's transaction, choosing offers as search does.
+  const serverless = serverlessServiceFactory({
+    store, clock, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,
+    offersIn: offersInTx({ machines: async (tx) => (await fleetMachines.machinesAbove(-1, tx)).map(toRecord), gpus: (ids, tx) => fleetMachines.gpusOf(ids, tx) }, clock),
+  });
+  // Health, readiness, version and the Prometheus metrics.
+  const ops = opsServiceFactory({
+    store, clock, scheduler, metrics, config, log, version: VERSION,
+    ping: opsStore(db).ping,
+    countInstances: instances.countByState,
+    offersListed: async () => (await fleet.index.offers()).length,
+  });
+  // The emulator control API's service (its routes exist in emulator mode only).
+  const emulator = emulatorServiceFactory({
+    config, store, clock, scheduler, users, keysService, outbox,
+    recordCredit: (tx, userId, amount, description) => billing.payments.recordCredit(tx, userId, amount, description),
+  });
+
+  // Hooks.
+  // Out of credit: the user's running instances stop.
+  billing.onCreditExhausted(instances.creditExhausted);
   // A simulated host that stops heartbeating: its instances turn unknown, then offline (fleet-heartbeat.ts).
   fleet.onHostLost((tx, machineId) => instances.hostLost(tx, machineId));
   // A team with live instances is not deleted (409 conflict).
   teams.onDelete((teamId, tx) => instances.refuseTeamDelete(teamId, tx));
+  if (emulatorMode) {
+    // After /_emu/reset the same seeded fleet comes back (contract §2).
+    emulator.onReset((tx) => fleet.reseed(tx));
+    // Faults of contract §2: the message and 2FA store faults are counted (taken by the sends and the 2FA gate);
+    // the instance faults act at once.
+    const counted = (name: string): FaultHandler => async (req) => ({ fault: name, remaining: await faults.add(name, req.count ?? 1) });
+    for (const name of [SMS_FAULTS.sms_error, SMS_FAULTS.sms_rate_limited, STORE_UNAVAILABLE_FAULT, CHALLENGE_STORE_FAULT]) emulator.registerFault(name, counted(name));
+    for (const [name, handler] of Object.entries(instances.faults)) emulator.registerFault(name, handler);
+  }
 
   return {
     deps,
@@ -100,27 +193,23 @@ export function createServices(deps: ServiceDeps) {
     users,
     outbox,
     emulator,
-    ...tfaServices,
+    tfa,
+    tfaAuth,
+    login,
+    sessions,
+    messenger,
     billing,
     templates,
     sshKeys,
+    envVars,
+    audit,
     fleet,
     offers,
     instances,
     volumes,
     agent,
-    // The autoscaler rents and destroys real instances inside its job's transaction, choosing offers as search does.
-    serverless: serverlessServiceFactory({
-      store, clock, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,
-      offersIn: offersInTx({ machines: async (tx) => (await fleetMachines.machinesAbove(-1, tx)).map(toRecord), gpus: (ids, tx) => fleetMachines.gpusOf(ids, tx) }, clock),
-    }),
-    // Health, readiness, version and the Prometheus metrics.
-    ops: opsServiceFactory({
-      store, clock, scheduler, metrics, config, log, version: VERSION,
-      ping: opsStore(db).ping,
-      countInstances: instances.countByState,
-      offersListed: async () => (await fleet.index.offers()).length,
-    }),
+    serverless,
+    ops,
     /** GPU model names on offer; the fleet fills it in. */
     fleetNames: (): Promise<string[]> => fleet.gpuNames(),
     /** Runs once the owner exists, before listening (e.g. seeding the simulated fleet). */

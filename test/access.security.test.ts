@@ -10,7 +10,8 @@ import { buildApp, type Built } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { VirtualClock } from '../src/platform/clock.js';
 import { SecretBox } from '../src/platform/crypto.js';
-import { openStore, type Store } from '../src/platform/db/connect.js';
+import type { Store } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 import { cryptoRandom } from '../src/platform/random.js';
 import { EMU_OWNER_CREDIT } from '../src/users/users-service.js';
 import { DIALECTS, dropSchema, forEachDialect, OWNER_KEY, PG_URL, T0, uniqueSchema, type TestApp } from './helpers/harness.js';
@@ -130,7 +131,7 @@ for (const dialect of DIALECTS) {
         GPUPLANE_PORT: '0',
       });
       for (let i = 0; i < 2; i++) {
-        const store = await openStore(config.databaseUrl, { pgSchema: schema, pgPoolSize: 3 });
+        const store = await openDatabase(config.databaseUrl, { pgSchema: schema, pgPoolSize: 3 });
         const clock = new VirtualClock(T0);
         const built = await buildApp({ config, store, clock, random: cryptoRandom, log: pino({ level: 'silent' }), secretBox: new SecretBox(config.secretKey!, cryptoRandom) });
         await built.services.users.ensureOwner(config.bootstrapApiKey, EMU_OWNER_CREDIT);

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import Docker from 'dockerode';
 import { call, serve, type Served } from './helpers/spawn.js';
-import { openStore } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'gpuplane.mjs');
@@ -179,7 +179,7 @@ before(async () => {
     gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, driver_version: '550.54.14', cuda_max_good: 12.4, public_ipaddr: '127.0.0.1',
   }));
   // Machine and instance ids of this run's own (other runs may share the Docker daemon, and containers are named by them).
-  const store = await openStore(`sqlite:${dbFile}`);
+  const store = await openDatabase(`sqlite:${dbFile}`);
   await store.close();
   const db = new Database(dbFile);
   const base = 1_000_000 + randomInt(100_000_000);

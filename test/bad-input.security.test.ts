@@ -25,10 +25,15 @@ const QUERY = '?select_filters=%7Bbad&limit=-5&id=zz&email=x&role=y&until=nowher
 forEachDialect('bad input on every route', (app) => {
   test('wrong types, huge values and unknown ids give a 4xx error object, never a 5xx', async () => {
     const failures: string[] = [];
+    // Each distinct request once: a route without an id in its path, or a GET (sent without a body), would repeat one.
+    const sent = new Set<string>();
     for (const r of app().routes) {
       for (const id of IDS) {
         const url = r.url.replace(/:(\w+)/g, id) + QUERY;
         for (const body of BODIES) {
+          const request = `${r.method} ${url} ${r.method === 'GET' ? '' : JSON.stringify(body)}`;
+          if (sent.has(request)) continue;
+          sent.add(request);
           const res = await app().request(r.method, url, { body: r.method === 'GET' ? undefined : body });
           const where = `${r.method} ${url} ${JSON.stringify(body).slice(0, 50)} -> ${res.status}`;
           if (res.status >= 500) failures.push(`${where} ${res.raw.slice(0, 120)}`);

@@ -10,7 +10,8 @@ import { buildApp, type Built } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { VirtualClock } from '../src/platform/clock.js';
 import { SecretBox } from '../src/platform/crypto.js';
-import { openStore, type DialectName, type Store } from '../src/platform/db/connect.js';
+import type { DialectName, Store } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 import { cryptoRandom } from '../src/platform/random.js';
 import { cumulativeMicro } from '../src/billing/billing-accrual.js';
 import { SETTLE_PERIOD_S } from '../src/billing/billing-service.js';
@@ -33,7 +34,7 @@ async function openProcess(url: string, pgSchema?: string): Promise<Proc> {
     GPUPLANE_LOG_LEVEL: 'silent',
     GPUPLANE_SIM_MACHINES: '5',
   });
-  const store = await openStore(url, { pgSchema, pgPoolSize: 5 });
+  const store = await openDatabase(url, { pgSchema, pgPoolSize: 5 });
   const clock = new VirtualClock(T0);
   const built = await buildApp({ config, store, clock, random: cryptoRandom, log: pino({ level: 'silent' }), secretBox: new SecretBox(config.secretKey!, cryptoRandom) });
   await built.scheduler.restoreVirtualNow();

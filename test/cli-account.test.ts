@@ -1,4 +1,4 @@
-// Account-side CLI commands as a real process against a real server: templates, SSH keys and API keys, with their
+// Account-side CLI commands (the CLI run in the test's process) against a real server: templates, SSH keys and API keys, with their
 // error paths.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,14 +1,20 @@
 /**
- * Helpers of the CLI and SDK end-to-end tests: a real gpuplane server process (virtual clock, SQLite in memory) and
- * the CLI spawned as a real process (`node bin/gpuplane.mjs …`), each with its own config directory.
+ * Helpers of the CLI and SDK end-to-end tests: a real gpuplane server listening on a free port (virtual clock, SQLite
+ * in memory; started by the server's own start-up code, in the test's process) and the CLI, run in the test's process
+ * (`runCli(argv, io)` with collected output) or, for the few tests about the process itself, spawned as one
+ * (`node bin/gpuplane.mjs …`), each with its own config directory.
  */
 import { after, before } from 'node:test';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { runCli as runCliMain } from '../src/cli/program.js';
+import { loadConfig, parseServeFlags } from '../src/config.js';
+import { startServer as startGpuplane } from '../src/main.js';
 import { createClient } from '../src/sdk/client.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
@@ -16,12 +22,12 @@ export const BIN = join(ROOT, 'bin', 'gpuplane.mjs');
 export const OWNER_KEY = 'gpk_cli_test_owner_key_0123456789abcdef';
 /** Where the server's virtual clock starts (2027-01-15T08:00:00Z), as in the other tests. */
 export const T0 = 1_800_000_000;
-const START_TIMEOUT_MS = 60_000;
+/** How many times waitWhileAdvancing moves the clock at most before it lets the command time out. */
+const MAX_ADVANCES = 20;
 
 export interface ServerProcess {
   url: string;
   port: number;
-  proc: ChildProcess;
   close(): Promise<void>;
 }
 
@@ -31,43 +37,15 @@ export const TEST_SERVER_FLAGS = [
   '--secret-key', 'cli-test-secret-key-0123456789', '--sim-machines', '20',
 ];
 
-/** Starts `gpuplane serve` on a free port and waits for its "gpuplane listening" log line ("gpuplane listening on …"). */
+/**
+ * Starts the server as `gpuplane serve --port 0 FLAGS` does (the same start-up code, src/main.ts), in this process,
+ * with silent logs: the CLI and SDK reach it over HTTP like any server. (test/server-lifecycle.test.ts and the other
+ * tests of the process itself start real ones.)
+ */
 export async function startServer(extra: string[] = [], base: string[] = TEST_SERVER_FLAGS): Promise<ServerProcess> {
-  const proc = spawn(
-    process.execPath,
-    // The test runner silences logs through the environment; the port is read from the log, so a flag turns it on.
-    [BIN, 'serve', '--port', '0', ...base, '--log-level', 'info', ...extra],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stderr = '';
-  proc.stderr!.on('data', (d) => (stderr += String(d)));
-  const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time\n${stderr}`)), START_TIMEOUT_MS);
-    proc.once('exit', (code) => reject(new Error(`server exited with ${code}\n${stderr}`)));
-    // Keeps draining stdout for the server's whole life, so its request log never blocks it.
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      try {
-        const rec = JSON.parse(line);
-        if (String(rec.msg).startsWith('gpuplane listening on ')) {
-          clearTimeout(timer);
-          resolvePort(rec.port);
-        }
-      } catch {
-        /* not a log line */
-      }
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    proc,
-    close: () =>
-      new Promise<void>((done) => {
-        if (proc.exitCode !== null) return done();
-        proc.once('exit', () => done());
-        proc.kill('SIGTERM');
-      }),
-  };
+  const config = loadConfig({}, parseServeFlags(['--port', '0', ...base, ...extra]));
+  const server = await startGpuplane(config, { log: pino({ level: 'silent' }), announce: () => undefined });
+  return { url: server.url, port: Number(new URL(server.url).port), close: () => server.close() };
 }
 
 export interface CliResult {
@@ -83,16 +61,43 @@ export function tempConfigHome(): { dir: string; cleanup(): void } {
 }
 
 /**
- * Runs the CLI as a process. `env` is added to a clean environment (no GPUPLANE_* from the caller, no COLUMNS, so
- * tables are not fitted to a width unless a test asks). `input` is written to its standard input (default: none).
+ * The CLI's environment: `env` added to a clean one (no GPUPLANE_* from the caller, no COLUMNS, so tables are not
+ * fitted to a width unless a test asks); an `undefined` value removes a variable.
  */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void, input?: string): Promise<CliResult> {
+function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GPUPLANE_') && k !== 'COLUMNS') base[k] = v;
   const merged = { ...base, ...env };
   for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
+  return merged;
+}
+
+/**
+ * Runs the CLI in this process, as `gpuplane ARGS` would run (same environment rules as `runCliProcess`): standard
+ * output and error are collected, `input` is its standard input (default: none, not a terminal).
+ */
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void, input?: string): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const stdin = Object.assign(Readable.from(input === undefined ? [] : [input]), { isTTY: false });
+  const code = await runCliMain(args, {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: {
+      write: (s: string) => {
+        stderr += s;
+        onStderr?.(stderr);
+      },
+    },
+    stdin,
+    env: cliEnv(env),
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs the CLI as a process (`node bin/gpuplane.mjs ARGS`), for the tests of the process itself. */
+export function runCliProcess(args: string[], env: Record<string, string | undefined> = {}, onStderr?: (text: string) => void, input?: string): Promise<CliResult> {
   return new Promise((done, reject) => {
-    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: merged as NodeJS.ProcessEnv, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cliEnv(env), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     if (input !== undefined) proc.stdin!.end(input);
     let stdout = '';
     let stderr = '';
@@ -154,14 +159,22 @@ export function instanceSteps(server: ReturnType<typeof useServer>) {
     return r.new_contract;
   }
 
+  /**
+   * Runs a waiting command; once its status line shows (it is subscribed to the server's events), moves the clock
+   * `advance` seconds at a time until the instance is running or has failed, then returns the command's result.
+   */
   async function waitWhileAdvancing(args: string[], advance = 60) {
-    let done = false;
-    let watching = false;
-    const waiting = server.cli(args, {}, (err) => (watching ||= /: \S+ \(\d+s\)/.test(err))).finally(() => (done = true));
-    while (!done && !watching) await new Promise((r) => setTimeout(r, 100));
-    while (!done) {
-      await new Promise((r) => setTimeout(r, 1000));
-      if (!done) await sdk().emulator.advance(advance);
+    let watching!: (id: number) => void;
+    const subscribed = new Promise<number>((resolve) => (watching = resolve));
+    const waiting = server.cli(args, {}, (err) => {
+      const line = /^instance (\d+): \S+ \(\d+s\)$/m.exec(err);
+      if (line) watching(Number(line[1]));
+    });
+    const id = await Promise.race([subscribed, waiting.then(() => undefined)]);
+    for (let step = 0; id !== undefined && step < MAX_ADVANCES; step++) {
+      await sdk().emulator.advance(advance);
+      const { actual_status } = await sdk().instances.show(id);
+      if (actual_status === 'running' || ['exited', 'unknown', 'offline'].includes(String(actual_status))) break;
     }
     return waiting;
   }

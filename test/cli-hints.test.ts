@@ -1,5 +1,5 @@
 // Every hint the CLI prints is a command that works at that point: each scenario below makes the CLI print hints
-// (in backquotes, `gpuplane …`), fills in their UPPERCASE placeholders and runs them, as a real process against a
+// (in backquotes, `gpuplane …`), fills in their UPPERCASE placeholders and runs them (in the test's process) against a
 // real server (virtual clock). Server messages name HTTP routes; the CLI shows its own commands instead, and a static
 // check keeps that true for every route a message of src/ names. The help lists only commands that exist.
 import { describe, test } from 'node:test';
@@ -63,7 +63,9 @@ describe('hints name CLI commands, never HTTP routes', () => {
     const files = (dir: string): string[] =>
       readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : f.endsWith('.ts') ? [join(dir, f)] : []));
     let messages = 0;
-    for (const file of files(join(ROOT, 'src')).filter((f) => !f.includes(`${join('src', 'cli')}`))) {
+    // audit-actions.ts is a table keyed by route (what the audit log records), not messages.
+    const notMessages = (f: string) => f.includes(`${join('src', 'cli')}`) || f.endsWith(join('audit', 'audit-actions.ts'));
+    for (const file of files(join(ROOT, 'src')).filter((f) => !notMessages(f))) {
       for (const line of readFileSync(file, 'utf8').split('\n')) {
         // Messages, not comments, API documentation (summaries, descriptions) or the text of e-mails.
         if (!ROUTE.test(line) || /^\s*(\/\/|\*|\/\*)/.test(line) || /\b(summary|description|text):/.test(line)) continue;

@@ -1,4 +1,4 @@
-// Offer search and instance creation through the CLI as a real process against a real server (virtual clock):
+// Offer search and instance creation through the CLI (run in the test's process) against a real server (virtual clock):
 // the query language on the wire, create instance flags and --wait, and their error paths.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -2,6 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_OFFER_QUERY, numericVersion, parseOfferQuery, parseOrder, QueryError } from '../src/cli/offer-query.js';
+import { driverCode } from '../src/fleet/fleet-offers.js';
+import { coerce } from '../src/offers/filter.js';
 
 test('the issue example: names with _, >=, >, in [list]', () => {
   assert.deepEqual(parseOfferQuery('gpu_name=RTX_4090 num_gpus>=2 reliability>0.99 geolocation in [US,CA]'), {
@@ -47,6 +49,24 @@ test('driver_version 535.86.05 is sent as 535086005; an integer is kept', () => 
   assert.equal(numericVersion('550.54'), 550054000);
   assert.deepEqual(parseOfferQuery('driver_version>=535.86.05'), { driver_version: { gte: 535086005 } });
   assert.deepEqual(parseOfferQuery('driver_version>=535086005'), { driver_version: { gte: 535086005 } });
+});
+
+test('driver versions: one encoding for machines, the server\'s filters and the CLI', () => {
+  const machine = driverCode;
+  const server = (v: unknown) => coerce({ type: 'version', get: () => null }, v, 'driver_version');
+  for (const [text, code] of [['535.86.05', 535086005], ['550.54', 550054000], ['1.2.3', 1002003], [' 470.1.2 ', 470001002]] as const) {
+    assert.equal(machine(text), code, text);
+    assert.equal(server(text), code, text);
+    assert.equal(numericVersion(text), code, text);
+  }
+  for (const bad of ['5.x', '1.2.3.4', '1000.1.1', '535..1', '']) {
+    assert.ok(Number.isNaN(machine(bad)), bad);
+    assert.throws(() => server(bad), /driver_version/, bad);
+    assert.throws(() => numericVersion(bad), QueryError, bad);
+  }
+  // Bare digits are not a dotted version; a filter takes them as a code already encoded (as the CLI sends them).
+  assert.ok(Number.isNaN(machine('535')));
+  assert.equal(server('535086005'), 535086005);
 });
 
 test('aliases: cuda_vers, dph, dlperf_usd, flops_usd, display_active', () => {

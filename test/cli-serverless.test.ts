@@ -1,4 +1,4 @@
-// Volumes, serverless endpoints and workergroups through the CLI as a real process against a real server, with their
+// Volumes, serverless endpoints and workergroups through the CLI (run in the test's process) against a real server, with their
 // error paths.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

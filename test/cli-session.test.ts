@@ -1,5 +1,5 @@
-// Sign-up, e-mail verification, login/logout, accepting a team invitation and bulk start/stop through the CLI as a
-// real process against a real server (virtual clock), with their error paths.
+// Sign-up, e-mail verification, login/logout, accepting a team invitation and bulk start/stop through the CLI (run in
+// the test's process) against a real server (virtual clock), with their error paths.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

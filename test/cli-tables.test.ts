@@ -1,6 +1,6 @@
 // Tables fit the width of the output: the least useful columns are left out (and named) until the table fits, in
 // their usual order; `--columns` chooses them (`-o` too, except on search commands, where `-o` is the vastai client's
-// --order). Unit tests of the fitting with an injected width, then the CLI as a real process (COLUMNS sets the width).
+// --order). Unit tests of the fitting with an injected width, then the CLI run in the test's process (COLUMNS sets the width).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALL_COLUMNS, outputWidth, renderTable, type Column } from '../src/cli/output.js';

@@ -1,4 +1,4 @@
-// Team, roles and charges (table and tree) through the CLI as a real process against a real server (virtual clock).
+// Team, roles and charges (table and tree) through the CLI (run in the test's process) against a real server (virtual clock).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';

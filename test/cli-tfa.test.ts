@@ -1,4 +1,4 @@
-// `login` and the `tfa` commands as a real process against a real server (virtual clock): the whole 2FA life cycle,
+// `login` and the `tfa` commands (the CLI run in the test's process) against a real server (virtual clock): the whole 2FA life cycle,
 // with the QR code, the saved session key and the error paths.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// What a new user meets first, as a real process against a real server (virtual clock): --version, a --url with the
+// What a new user meets first, the CLI run in the test's process against a real server (virtual clock): --version, a --url with the
 // API's prefix, the password of `login` (asked on a terminal without echo, or read from standard input, never
 // needed on the command line), and a wait on a virtual clock that says why it timed out and how to move the clock.
 import { describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Instance commands through the CLI as a real process against a real server (virtual clock): show, start/stop/
+// Instance commands through the CLI (run in the test's process) against a real server (virtual clock): show, start/stop/
 // label/destroy, change bid, logs, ssh-url, attach/detach ssh, and `wait instance` on success, failure (exit 3) and
 // timeout (exit 4).
 import { describe, test } from 'node:test';
@@ -84,8 +84,11 @@ describe('wait instance', () => {
 
   test('failure: an instance that exits makes the wait fail with exit 3 and the reason', async () => {
     const id = await instance();
-    const waiting = cli(['wait', 'instance', String(id), '--timeout', '30']);
-    await new Promise((r) => setTimeout(r, 2000));
+    // The status line shows once the wait is subscribed to the server's events: then the fault reaches it.
+    let watching!: () => void;
+    const subscribed = new Promise<void>((resolve) => (watching = resolve));
+    const waiting = cli(['wait', 'instance', String(id), '--timeout', '30'], {}, (err) => err.includes(`instance ${id}: `) && watching());
+    await subscribed;
     await sdk().emulator.fault({ fault: 'exited', instance_id: id });
     const r = await waiting;
     assert.equal(r.code, 3, r.stderr);

@@ -1,5 +1,6 @@
-// The gpuplane CLI as a real process against a real server process (virtual clock): client options, the saved key,
-// help, output (tables and --raw), errors (server message on stderr, non-zero exit), and the emulator commands.
+// The gpuplane CLI against a real server process (virtual clock): client options, the saved key, help, output (tables
+// and --raw), errors (server message on stderr, non-zero exit), and the emulator commands. The CLI runs in this
+// process (runCli with collected output); the first tests run it as the real binary, as a user would.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
@@ -7,7 +8,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram } from '../src/cli/program.js';
 import { createClient } from '../src/sdk/client.js';
-import { OWNER_KEY, runCli, startServer, T0, tempConfigHome, type ServerProcess } from './cli-helpers.js';
+import { OWNER_KEY, runCli, runCliProcess, startServer, T0, tempConfigHome, type ServerProcess } from './cli-helpers.js';
 
 let srv: ServerProcess;
 let home: ReturnType<typeof tempConfigHome>;
@@ -24,6 +25,24 @@ before(async () => {
 after(async () => {
   await srv?.close();
   home?.cleanup();
+});
+
+describe('the binary, as a process', () => {
+  test('bin/gpuplane.mjs answers a command with the reply on stdout and exit 0', async () => {
+    const r = await runCliProcess(['show', 'user', '--raw'], { GPUPLANE_URL: srv.url, GPUPLANE_API_KEY: OWNER_KEY, XDG_CONFIG_HOME: home.dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).email, 'owner@gpuplane.local');
+  });
+
+  test('its exit code is the command\'s: 2 for a usage error, 1 for a refusal, with the message on stderr', async () => {
+    const usage = await runCliProcess(['frobnicate']);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /unknown command 'frobnicate'/);
+    const refused = await runCliProcess(['show', 'user'], { GPUPLANE_URL: srv.url, GPUPLANE_API_KEY: 'gpk_wrong_key_000000000000', XDG_CONFIG_HOME: home.dir });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /HTTP 401/);
+    assert.equal(refused.stdout, '');
+  });
 });
 
 describe('help', () => {

@@ -57,6 +57,7 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   publicUrl: ['https://gpu.example.com', { publicUrl: 'https://gpu.example.com' }],
   sqliteSync: ['full', { sqliteSync: 'full' }],
   shutdownTimeout: ['3', { shutdownTimeout: 3 }],
+  auditRetentionDays: ['30', { auditRetentionDays: 30 }],
   logLevel: ['warn', { logLevel: 'warn' }],
   logFormat: ['pretty', { logFormat: 'pretty' }],
   metricsToken: ['scrape-token-0123456789', { metricsToken: 'scrape-token-0123456789' }],

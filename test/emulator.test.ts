@@ -6,7 +6,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { RealClock } from '../src/platform/clock.js';
 import { SecretBox } from '../src/platform/crypto.js';
-import { openStore } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 import { cryptoRandom } from '../src/platform/random.js';
 import { forEachDialect, OWNER_KEY } from './helpers/harness.js';
 
@@ -191,7 +191,7 @@ test('with a real clock, advance is 400 clock_not_virtual and the clock reads re
     GPUPLANE_SECRET_KEY: 'test-secret-key-0123456789',
     GPUPLANE_SIM_MACHINES: '0',
   });
-  const store = await openStore(config.databaseUrl);
+  const store = await openDatabase(config.databaseUrl);
   const clock = new RealClock();
   const built = await buildApp({ config, store, clock, random: cryptoRandom, log: pino({ level: 'silent' }), secretBox: new SecretBox(config.secretKey!, cryptoRandom) });
   try {

@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIALECTS, PG_URL, T0, dropSchema, uniqueSchema } from './helpers/harness.js';
-import { openStore, type Store } from '../src/platform/db/connect.js';
+import type { Store } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 import { VirtualClock } from '../src/platform/clock.js';
 import { cryptoRandom } from '../src/platform/random.js';
 import { fleetServiceFactory } from '../src/fleet/fleet-service.js';
@@ -16,12 +17,12 @@ const SIM_MACHINES = 30;
 async function twoProcesses(dialect: string): Promise<{ stores: Store[]; cleanup: () => Promise<void> }> {
   if (dialect === 'postgres') {
     const schema = uniqueSchema();
-    const stores = [await openStore(PG_URL!, { pgSchema: schema }), await openStore(PG_URL!, { pgSchema: schema })];
+    const stores = [await openDatabase(PG_URL!, { pgSchema: schema }), await openDatabase(PG_URL!, { pgSchema: schema })];
     return { stores, cleanup: async () => { for (const s of stores) await s.close(); await dropSchema(schema); } };
   }
   const dir = mkdtempSync(join(tmpdir(), 'gpuplane-fleet-'));
   const url = `sqlite:${join(dir, 'db.sqlite')}`;
-  const stores = [await openStore(url), await openStore(url)];
+  const stores = [await openDatabase(url), await openDatabase(url)];
   return { stores, cleanup: async () => { for (const s of stores) await s.close(); rmSync(dir, { recursive: true, force: true }); } };
 }
 

@@ -1,9 +1,8 @@
 // No polling needed: the SSE stream of instance state changes and the wait route (issue 3 §4).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { forEachDialect } from './helpers/harness.js';
-import { addMachine, BOOT_MAX_S, offerFor, rentOk } from './instances-fixtures.js';
+import { addMachine, BOOT_MAX_S, offerFor, parked, rentOk } from './instances-fixtures.js';
 
 function parseSse(text: string): { id: number; event: string; data: any }[] {
   return text
@@ -25,7 +24,7 @@ forEachDialect('instances: events and wait', (app) => {
     const { api_key } = await app().createUser();
     const m = await addMachine(app());
     const stream = app().request('GET', '/api/v0/instances/events/?max_events=3&timeout=20', { key: api_key });
-    await sleep(300);
+    await parked(app());
     const { id } = await rentOk(app(), offerFor(m, 1), {}, api_key);
     await app().advance(BOOT_MAX_S);
     const res = await stream;
@@ -55,7 +54,7 @@ forEachDialect('instances: events and wait', (app) => {
     const m = await addMachine(app());
     const { id } = await rentOk(app(), offerFor(m, 1));
     const waiting = app().request('GET', `/api/v0/instances/${id}/wait/?until=running&timeout=20`);
-    await sleep(100);
+    await parked(app());
     await app().advance(BOOT_MAX_S);
     const res = await waiting;
     assert.equal(res.status, 200, res.raw);
@@ -66,7 +65,7 @@ forEachDialect('instances: events and wait', (app) => {
     const m = await addMachine(app());
     const { id } = await rentOk(app(), offerFor(m, 1));
     const waiting = app().request('GET', `/api/v0/instances/${id}/wait/?until=running&timeout=20`);
-    await sleep(100);
+    await parked(app());
     await app().request('POST', '/_emu/faults', { body: { fault: 'exited', instance_id: id } });
     const res = await waiting;
     assert.equal(res.status, 409, res.raw);

@@ -41,3 +41,12 @@ export async function statusOf(app: TestApp, id: number, key?: string): Promise<
 
 /** The configured maximum boot time plus provisioning: after this every boot has finished. */
 export const BOOT_MAX_S = 21;
+
+/**
+ * Resolves once `n` event streams or waits of the app are parked until the next change: each has read where it starts
+ * from, so a change made now reaches it. (The signal to wait on instead of sleeping.)
+ */
+export async function parked(app: TestApp, n = 1): Promise<void> {
+  const hub = app.services.instances.hub;
+  while (hub.waiting < n) await new Promise((r) => setImmediate(r));
+}

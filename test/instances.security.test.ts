@@ -1,9 +1,13 @@
 // Threats: an instance key (CONTAINER_API_KEY, readable by anything in the container) reaching beyond its own
-// instance; one tenant reading or changing another's instances; scoped keys exceeding their categories.
+// instance; one tenant reading or changing another's instances; scoped keys exceeding their categories; a copy of
+// the database (a backup, a dump) giving instance keys away through the Idempotency-Key records.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
 import { addMachine, offerFor, rent, rentOk } from './instances-fixtures.js';
+import { SecretBox } from '../src/platform/crypto.js';
+import { cryptoRandom } from '../src/platform/random.js';
+import { instancesIdempotencySealedMigration } from '../src/instances/instances-idempotency-migration.js';
 
 forEachDialect('instances: security', (app) => {
   test('the instance key can stop, start and destroy its own instance', async () => {
@@ -90,6 +94,55 @@ forEachDialect('instances: security', (app) => {
     assert.equal(rb.status, 200, rb.raw);
     assert.notEqual(rb.body.instance_api_key, ra.body.instance_api_key);
     assert.notEqual(rb.body.new_contract, ra.body.new_contract);
+  });
+
+  test('an Idempotency-Key record holds no clear instance key; the retry still gets the first key', async () => {
+    const m = await addMachine(app(), { num_gpus: 2 });
+    const { api_key } = await app().createUser();
+    const headers = { 'idempotency-key': 'sealed-record-1' };
+    const first = await rent(app(), offerFor(m, 1), {}, api_key, headers);
+    assert.equal(first.status, 200, first.raw);
+    const key: string = first.body.instance_api_key;
+    const rows = await app().store.db.selectFrom('instance_idempotency').selectAll().where('idem_key', '=', 'sealed-record-1').execute();
+    assert.equal(rows.length, 1);
+    assert.ok(!JSON.stringify(rows[0]).includes(key), 'the stored record contains the key in clear');
+    const record = JSON.parse(rows[0].reply);
+    assert.deepEqual(Object.keys(record).sort(), ['instance_api_key_sealed', 'new_contract']);
+    const again = await rent(app(), offerFor(m, 1), {}, api_key, headers);
+    assert.equal(again.status, 200, again.raw);
+    assert.deepEqual(again.body, first.body);
+    const stop = await app().request('PUT', `/api/v0/instances/${first.body.new_contract}/`, { key: again.body.instance_api_key, body: { state: 'stopped' } });
+    assert.equal(stop.status, 200, 'the key given again works on its instance');
+  });
+
+  test('an Idempotency-Key record sealed under another secret key is a 409 naming the instance, never a 500', async () => {
+    const m = await addMachine(app(), { num_gpus: 2 });
+    const { api_key } = await app().createUser();
+    const headers = { 'idempotency-key': 'sealed-record-2' };
+    const first = await rent(app(), offerFor(m, 1), {}, api_key, headers);
+    assert.equal(first.status, 200, first.raw);
+    const other = new SecretBox('another secret key', cryptoRandom);
+    const reply = JSON.stringify({ new_contract: first.body.new_contract, instance_api_key_sealed: other.seal(first.body.instance_api_key) });
+    await app().store.db.updateTable('instance_idempotency').set({ reply }).where('idem_key', '=', 'sealed-record-2').execute();
+    const again = await rent(app(), offerFor(m, 1), {}, api_key, headers);
+    assert.equal(again.status, 409, again.raw);
+    assert.equal(again.body.error, 'conflict');
+    assert.ok(again.body.msg.includes(`instance ${first.body.new_contract}`), again.body.msg);
+    assert.ok(!again.raw.includes(first.body.instance_api_key));
+  });
+
+  test('the upgrade deletes Idempotency-Key records written with the key in clear, and only those', async () => {
+    const m = await addMachine(app(), { num_gpus: 2 });
+    const { api_key } = await app().createUser();
+    const sealed = await rent(app(), offerFor(m, 1), {}, api_key, { 'idempotency-key': 'sealed-record-3' });
+    assert.equal(sealed.status, 200, sealed.raw);
+    const db = app().store.db;
+    const clear = JSON.stringify({ success: true, new_contract: 1, instance_api_key: 'gpk_clear' });
+    await db.insertInto('instance_idempotency').values({ user_id: 1, idem_key: 'old-clear-record', request_hash: 'x', reply: clear, created_at: 0 }).execute();
+    await instancesIdempotencySealedMigration(app().store.dialect).up(db);
+    const keys = (await db.selectFrom('instance_idempotency').select('idem_key').execute()).map((r) => r.idem_key);
+    assert.ok(keys.includes('sealed-record-3'));
+    assert.ok(!keys.includes('old-clear-record'));
   });
 
   test('the instance key and image_login never appear in instance objects or logs', async () => {

@@ -130,17 +130,17 @@ forEachDialect('api keys', (app) => {
     const k = await app().request('POST', '/api/v0/auth/apikeys/', { key: api_key, body: { name: 'used' } });
     const t1 = app().clock.now();
     await app().request('GET', '/api/v0/users/current', { key: k.body.key });
-    // The touch is written after the reply; give it a moment.
-    await new Promise((r) => setTimeout(r, 50));
+    // The touch is written after the reply.
+    await app().services.keysService.touchesWritten();
     const shown1 = await app().request('GET', `/api/v0/auth/apikeys/${k.body.id}`, { key: api_key });
     assert.equal(shown1.body.last_used_at, t1);
     await app().advance(KEY_TOUCH_INTERVAL_S / 2);
     await app().request('GET', '/api/v0/users/current', { key: k.body.key });
-    await new Promise((r) => setTimeout(r, 50));
+    await app().services.keysService.touchesWritten();
     assert.equal((await app().request('GET', `/api/v0/auth/apikeys/${k.body.id}`, { key: api_key })).body.last_used_at, t1);
     await app().advance(KEY_TOUCH_INTERVAL_S);
     await app().request('GET', '/api/v0/users/current', { key: k.body.key });
-    await new Promise((r) => setTimeout(r, 50));
+    await app().services.keysService.touchesWritten();
     const shown3 = await app().request('GET', `/api/v0/auth/apikeys/${k.body.id}`, { key: api_key });
     assert.equal(shown3.body.last_used_at, app().clock.now());
   });

@@ -45,9 +45,9 @@ forEachDialect('permission categories', (app) => {
     }
   });
 
-  test('template search needs user_read (spec)', async (t) => {
+  test('template search needs user_read (spec)', async () => {
     const search = app().routes.find((r) => r.method === 'GET' && r.url === '/api/v0/template/');
-    if (!search) return t.skip('template search not registered yet');
+    assert.ok(search, 'GET /api/v0/template/ is registered');
     assert.equal(search.category, 'user_read');
   });
 

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { openStore, type Store } from '../src/platform/db/connect.js';
+import type { Store } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 import { readCache } from '../src/platform/db/read-cache.js';
 import { keysStore } from '../src/keys/keys-store.js';
 import { sha256Hex } from '../src/platform/crypto.js';
@@ -15,7 +16,7 @@ import { sha256Hex } from '../src/platform/crypto.js';
 async function withFile(fn: (ctx: { store: Store; file: string }) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gpuplane-read-cache-'));
   const file = join(dir, 'gpuplane.db');
-  const store = await openStore(`sqlite:${file}`);
+  const store = await openDatabase(`sqlite:${file}`);
   try {
     await fn({ store, file });
   } finally {

@@ -5,14 +5,15 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { RealClock, VirtualClock } from '../src/platform/clock.js';
-import { openStore, type Store } from '../src/platform/db/connect.js';
+import type { Store } from '../src/platform/db/connect.js';
+import { openDatabase } from '../src/database.js';
 import { JOB_RETRY_DELAY_S, Scheduler } from '../src/platform/scheduler.js';
 import { DIALECTS, PG_URL, T0, dropSchema, uniqueSchema } from './helpers/harness.js';
 
 const silent = pino({ level: 'silent' });
 
 async function open(dialect: string, schema?: string): Promise<Store> {
-  return dialect === 'postgres' ? openStore(PG_URL!, { pgSchema: schema, pgPoolSize: 4 }) : openStore('sqlite::memory:');
+  return dialect === 'postgres' ? openDatabase(PG_URL!, { pgSchema: schema, pgPoolSize: 4 }) : openDatabase('sqlite::memory:');
 }
 
 const kvValue = async (store: Store, key: string) =>
@@ -120,13 +121,22 @@ for (const dialect of DIALECTS) {
       const clock = new RealClock();
       const scheduler = new Scheduler(store, clock, silent);
       let ran = 0;
-      scheduler.register('tick', async () => void ran++);
+      let first!: () => void;
+      const firstRun = new Promise<void>((resolve) => (first = resolve));
+      scheduler.register('tick', async () => {
+        ran++;
+        first();
+      });
       await scheduler.schedule('tick', clock.now() - 1, {});
       scheduler.start(20);
-      for (let i = 0; i < 100 && ran === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      // The scheduler's timer does not hold the process open; this one does, and fails the test if nothing runs.
+      let late: NodeJS.Timeout | undefined;
+      await Promise.race([firstRun, new Promise((_, reject) => (late = setTimeout(() => reject(new Error('the due job did not run within 10 s')), 10_000)))]);
+      clearTimeout(late);
       await scheduler.stop();
       assert.equal(ran, 1);
       await scheduler.schedule('tick', clock.now() - 1, {});
+      // Nothing may happen now: five of its 20 ms periods pass without a run.
       await new Promise((r) => setTimeout(r, 100));
       assert.equal(ran, 1, 'stopped');
       await store.db.deleteFrom('jobs').execute();

@@ -56,8 +56,17 @@ describe('SDK against a server', () => {
   test('waitForInstance resolves when running, reporting each state', async () => {
     const id = (await owner().instances.create(await freeOffer(), { image: 'alpine' })).new_contract;
     const states: (string | null)[] = [];
-    const waiting = owner().waitForInstance(id, { timeout: 30, onStatus: (s) => states.push(s) });
-    await new Promise((r) => setTimeout(r, 300));
+    // The first state is reported once the wait is subscribed to the server's events.
+    let subscribed!: () => void;
+    const watching = new Promise<void>((resolve) => (subscribed = resolve));
+    const waiting = owner().waitForInstance(id, {
+      timeout: 30,
+      onStatus: (s) => {
+        states.push(s);
+        subscribed();
+      },
+    });
+    await watching;
     await owner().emulator.advance(60);
     const inst = await waiting;
     assert.equal(inst.actual_status, 'running');
@@ -68,8 +77,10 @@ describe('SDK against a server', () => {
   for (const fault of ['exited', 'unknown', 'offline'] as const) {
     test(`waitForInstance fails on ${fault}`, async () => {
       const id = (await owner().instances.create(await freeOffer(), { image: 'alpine' })).new_contract;
-      const waiting = owner().waitForInstance(id, { timeout: 30 });
-      await new Promise((r) => setTimeout(r, 300));
+      let subscribed!: () => void;
+      const watching = new Promise<void>((resolve) => (subscribed = resolve));
+      const waiting = owner().waitForInstance(id, { timeout: 30, onStatus: () => subscribed() });
+      await watching;
       await owner().emulator.fault({ fault, instance_id: id });
       await assert.rejects(waiting, (err: unknown) => err instanceof InstanceFailedError && err.actualStatus === fault);
     });

@@ -252,8 +252,8 @@ describe('waitForInstance', () => {
   test('an abort signal stops the wait', async () => {
     instanceServer(11, ['loading']);
     const ctl = new AbortController();
-    setTimeout(() => ctl.abort(), 50);
-    await assert.rejects(createClient({ url }).waitForInstance(11, { timeout: 10, signal: ctl.signal }), { error: 'aborted' });
+    // Aborted once the wait is under way (it has reported the first state).
+    await assert.rejects(createClient({ url }).waitForInstance(11, { timeout: 10, signal: ctl.signal, onStatus: () => ctl.abort() }), { error: 'aborted' });
   });
 });
 

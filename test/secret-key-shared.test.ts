@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { PG_URL, T0 } from './helpers/harness.js';
 import { call, freshPgDatabase, serve, type Served } from './helpers/spawn.js';
 import { totpCode } from '../src/tfa/totp.js';
-import { openStore } from '../src/platform/db/connect.js';
-import { resolveSecretKey } from '../src/platform/secret-key.js';
+import { openDatabase } from '../src/database.js';
+import { resolveSecretKey, SECRET_KEY_KV } from '../src/platform/secret-key.js';
 import { cryptoRandom } from '../src/platform/random.js';
 
 const KEY = 'gpk_secret_key_owner_0123456789';
@@ -22,7 +22,7 @@ describe('one secret key for every process on a PostgreSQL database', { skip: PG
 
   test('two stores opening the database at once resolve the same generated key', async () => {
     const db = await freshPgDatabase();
-    const stores = await Promise.all([openStore(db.url), openStore(db.url)]);
+    const stores = await Promise.all([openDatabase(db.url), openDatabase(db.url)]);
     try {
       const keys = await Promise.all(stores.map((s) => resolveSecretKey(undefined, db.url, s, cryptoRandom)));
       assert.equal(keys[0].key, keys[1].key);
@@ -67,6 +67,51 @@ describe('one secret key for every process on a PostgreSQL database', { skip: PG
       const again = await call(a.url, 'POST', '/api/v0/tfa/authorize-new-method/', key, { tfa_method: 'totp' });
       assert.equal(again.status, 200, JSON.stringify(again.body));
       const verified = await call(a.url, 'PUT', '/api/v0/tfa/authorize-new-method/', key, { code: totpCode(setup.body.secret, later), secret: again.body.secret });
+      assert.equal(verified.status, 200, JSON.stringify(verified.body));
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+      await db.drop();
+    }
+  });
+  test('/_emu/reset keeps the generated key: a process started after the reset reads what was encrypted before it', async () => {
+    const db = await freshPgDatabase();
+    const env = { GPUPLANE_DATABASE_URL: db.url, GPUPLANE_BOOTSTRAP_API_KEY: KEY, GPUPLANE_CLOCK: 'virtual', GPUPLANE_CLOCK_START: String(T0), GPUPLANE_SIM_MACHINES: '3' };
+    const servers: Served[] = [];
+    const keyRow = async () => {
+      const store = await openDatabase(db.url);
+      try {
+        return (await store.db.selectFrom('kv').select('value').where('key', '=', SECRET_KEY_KV).executeTakeFirst())?.value;
+      } finally {
+        await store.close();
+      }
+    };
+    try {
+      const cwd = mkdtempSync(join(tmpdir(), 'gpuplane-secret-'));
+      dirs.push(cwd);
+      const a = await serve(env, { cwd });
+      servers.push(a);
+      const before = await keyRow();
+      assert.match(before ?? '', /^[0-9a-f]{64}$/);
+      assert.equal((await call(a.url, 'POST', '/_emu/reset', KEY)).status, 200);
+      assert.equal(await keyRow(), before);
+
+      // After the reset, A encrypts a TOTP secret; B, started later, must decrypt it.
+      const made = await call(a.url, 'POST', '/_emu/users', KEY, { email: 'after-reset@example.com' });
+      const key = made.body.api_key;
+      const start = await call(a.url, 'POST', '/api/v0/tfa/authorize-new-method/', key, { tfa_method: 'email' });
+      const outbox = await call(a.url, 'GET', '/_emu/outbox?to=after-reset@example.com&channel=email', KEY);
+      assert.equal((await call(a.url, 'PUT', '/api/v0/tfa/authorize-new-method/', key, { code: outbox.body.messages.at(-1).code, secret: start.body.secret })).status, 200);
+      const setup = await call(a.url, 'POST', '/api/v0/tfa/totp-setup/', key);
+      const now = (await call(a.url, 'GET', '/_emu/clock', KEY)).body.now;
+      assert.equal((await call(a.url, 'POST', '/api/v0/tfa/confirm-new/', key, { tfa_method: 'totp', code: totpCode(setup.body.secret, now), secret: setup.body.secret })).status, 200);
+
+      const cwdB = mkdtempSync(join(tmpdir(), 'gpuplane-secret-'));
+      dirs.push(cwdB);
+      const b = await serve(env, { cwd: cwdB });
+      servers.push(b);
+      const later = (await call(b.url, 'POST', '/_emu/clock/advance', KEY, { seconds: 30 })).body.now;
+      const again = await call(b.url, 'POST', '/api/v0/tfa/authorize-new-method/', key, { tfa_method: 'totp' });
+      const verified = await call(b.url, 'PUT', '/api/v0/tfa/authorize-new-method/', key, { code: totpCode(setup.body.secret, later), secret: again.body.secret });
       assert.equal(verified.status, 200, JSON.stringify(verified.body));
     } finally {
       await Promise.all(servers.map((s) => s.stop()));

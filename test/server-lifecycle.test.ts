@@ -82,6 +82,32 @@ describe('stopping', () => {
     });
   }
 
+  test('Ctrl-C under `npm start` (SIGINT to the whole process group, and npm forwarding its own) is a clean stop', async () => {
+    const dir = tempDir();
+    // Its own process group, as a terminal's foreground job: the group gets the signal, as from Ctrl-C.
+    const npm = spawn('npm', ['start', '--silent', '--', '--port', '0', '--database-url', `sqlite:${join(dir, 'g.db')}`], {
+      cwd: ROOT,
+      detached: true,
+      env: { ...process.env, GPUPLANE_LOG_LEVEL: 'info', GPUPLANE_BOOTSTRAP_API_KEY: KEY, GPUPLANE_SIM_MACHINES: '3', GPUPLANE_LOG_FORMAT: 'json' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    const pid = await new Promise<number>((resolve, reject) => {
+      npm.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        const line = out.split('\n').find((l) => l.includes('"msg":"gpuplane listening'));
+        if (line) resolve(JSON.parse(line).pid);
+      });
+      npm.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+      npm.once('exit', () => reject(new Error(`npm start exited before listening:\n${out}`)));
+    });
+    process.kill(-npm.pid!, 'SIGINT');
+    assert.equal(await exited, 0, out);
+    assert.doesNotMatch(out, /again: exiting now/);
+    assert.equal(alive(pid), false);
+  });
+
   test('shutdown ends open event streams and waits, finishes, and exits 0 (well before a long deadline)', async () => {
     const dir = tempDir();
     // A deadline far beyond the test's own timeout: only ending the stream and the wait lets the process exit in time.
@@ -171,6 +197,9 @@ describe('the owner key', () => {
       assert.equal(me.body.email, 'owner@gpuplane.local');
       const keys = await call(s.url, 'GET', '/api/v0/auth/apikeys/', key!);
       assert.ok(JSON.stringify(keys.body).includes('"recovered"'));
+      // It stands in for the lost owner key, so the emulator's reset keeps it as it keeps the bootstrap key.
+      assert.equal((await call(s.url, 'POST', '/_emu/reset', key!)).status, 200);
+      assert.equal((await call(s.url, 'GET', '/api/v0/users/current', key!)).status, 200);
     } finally {
       await s.stop();
     }
@@ -182,6 +211,8 @@ describe('a database that cannot be opened', () => {
   const cases: [string, string, RegExp][] = [
     ['a refused port', 'postgres://gp:hunter2secret@127.0.0.1:1/test', /^gpuplane: cannot open the database postgres:\/\/gp@127\.0\.0\.1:1\/test \(GPUPLANE_DATABASE_URL\): connect ECONNREFUSED 127\.0\.0\.1:1$/],
     ['an unknown host', 'postgres://gp:hunter2secret@no-such-host.invalid/test', /^gpuplane: cannot open the database postgres:\/\/gp@no-such-host\.invalid\/test \(GPUPLANE_DATABASE_URL\): getaddrinfo ENOTFOUND no-such-host\.invalid$/],
+    // libpq's query-string form of the password is hidden too.
+    ['a password in the query string', 'postgres://gp@127.0.0.1:1/test?password=hunter2secret&sslmode=disable', /^gpuplane: cannot open the database postgres:\/\/gp@127\.0\.0\.1:1\/test\?sslmode=disable \(GPUPLANE_DATABASE_URL\): connect ECONNREFUSED 127\.0\.0\.1:1$/],
   ];
   for (const [what, url, expected] of cases) {
     test(`${what}: one line naming it without the password and the variable, exit 1`, () => {

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { forEachDialect } from './helpers/harness.js';
+import { addMachine, offerFor, rentOk } from './instances-fixtures.js';
 
 /** An OpenSSH public key line: the wire blob is length-prefixed type name then key bytes (RFC 4253 §6.6). */
 function pubKey(type: string, seed: string, comment = 'me@laptop'): string {
@@ -137,5 +138,27 @@ forEachDialect('ssh keys', (app) => {
     assert.deepEqual(await svc.publicKeysOf(a.user.id), [line]);
     assert.equal((await svc.get(a.user.id, id)).public_key, line);
     await assert.rejects(svc.get(b.user.id, id), (e: any) => e.code === 'not_found');
+  });
+
+  test('a key attached to an instance follows the same rules, and is stored in the same form', async () => {
+    const { api_key: k } = await app().createUser();
+    const { id } = await rentOk(app(), offerFor(await addMachine(app()), 1), {}, k);
+    const attach = (ssh_key: string) => app().request('POST', `/api/v0/instances/${id}/ssh/`, { key: k, body: { ssh_key } });
+    const good = pubKey('ssh-ed25519', 'inst');
+    const [type, body] = good.split(' ');
+    for (const bad of [`ssh-rsa ${body}`, `${type} ${body.slice(0, 12)}`, `ssh-ed448 ${pubKey('ssh-ed448', 'x').split(' ')[1]}`, '-----BEGIN OPENSSH PRIVATE KEY-----']) {
+      const res = await attach(bad);
+      assert.equal(res.status, 400, `${JSON.stringify(bad)} → ${res.raw}`);
+      assert.equal(res.body.error, 'bad_request');
+      assert.match(res.body.msg, /ssh_key/);
+    }
+    const first = await attach(`  ${type}\t${body}  me@laptop\n`);
+    assert.equal(first.status, 200, first.raw);
+    const again = await attach(good);
+    assert.equal(again.body.key_id, first.body.key_id, 'the same key, normalized, is attached once');
+    const list = await app().request('GET', `/api/v0/instances/${id}/ssh/`, { key: k });
+    assert.deepEqual(list.body.ssh_keys.map((x: any) => x.ssh_key), [good]);
+    // The account accepts exactly the key the instance accepted.
+    assert.equal((await app().request('POST', '/api/v0/ssh/', { key: k, body: { ssh_key: good } })).body.key.ssh_key, good);
   });
 });

@@ -198,9 +198,9 @@ forEachDialect('teams', (app) => {
     assert.equal((await app().request('GET', '/api/v0/team/members/', { key: owner.api_key })).status, 404);
   });
 
-  test('every 2FA route refuses a team key with 403 team_user_forbidden (spec: 2FA rule 4)', async (t) => {
+  test('every 2FA route refuses a team key with 403 team_user_forbidden (spec: 2FA rule 4)', async () => {
     const tfa = app().routes.filter((r) => r.url.startsWith('/api/v0/tfa'));
-    if (tfa.length === 0) return t.skip('2FA routes not registered');
+    assert.ok(tfa.length >= 5, `the 2FA routes are registered (${tfa.length} found)`);
     const { join } = await setup(app());
     const m = await join('manager');
     for (const r of tfa) {

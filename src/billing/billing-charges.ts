@@ -7,10 +7,9 @@ import { accrue, dayOf, SECONDS_PER_DAY, wholeSecond } from './billing-accrual.j
 import { chargesStore, type ChargesFilter, type ItemSum } from './billing-charges-store.js';
 import type { ContractRow } from './billing-store.js';
 
-/** Spec Limits: charges `limit` min 1, default 20, max 500. */
-export const CHARGES_LIMIT_MIN = 1;
-export const CHARGES_LIMIT_DEFAULT = 20;
-export const CHARGES_LIMIT_MAX = 500;
+import { CHARGES_LIMIT_DEFAULT } from './billing-schemas.js';
+
+export { CHARGES_LIMIT_DEFAULT, CHARGES_LIMIT_MAX, CHARGES_LIMIT_MIN } from './billing-schemas.js';
 export const CONTRACT_TYPES = ['instance', 'volume', 'serverless'] as const;
 /** Child items in a fixed order, with the line each shows. */
 const ITEM_LINES: Record<string, string> = {

@@ -1,12 +1,11 @@
-import type { TypedApp } from '../app.js';
-import { EMU } from '../emulator/emulator-routes.js';
+import { EMU, type TypedApp } from '../platform/http.js';
 import { toMicro } from '../platform/money.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { BillingService } from './billing-service.js';
 import { EmuCreditBody, EmuCreditReply } from './billing-schemas.js';
 
 /** Emulator control of billing: add credit to a user (a negative amount removes it, to test a running-out balance). */
-export async function billingEmuRoutes(app: TypedApp, { billing }: Services): Promise<void> {
+export async function billingEmuRoutes(app: TypedApp, { billing }: { billing: BillingService }): Promise<void> {
   app.post(
     '/_emu/credit',
     {

@@ -1,10 +1,10 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf, scopeOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { BillingService } from '../billing/billing-service.js';
 import { ChargesQuery, ChargesReply } from './billing-schemas.js';
 
-export async function billingRoutes(app: TypedApp, { billing }: Services): Promise<void> {
+export async function billingRoutes(app: TypedApp, { billing }: { billing: BillingService }): Promise<void> {
   app.get(
     '/api/v0/charges/',
     {

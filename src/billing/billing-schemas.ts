@@ -3,7 +3,11 @@
  * types from what the server validates (`import type` + `Static<>`).
  */
 import { Type, type Static } from 'typebox';
-import { CHARGES_LIMIT_DEFAULT, CHARGES_LIMIT_MAX, CHARGES_LIMIT_MIN } from './billing-charges.js';
+
+/** Spec Limits: charges `limit` min 1, default 20, max 500. */
+export const CHARGES_LIMIT_MIN = 1;
+export const CHARGES_LIMIT_DEFAULT = 20;
+export const CHARGES_LIMIT_MAX = 500;
 
 /** Depth of the tree format: endpoint → workergroup → contract → item. */
 const CHARGE_DEPTH = 4;

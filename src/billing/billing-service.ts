@@ -8,6 +8,8 @@ import { accrue, dayOf, SECONDS_PER_HOUR, wholeSecond } from './billing-accrual.
 import type { BillingApi, CreditExhaustedHook, ItemKind, MeterStart, ServerlessGroup } from './billing-contract.js';
 import { billingStore, type MeterRow } from './billing-store.js';
 import { chargesServiceFactory } from './billing-charges.js';
+import { paymentsFactory, type FindUser } from './billing-payments.js';
+import { billingPaymentsStore } from './billing-payments-store.js';
 
 /**
  * How often running meters are settled in bulk (service time). Between settlements the charges API and `balance`
@@ -26,13 +28,22 @@ export interface BillingDeps {
   store: Store;
   clock: Clock;
   scheduler: Scheduler;
+  /** The recipient of a credit transfer, by decimal user id or e-mail (the users feature). */
+  findUser?: FindUser;
 }
 
-export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) {
+export function billingServiceFactory({ store, clock, scheduler, findUser = async () => undefined }: BillingDeps) {
   const billing = billingStore(store.db, store.dialect);
   const exhaustedHooks: CreditExhaustedHook[] = [];
   /** Users whose exhaustion hooks are running in this process. */
   const exhausting = new Set<number>();
+  /** Credit added, transfers and invoices (billing-payments.ts). Its closures run only at request time. */
+  const payments = paymentsFactory({
+    store, clock, payments: billingPaymentsStore(store.db, store.dialect), findUser,
+    balance: (userId, tx) => balance(userId, tx),
+    adjustCredit: (userId, delta, tx) => billing.adjustCredit(userId, delta, tx),
+    creditChanged: (tx, userId) => scheduleCreditCheck(tx, userId),
+  });
 
   /** Charges one meter up to second `to` (per UTC day) and debits its user. */
   async function settleMeter(tx: Tx, meter: MeterRow, to: number): Promise<void> {
@@ -314,6 +325,7 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
       return store.db.transaction().execute(async (tx) => {
         const credit = await billing.adjustCredit(userId, amountMicro, tx);
         if (credit === undefined) throw new ApiError('not_found', 'user not found');
+        await payments.recordCredit(tx, userId, amountMicro, amountMicro >= 0 ? 'credit added' : 'credit removed');
         await scheduleCreditCheck(tx, userId);
         return { success: true as const, credit: toDollars(await balance(userId, tx)) };
       });
@@ -322,7 +334,7 @@ export function billingServiceFactory({ store, clock, scheduler }: BillingDeps) 
 
   /** The read side: `GET /api/v0/charges/`. */
   const charges = chargesServiceFactory({ db: store.db, clock });
-  return { ...api, charges, store: billing };
+  return { ...api, charges, payments, store: billing };
 }
 
 export type BillingService = ReturnType<typeof billingServiceFactory>;

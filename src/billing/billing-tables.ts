@@ -75,7 +75,23 @@ export interface BillingRatesTable {
   charged_micro: number;
 }
 
+/**
+ * Credit moving other than by charges: credit added (`credit`: an admin, the emulator), and transfers between users
+ * (`transfer_in` / `transfer_out`, one row each side). `amount_micro` is signed: what the account gained.
+ */
+export interface BillingPaymentsTable {
+  id: Generated<number>;
+  user_id: number;
+  amount_micro: number;
+  kind: 'credit' | 'transfer_in' | 'transfer_out';
+  /** The other user of a transfer. */
+  counterparty_id: number | null;
+  description: string;
+  created_at: number;
+}
+
 export interface BillingTables {
+  billing_payments: BillingPaymentsTable;
   billing_contracts: BillingContractsTable;
   billing_meters: BillingMetersTable;
   billing_rates: BillingRatesTable;

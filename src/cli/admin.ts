@@ -8,7 +8,7 @@ import { keysStore } from '../keys/keys-store.js';
 import { keysServiceFactory } from '../keys/keys-service.js';
 import { redactDatabaseUrl, StartError } from '../main.js';
 import { RealClock } from '../platform/clock.js';
-import { openStore } from '../platform/db/connect.js';
+import { openDatabase } from '../database.js';
 import { readCache } from '../platform/db/read-cache.js';
 import { cryptoRandom } from '../platform/random.js';
 import { usersStore } from '../users/users-store.js';
@@ -51,7 +51,7 @@ export async function admin(argv: string[], env: NodeJS.ProcessEnv = process.env
   }
   let store;
   try {
-    store = await openStore(databaseUrl);
+    store = await openDatabase(databaseUrl);
   } catch (err) {
     const e = new StartError(`cannot open the database ${redactDatabaseUrl(databaseUrl)} (${SETTINGS.databaseUrl.env}): ${(err as Error).message}`);
     process.stderr.write(`gpuplane: ${e.message}\n`);

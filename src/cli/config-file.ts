@@ -6,21 +6,21 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-export function configDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.trim() !== '' ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+export function configDir(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.trim() !== '' ? env.XDG_CONFIG_HOME : join(env.HOME || homedir(), '.config');
   return join(base, 'gpuplane');
 }
 
-export const apiKeyFile = (env: NodeJS.ProcessEnv = process.env) => join(configDir(env), 'api_key');
+export const apiKeyFile = (env: NodeJS.ProcessEnv) => join(configDir(env), 'api_key');
 
-export function readSavedApiKey(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function readSavedApiKey(env: NodeJS.ProcessEnv): string | undefined {
   const file = apiKeyFile(env);
   if (!existsSync(file)) return undefined;
   const key = readFileSync(file, 'utf8').trim();
   return key === '' ? undefined : key;
 }
 
-export function saveApiKey(key: string, env: NodeJS.ProcessEnv = process.env): string {
+export function saveApiKey(key: string, env: NodeJS.ProcessEnv): string {
   const dir = configDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = apiKeyFile(env);

@@ -7,7 +7,9 @@ import { createClient, type GpuplaneClient } from '../sdk/client.js';
 import { GpuplaneError, InstanceFailedError, WaitTimeoutError } from '../sdk/errors.js';
 import { readSavedApiKey } from './config-file.js';
 import { hinted, inCliWords } from './hints.js';
+import { runOf, type CliIO, type CliRun, type CliStream } from './io.js';
 import { makeOut, outputWidth, type Out, type TableOpts } from './output.js';
+import type { PasswordIO } from './password.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
@@ -24,7 +26,14 @@ export interface Ctx {
   url: string;
   /** Where the key came from, for the hint on a 401. */
   keySource: 'flag' | 'env' | 'saved' | 'none';
+  /** The run's streams and environment. */
+  io: CliIO;
+  /** The run: its exit code (`ctx.run.exitCode = …`) and the words after `--args`. */
+  run: CliRun;
 }
+
+/** Where a password prompt reads and writes: the run's standard input and standard error. */
+export const passwordIO = (ctx: Ctx): PasswordIO => ({ input: ctx.io.stdin, output: ctx.io.stderr });
 
 interface GlobalOpts {
   url?: string;
@@ -43,7 +52,9 @@ export function serverUrl(given: string): string {
 }
 
 /** `hasColumns`: the command has a `--columns` option (for the note under a table that had to leave columns out). */
-export function resolveCtx(g: GlobalOpts, env: NodeJS.ProcessEnv = process.env, hasColumns = false): Ctx {
+export function resolveCtx(g: GlobalOpts, run: CliRun, hasColumns = false): Ctx {
+  const { io } = run;
+  const { env } = io;
   const url = serverUrl(g.url ?? env.GPUPLANE_URL ?? DEFAULT_URL);
   try {
     const u = new URL(url);
@@ -57,12 +68,13 @@ export function resolveCtx(g: GlobalOpts, env: NodeJS.ProcessEnv = process.env, 
   if (!apiKey) [apiKey, keySource] = [readSavedApiKey(env), 'saved'];
   if (!apiKey) keySource = 'none';
   const raw = g.raw === true;
-  const tables = { width: outputWidth(process.stdout, env), columns: g.columns, choosable: hasColumns };
-  return { client: createClient({ url, apiKey }), out: makeOut(raw, undefined, tables), raw, url, keySource };
+  const tables = { width: outputWidth(io.stdout, env), columns: g.columns, choosable: hasColumns };
+  const out = makeOut(raw, (s) => void io.stdout.write(s), tables);
+  return { client: createClient({ url, apiKey }), out, raw, url, keySource, io, run };
 }
 
-export function reportError(err: unknown, raw: boolean, keySource: Ctx['keySource'] | undefined): number {
-  const write = (s: string) => process.stderr.write(`${s}\n`);
+export function reportError(err: unknown, raw: boolean, keySource: Ctx['keySource'] | undefined, stderr: CliStream): number {
+  const write = (s: string) => stderr.write(`${s}\n`);
   if (err instanceof UsageError) {
     write(`gpuplane: ${err.message}`);
     return EXIT.usage;
@@ -92,12 +104,13 @@ export function action<A extends unknown[]>(fn: (ctx: Ctx, ...args: A) => Promis
   return async (...args: unknown[]): Promise<void> => {
     const cmd = args[args.length - 1] as Command;
     const g = cmd.optsWithGlobals() as GlobalOpts;
+    const run = runOf(cmd);
     let ctx: Ctx | undefined;
     try {
-      ctx = resolveCtx(g, process.env, cmd.options.some((o) => o.attributeName() === 'columns'));
+      ctx = resolveCtx(g, run, cmd.options.some((o) => o.attributeName() === 'columns'));
       await fn(ctx, ...(args.slice(0, -1) as A));
     } catch (err) {
-      process.exitCode = reportError(err, g.raw === true, ctx?.keySource);
+      run.exitCode = reportError(err, g.raw === true, ctx?.keySource, run.io.stderr);
     }
   };
 }

@@ -16,7 +16,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const { runCli } = await import('./program.js');
-  await runCli(argv);
+  process.exitCode = await runCli(argv);
 }
 
 main(process.argv.slice(2)).catch((err) => {

@@ -5,6 +5,7 @@
  * encoded as integers). Unlike that client, an unknown field, a malformed comparison or a value of the wrong type is
  * an error here, before anything is sent.
  */
+import { driverCode } from '../fleet/fleet-offers.js';
 
 export type FieldType = 'int' | 'float' | 'bool' | 'string' | 'version';
 
@@ -114,12 +115,9 @@ export class QueryError extends Error {}
 
 /** `535.86.05` → 535086005: each part zero-padded to three digits, as the vastai client sends it. */
 export function numericVersion(v: string): number {
-  const parts = v.split('.');
-  if (parts.length < 2 || parts.length > 3 || parts.some((p) => !/^\d{1,3}$/.test(p))) {
-    throw new QueryError(`driver_version ${JSON.stringify(v)} is not a version like 535.86.05`);
-  }
-  while (parts.length < 3) parts.push('0');
-  return Number(parts.map((p) => p.padStart(3, '0')).join(''));
+  const code = driverCode(v);
+  if (Number.isNaN(code)) throw new QueryError(`driver_version ${JSON.stringify(v)} is not a version like 535.86.05`);
+  return code;
 }
 
 /** The fields a query language knows (offers, templates), their aliases, and the command whose help lists them. */

@@ -179,7 +179,7 @@ export interface Out {
 
 export function makeOut(
   raw: boolean,
-  write: (s: string) => void = (s) => process.stdout.write(s),
+  write: (s: string) => void,
   tables: TableOpts = {},
 ): Out {
   return {

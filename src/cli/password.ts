@@ -99,5 +99,3 @@ export async function resolvePassword(o: PasswordOpts, io: PasswordIO): Promise<
   if (password === '') throw new UsageError('the password is empty');
   return password;
 }
-
-export const processIO = (): PasswordIO => ({ input: process.stdin, output: process.stderr });

@@ -5,14 +5,18 @@ import { registerAccount } from './commands/account.js';
 import { registerEmulator } from './commands/emulator.js';
 import { registerOffers } from './commands/offers.js';
 import { registerTemplates } from './commands/templates.js';
+import { registerEnvVars } from './commands/env-vars.js';
 import { registerKeys } from './commands/keys.js';
 import { registerBilling } from './commands/billing.js';
+import { registerPayments } from './commands/payments.js';
+import { registerAudit } from './commands/audit.js';
 import { registerTfa } from './commands/tfa.js';
-import { registerInstances, setArgsRemainder } from './commands/instances.js';
+import { registerInstances } from './commands/instances.js';
 import { splitRemainder } from './instance-args.js';
 import { registerServerless } from './commands/serverless.js';
 import { registerSession } from './commands/session.js';
 import { registerAgent } from './commands/agent.js';
+import { bindRun, CliRun, processIO, type CliIO } from './io.js';
 import pkg from '../../package.json' with { type: 'json' };
 
 const OVERVIEW = `
@@ -34,8 +38,17 @@ Examples:
   gpuplane show instances --raw
 `;
 
-export function buildProgram(): Command {
+/** The whole command tree; its output (help, usage errors) goes to `io`. */
+export function buildProgram(io: CliIO = processIO()): Command {
   const program = new Command('gpuplane')
+    // Before any subcommand is added: each copies it when created.
+    .configureOutput({
+      writeOut: (s) => void io.stdout.write(s),
+      writeErr: (s) => void io.stderr.write(s),
+      // Commander's defaults, on the run's streams: the terminal's width, else its own (80).
+      getOutHelpWidth: () => (io.stdout.isTTY ? io.stdout.columns : undefined) as number,
+      getErrHelpWidth: () => (io.stderr.isTTY ? io.stderr.columns : undefined) as number,
+    })
     .description('gpuplane: a GPU cloud control plane and local GPU-cloud emulator. `gpuplane serve` runs the server; every other command is a client of one.')
     .option('--url <url>', 'server URL (env GPUPLANE_URL, default http://127.0.0.1:8080)')
     .option('--api-key <key>', 'API key (env GPUPLANE_API_KEY, or the key saved by `gpuplane set api-key`)')
@@ -59,19 +72,22 @@ export function buildProgram(): Command {
   };
   const groups: Groups = {
     set: verb('set', 'save client settings: api-key'),
-    show: verb('show', 'show: user, instances, instance, ssh-keys, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
-    search: verb('search', 'search offers, templates or volumes with a query'),
-    create: verb('create', 'create: instance, template, ssh-key, api-key, team, team-role, volume, endpoint, workergroup, account'),
-    update: verb('update', 'change: template, ssh-key, team-role, endpoint, workergroup'),
-    delete: verb('delete', 'delete: template, ssh-key, api-key, volume, endpoint, workergroup'),
+    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
+    search: verb('search', 'search offers, templates, volumes or invoices with a query'),
+    create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account'),
+    update: verb('update', 'change: template, ssh-key, env-var, team-role, endpoint, workergroup'),
+    delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup'),
     emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, advance, create-user, outbox, fault, credit, add-machine, load, reset'),
   };
   registerAccount(program, groups);
   registerOffers(groups.search);
   registerTemplates(groups);
+  registerEnvVars(groups);
   registerKeys(groups, verb);
   registerInstances(program, verb);
   registerBilling(groups.show);
+  registerPayments(groups, verb);
+  registerAudit(groups);
   registerServerless(groups);
   registerTfa(program);
   registerSession(program, verb);
@@ -82,19 +98,21 @@ export function buildProgram(): Command {
 
 export type Groups = Record<'set' | 'show' | 'search' | 'create' | 'update' | 'delete' | 'emu', Command>;
 
-/** Runs the CLI; usage errors exit 2, --help and --version exit 0. */
-export async function runCli(argv: string[]): Promise<void> {
-  const program = buildProgram();
+/**
+ * Runs the CLI on `argv` (the words after `gpuplane`) and resolves to its exit code: usage errors 2, --help and
+ * --version 0. It never exits the process: main.ts does, with this code.
+ */
+export async function runCli(argv: string[], io: CliIO = processIO()): Promise<number> {
+  const program = buildProgram(io);
   // `create instance … --args …` takes every word after --args verbatim, options included (as the vastai client).
   const split = argv.includes('create') && argv.includes('instance') ? splitRemainder(argv) : { head: argv, rest: undefined };
-  setArgsRemainder(split.rest);
+  const run = new CliRun(io, split.rest);
+  bindRun(program, run);
   try {
     await program.parseAsync(split.head, { from: 'user' });
   } catch (err) {
-    if (err instanceof CommanderError) {
-      process.exitCode = err.exitCode === 0 ? 0 : EXIT.usage;
-      return;
-    }
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : EXIT.usage;
     throw err;
   }
+  return run.exitCode;
 }

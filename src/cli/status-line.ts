@@ -2,6 +2,8 @@
  * The live status line of long waits: on a terminal, one line rewritten in place every second with the state and the
  * elapsed time; elsewhere (pipes, CI logs), one line per change of state.
  */
+import type { CliStream } from './io.js';
+
 const TICK_MS = 1000;
 
 export interface StatusLine {
@@ -10,7 +12,7 @@ export interface StatusLine {
   done(final?: string): void;
 }
 
-export function statusLine(label: string, stream: NodeJS.WriteStream = process.stderr): StatusLine {
+export function statusLine(label: string, stream: CliStream): StatusLine {
   const started = performance.now();
   const tty = stream.isTTY === true;
   let state = 'waiting';

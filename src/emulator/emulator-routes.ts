@@ -1,6 +1,6 @@
-import type { TypedApp } from '../app.js';
+import { EMU, type TypedApp } from '../platform/http.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { EmulatorService } from './emulator-service.js';
 import {
   AdvanceBody,
   EmuUserBody,
@@ -13,12 +13,10 @@ import {
   ResetReply,
 } from './emulator-schemas.js';
 
-/** The emulator control API (contract §2): registered only in emulator mode, admin accounts only. */
-export const EMU = { category: 'misc', adminOnly: true } as const;
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply };
 const tags = ['emulator'];
 
-export async function emulatorRoutes(app: TypedApp, { emulator }: Services): Promise<void> {
+export async function emulatorRoutes(app: TypedApp, { emulator }: { emulator: EmulatorService }): Promise<void> {
   app.get('/_emu/clock', { config: EMU, schema: { tags, summary: 'Read the service clock', response: { 200: NowReply, ...errors } } }, async () =>
     emulator.now(),
   );

@@ -6,18 +6,9 @@ import { ApiError } from '../platform/errors.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { KeysService } from '../keys/keys-service.js';
 import { toUserObject, type NewUserInput, type UsersService } from '../users/users-service.js';
+import type { FaultHandler, FaultRequest } from '../platform/faults.js';
 import type { OutboxStore } from './outbox-store.js';
-
-/** Body of `POST /_emu/faults` (contract §2). */
-export interface FaultRequest {
-  fault: string;
-  instance_id?: number;
-  machine_id?: number;
-  count?: number;
-}
-
-/** A feature's handler for some emulator faults (instances: exited/unknown/offline/stall/recover; 2FA: sms_error …). */
-export type FaultHandler = (req: FaultRequest) => Promise<Record<string, unknown> | void>;
+import { SECRET_KEY_KV } from '../platform/secret-key.js';
 
 /** Something that restores its part of the fresh, seeded state after `/_emu/reset` (e.g. the simulated fleet). */
 export type ResetHook = (tx: Tx) => Promise<void>;
@@ -30,9 +21,11 @@ export interface EmulatorDeps {
   users: UsersService;
   keysService: KeysService;
   outbox: OutboxStore;
+  /** Records the starting credit of a user made here as credit added (billing's payments; invoices show it). */
+  recordCredit?: (tx: Tx, userId: number, amountMicro: number, description: string) => Promise<void>;
 }
 
-export function emulatorServiceFactory({ store, clock, scheduler, users, keysService, outbox }: EmulatorDeps) {
+export function emulatorServiceFactory({ store, clock, scheduler, users, keysService, outbox, recordCredit }: EmulatorDeps) {
   const resetHooks: ResetHook[] = [];
 
   /**
@@ -86,6 +79,7 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
           { ...input, credit: input.credit ?? 100, tfa_status: input.legacy_tfa ? 'legacy' : 'disabled' },
           tx,
         );
+        if (user.credit_micro > 0) await recordCredit?.(tx, user.id, user.credit_micro, 'starting credit');
         const { secret } = await keysService.create({ user_id: user.id, kind: 'user', name: 'emulator' }, tx);
         return { user: toUserObject(user), api_key: secret };
       });
@@ -100,7 +94,7 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
 
     /**
      * Back to a fresh, seeded state: every table emptied except that the bootstrap owner and its bootstrap keys are
-     * kept (so the bootstrap key stays valid), then each feature re-seeds.
+     * kept (so the bootstrap key stays valid), and the generated secret key, then each feature re-seeds.
      */
     async reset(): Promise<{ success: true }> {
       const tables = (await ownTables()).filter((n) => !n.startsWith('kysely_') && !n.startsWith('sqlite_'));
@@ -108,6 +102,9 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
         const keys = await tx.selectFrom('api_keys').selectAll().where('is_bootstrap', '=', 1).where('revoked_at', 'is', null).execute();
         const ownerIds = [...new Set(keys.map((k) => k.user_id))];
         const owners = ownerIds.length ? await tx.selectFrom('users').selectAll().where('id', 'in', ownerIds).execute() : [];
+        // The generated secret key of a shared PostgreSQL database (platform/secret-key.ts) outlives a reset: every
+        // running process still encrypts with it, and a process started later must read the same key.
+        const secretKey = await tx.selectFrom('kv').selectAll().where('key', '=', SECRET_KEY_KV).executeTakeFirst();
         if (store.dialect === 'postgres') {
           await sql.raw(`TRUNCATE ${tables.map((t) => `"${t}"`).join(', ')} CASCADE`).execute(tx);
         } else {
@@ -117,6 +114,7 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
         }
         for (const o of owners) await tx.insertInto('users').values(o).execute();
         for (const k of keys) await tx.insertInto('api_keys').values(k).execute();
+        if (secretKey) await tx.insertInto('kv').values(secretKey).execute();
         for (const hook of resetHooks) await hook(tx);
       });
       await scheduler.saveVirtualNow();

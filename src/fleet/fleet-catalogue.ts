@@ -2,6 +2,7 @@
  * The simulated fleet's catalogue: real GPU models with their real VRAM (MB), typical marketplace prices, and the
  * hardware they ship in. Seeding draws machines from it with SeededRandom, so one seed always gives one fleet.
  */
+import { toMicro } from '../platform/money.js';
 import type { SeededRandom } from '../platform/random.js';
 
 export interface GpuModel {
@@ -186,11 +187,11 @@ export function machineOf(rnd: SeededRandom, model: GpuModel, n: number): NewMac
     verification: rnd.chance(datacenter ? 0.95 : 0.7) ? 'verified' : 'unverified',
     gpu_name: model.name,
     num_gpus,
-    price_gpu_micro: Math.round(price * 1e6),
-    price_disk_micro: Math.round(round(rnd.range(0.05, 0.3), 0.005) * 1e6),
-    price_inetu_micro: Math.round(round(rnd.range(0.001, 0.02), 0.0005) * 1e6),
-    price_inetd_micro: Math.round(round(rnd.range(0.001, 0.02), 0.0005) * 1e6),
-    min_bid_micro: Math.round(round(price * rnd.range(0.35, 0.6), 0.001) * 1e6),
+    price_gpu_micro: toMicro(price),
+    price_disk_micro: toMicro(round(rnd.range(0.05, 0.3), 0.005)),
+    price_inetu_micro: toMicro(round(rnd.range(0.001, 0.02), 0.0005)),
+    price_inetd_micro: toMicro(round(rnd.range(0.001, 0.02), 0.0005)),
+    min_bid_micro: toMicro(round(price * rnd.range(0.35, 0.6), 0.001)),
     public_ipaddr: `${rnd.pick([24, 50, 64, 68, 73, 98, 142, 173, 185, 193, 212])}.${rnd.int(0, 256)}.${(n >> 8) & 255}.${n & 255}`,
     direct_port_start: 10000 + rnd.int(0, 400) * 100,
     direct_port_count: rnd.pick([0, 8, 16, 50, 100, 100, 200, 500]),

@@ -2,11 +2,10 @@
  * `POST /_emu/machines`: a machine from the body's offer fields and prices, every omitted field taken from the
  * catalogue (the GPU model's real VRAM, bandwidth and price; typical hardware drawn deterministically from the seed).
  */
+import { toMicro } from '../platform/money.js';
 import { SeededRandom } from '../platform/random.js';
 import { DRIVERS, GPU_MODELS, machineOf, type NewMachine } from './fleet-catalogue.js';
 import { EMU_MACHINE_DEFAULTS as D, type NewMachineInput } from './fleet-types.js';
-
-const micro = (dollars: number) => Math.round(dollars * 1e6);
 
 export function machineFromInput(input: NewMachineInput, seed: number, n: number): NewMachine {
   const name = input.gpu_name ?? D.gpu_name;
@@ -22,11 +21,11 @@ export function machineFromInput(input: NewMachineInput, seed: number, n: number
     verification: (input.verified ?? D.verified) ? 'verified' : 'unverified',
     gpu_name: model.name.toLowerCase() === name.toLowerCase() ? model.name : name,
     num_gpus,
-    price_gpu_micro: micro(price),
-    price_disk_micro: micro(input.price_disk ?? D.price_disk),
-    price_inetu_micro: micro(input.price_inetu ?? D.price_inet),
-    price_inetd_micro: micro(input.price_inetd ?? D.price_inet),
-    min_bid_micro: micro(input.min_bid ?? price * D.min_bid_ratio),
+    price_gpu_micro: toMicro(price),
+    price_disk_micro: toMicro(input.price_disk ?? D.price_disk),
+    price_inetu_micro: toMicro(input.price_inetu ?? D.price_inet),
+    price_inetd_micro: toMicro(input.price_inetd ?? D.price_inet),
+    min_bid_micro: toMicro(input.min_bid ?? price * D.min_bid_ratio),
     public_ipaddr: input.public_ipaddr ?? base.public_ipaddr,
     direct_port_start: base.direct_port_start,
     direct_port_count: input.direct_port_count ?? D.direct_port_count,

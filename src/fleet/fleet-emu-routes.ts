@@ -1,14 +1,14 @@
-import type { TypedApp } from '../app.js';
+import { EMU, type TypedApp } from '../platform/http.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { FleetService } from './fleet-service.js';
 import { NewMachineBody, NewMachineReply } from './fleet-types.js';
 
 /** `POST /_emu/machines` (contract §2). Registered inside the emulator-mode branch of routes.ts. */
-export async function fleetEmuRoutes(app: TypedApp, { fleet }: Services): Promise<void> {
+export async function fleetEmuRoutes(app: TypedApp, { fleet }: { fleet: FleetService }): Promise<void> {
   app.post(
     '/_emu/machines',
     {
-      config: { category: 'misc', adminOnly: true },
+      config: EMU,
       schema: {
         tags: ['emulator'],
         summary: 'Add a simulated machine; its offers appear in search',

@@ -8,15 +8,13 @@
  */
 import type { MachineSpec } from './fleet-catalogue.js';
 import type { HoldKind } from './fleet-contract.js';
-import { HOURS_PER_MONTH } from '../platform/money.js';
+import { diskHourly, toDollars } from '../platform/money.js';
 
 /** Room for bundle sizes up to 99 GPUs in an offer id. */
 export const OFFER_ID_STRIDE = 100;
-export const MAX_GPUS_PER_MACHINE = 64;
+export { MAX_GPUS_PER_MACHINE } from './fleet-types.js';
 /** Storage priced into dph_total when a search names none (contract §6). */
 export const DEFAULT_ALLOCATED_STORAGE_GB = 8;
-/** price_disk is per GB per month, converted with the platform's one month length (contract §6). */
-export { HOURS_PER_MONTH };
 /** A bid that displaces another must beat it by at least this much per GPU per hour ($0.001). */
 export const BID_INCREMENT_MICRO = 1000;
 /** Machine faults under which a machine takes no new renters (its host is not heartbeating). */
@@ -80,9 +78,13 @@ export const parseOfferId = (offerId: number) => ({
   numGpus: offerId % OFFER_ID_STRIDE,
 });
 
-/** The client's integer encoding of a driver version: each part zero-padded to three digits. */
+/**
+ * The client's integer encoding of a driver version, `535.86.05` → 535086005 (each part zero-padded to three digits,
+ * a missing third part is 0); NaN when it is not a dotted version. The one encoding: machines (driver_code), search
+ * filters (offers/filter.ts) and the CLI's query language (cli/offer-query.ts) all use it.
+ */
 export function driverCode(version: string): number {
-  const parts = version.split('.');
+  const parts = version.trim().split('.');
   if (parts.length < 2 || parts.length > 3 || parts.some((p) => !/^\d{1,3}$/.test(p))) return Number.NaN;
   while (parts.length < 3) parts.push('0');
   return Number(parts[0]) * 1_000_000 + Number(parts[1]) * 1000 + Number(parts[2]);
@@ -167,8 +169,13 @@ export function gpuPriceMicro(o: OfferEntry, type: SearchType): number {
   return (type === 'bid' ? o.bid_floor_micro : o.machine.price_gpu_micro) * o.num_gpus;
 }
 
-export const storageHourly = (o: OfferEntry, gb: number) => ((o.machine.price_disk_micro / 1e6) * gb) / HOURS_PER_MONTH;
-export const dphTotal = (o: OfferEntry, c: OfferContext) => gpuPriceMicro(o, c.type) / 1e6 + storageHourly(o, c.storage_gb);
+/**
+ * The one price formula, $/hour: the GPUs' price (micro-dollars/hour, gpuPriceMicro) plus `gb` of disk at `disk`
+ * $/GB/month. offerJson and the search's columns (offers/offer-fields.ts) both call it, so they give the same doubles.
+ */
+export const hourlyPrice = (gpuMicro: number, disk: number, gb: number) => toDollars(gpuMicro) + diskHourly(disk, gb);
+export const storageHourly = (o: OfferEntry, gb: number) => diskHourly(toDollars(o.machine.price_disk_micro), gb);
+export const dphTotal = (o: OfferEntry, c: OfferContext) => hourlyPrice(gpuPriceMicro(o, c.type), toDollars(o.machine.price_disk_micro), c.storage_gb);
 export const dlperfOf = (o: OfferEntry) => o.machine.spec.dlperf_per_gpu * o.num_gpus;
 export const totalFlopsOf = (o: OfferEntry) => o.machine.spec.tflops_per_gpu * o.num_gpus;
 /** Marketplace-style ranking: performance per dollar, weighted by how reliable the machine is. */
@@ -188,7 +195,7 @@ export function offerContextValues(o: OfferEntry, c: OfferContext) {
     score: scoreOf(o, c),
     rentable: isRentable(m, c.now),
     is_bid: c.type === 'bid',
-    dph_base: gpuPriceMicro(o, c.type) / 1e6,
+    dph_base: toDollars(gpuPriceMicro(o, c.type)),
     dph_total: dph,
     discounted_dph_total: dph * (1 - m.spec.reserved_discount),
     storage_total_cost: storageHourly(o, c.storage_gb),
@@ -242,8 +249,8 @@ export function offerJson(o: OfferEntry, c: OfferContext): Record<string, unknow
     disk_name: s.disk_name,
     inet_up: s.inet_up,
     inet_down: s.inet_down,
-    inet_up_cost: m.price_inetu_micro / 1e6,
-    inet_down_cost: m.price_inetd_micro / 1e6,
+    inet_up_cost: toDollars(m.price_inetu_micro),
+    inet_down_cost: toDollars(m.price_inetd_micro),
     driver_version: s.driver_version,
     cuda_max_good: s.cuda_max_good,
     ubuntu_version: s.ubuntu_version,
@@ -263,11 +270,11 @@ export function offerJson(o: OfferEntry, c: OfferContext): Record<string, unknow
     direct_port_count: m.direct_port_count,
     public_ipaddr: m.public_ipaddr,
     vms_enabled: m.vms_enabled,
-    min_bid: (o.bid_floor_micro * o.num_gpus) / 1e6,
+    min_bid: toDollars(o.bid_floor_micro * o.num_gpus),
     dph_base: v.dph_base,
     dph_total: v.dph_total,
     discounted_dph_total: v.discounted_dph_total,
-    storage_cost: m.price_disk_micro / 1e6,
+    storage_cost: toDollars(m.price_disk_micro),
     storage_total_cost: v.storage_total_cost,
     allocated_storage: v.allocated_storage,
     duration: v.duration,

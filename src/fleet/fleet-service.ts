@@ -8,6 +8,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import { ApiError } from '../platform/errors.js';
+import { toDollars } from '../platform/money.js';
 import { SeededRandom, type Random } from '../platform/random.js';
 import { drawMachine, type NewMachine } from './fleet-catalogue.js';
 import type { Allocation, AllocateRequest, FleetApi, HoldKind, MachineInfo, OfferSnapshot } from './fleet-contract.js';
@@ -124,7 +125,7 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     if (numGpus < 1 || numGpus > record.num_gpus) fail(`its machine has ${record.num_gpus} GPUs`);
     const bid = req.kind === 'bid' ? (req.bidPerGpuMicro ?? 0) : 0;
     if (req.kind === 'bid' && bid < record.min_bid_micro) {
-      throw new ApiError('bad_request', `price: the bid is below the offer's min_bid of $${record.min_bid_micro / 1e6}/hour per GPU`);
+      throw new ApiError('bad_request', `price: the bid is below the offer's min_bid of $${toDollars(record.min_bid_micro)}/hour per GPU`);
     }
     const gpus = seen?.gpus ?? (await fleet.gpus(machineId, tx));
     const before = offersOf(record, gpus).find((o) => o.num_gpus === numGpus);

@@ -1,5 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { MAX_GPUS_PER_MACHINE } from './fleet-offers.js';
+
+/** The most GPUs one machine may have. */
+export const MAX_GPUS_PER_MACHINE = 64;
 
 const num = (min: number, max: number) => Type.Optional(Type.Number({ minimum: min, maximum: max }));
 const int = (min: number, max: number) => Type.Optional(Type.Integer({ minimum: min, maximum: max }));

@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { bearerKey, principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
 import {

@@ -9,13 +9,14 @@ import { scopeOf } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import { sha256Hex, type SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
+import type { Static } from 'typebox';
 import { ApiError, badRequest } from '../platform/errors.js';
-import { toMicro } from '../platform/money.js';
+import { diskRateMicro, toDollars, toMicro } from '../platform/money.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import type { FleetApi } from '../fleet/fleet-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
 import { EnvParseError, mergeTemplateIntoRequest } from '../templates/template-merge.js';
-import { HOURS_PER_MONTH, type Lifecycle } from './instances-lifecycle.js';
+import type { Lifecycle } from './instances-lifecycle.js';
 import type { SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
 import {
   argsListToString, checkImage, checkImageLogin, DEFAULT_DISK_GB, directPortCapacity, directPortsWanted, MAX_LABEL_CHARS,
@@ -23,16 +24,27 @@ import {
   readOnstart, readVolumeInfo,
 } from './instances-request.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
+import type { CreateBody, CreateReply as CreateReplySchema } from './instances-schemas.js';
 import { txBatcher } from './instances-batch.js';
 
 /** How long a create reply is kept for its `Idempotency-Key`. */
 export const IDEMPOTENCY_RETENTION_S = 24 * 3600;
 export const IDEMPOTENCY_KEY_MAX_CHARS = 255;
 
-export interface CreateReply {
-  success: true;
+/** The creation body as the route's schema admits it (types and bounds checked there; the rules it cannot state here). */
+export type CreateRequest = Static<typeof CreateBody>;
+export type CreateReply = Static<typeof CreateReplySchema>;
+
+/**
+ * The idempotency record of a rent (`instance_idempotency.reply`). An instance key is shown once and never stored in
+ * clear: the record keeps it sealed with the server's secret key (SecretBox, AES-GCM, as image logins are), and a
+ * retry gets the first reply back unchanged, the same instance and the same key. Not a fresh key per retry: a retry
+ * comes when the first reply may have been lost or may still be on its way, and an instance keeps one key; minting
+ * one per retry would leave live keys nobody holds, or revoke the one the first reply delivered.
+ */
+interface IdempotencyRecord {
   new_contract: number;
-  instance_api_key: string;
+  instance_api_key_sealed: string;
 }
 
 export interface CreateDeps {
@@ -45,42 +57,41 @@ export interface CreateDeps {
   clock: Clock;
   config: Config;
   secretBox: SecretBox;
-  templates?: TemplatesPort;
-  sshKeys?: SshKeysPort;
-  volumes?: VolumesPort;
+  templates: TemplatesPort;
+  sshKeys: SshKeysPort;
+  volumes: VolumesPort;
   /** Wakes event streams after a commit. */
-  notify?: () => void;
+  notify: () => void;
 }
 
 const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 
 /** The body's options after the spec's rules, before the offer is looked at. */
-async function readBody(body: Record<string, any>, principal: Principal, deps: CreateDeps, tx?: Tx) {
+async function readBody(body: CreateRequest, principal: Principal, deps: CreateDeps, tx?: Tx) {
   if (given(body.template_id)) throw badRequest('body.template_id is not accepted for creation; use template_hash_id (spec rule 7)');
   if (given(body.env)) parseEnvObject(body.env); // rule 5, checked before the template's env is merged in
-  let runtype = given(body.runtype) && body.runtype !== '' ? parseRuntype(String(body.runtype)) : null;
-  let argsStr: string | null = given(body.args_str) ? String(body.args_str) : null;
+  let runtype = given(body.runtype) && body.runtype !== '' ? parseRuntype(body.runtype) : null;
+  let argsStr = body.args_str ?? null;
   if (given(body.args)) {
     if (!Array.isArray(body.args)) throw badRequest('body.args must be a list of strings');
     argsStr = argsListToString(body.args);
     runtype ??= 'args';
   }
   const request = {
-    image: given(body.image) ? String(body.image) : null,
-    disk: given(body.disk) ? body.disk : null,
+    image: body.image ?? null,
+    disk: body.disk ?? null,
     runtype,
     env: given(body.env) ? (body.env as Record<string, string>) : null,
-    onstart: given(body.onstart) ? readOnstart(String(body.onstart)) : null,
+    onstart: given(body.onstart) ? readOnstart(body.onstart) : null,
     args_str: argsStr,
-    use_jupyter_lab: given(body.use_jupyter_lab) ? Boolean(body.use_jupyter_lab) : null,
-    jupyter_dir: given(body.jupyter_dir) ? String(body.jupyter_dir) : null,
-    image_login: given(body.image_login) && body.image_login !== '' ? String(body.image_login) : null,
+    use_jupyter_lab: body.use_jupyter_lab ?? null,
+    jupyter_dir: body.jupyter_dir ?? null,
+    image_login: given(body.image_login) && body.image_login !== '' ? body.image_login : null,
     volume_info: readVolumeInfo(body.volume_info),
   };
   let merged: ReturnType<typeof mergeTemplateIntoRequest<typeof request>> | null = null;
   if (given(body.template_hash_id)) {
-    if (!deps.templates) throw new ApiError('not_found', 'template not found');
-    const template = await deps.templates.getForCreate(String(body.template_hash_id), scopeOf(principal), tx);
+    const template = await deps.templates.getForCreate(body.template_hash_id, scopeOf(principal), tx);
     if (!template) throw new ApiError('not_found', `template ${JSON.stringify(body.template_hash_id)} not found`);
     try {
       merged = mergeTemplateIntoRequest(template, request);
@@ -104,13 +115,12 @@ async function readBody(body: Record<string, any>, principal: Principal, deps: C
   if (imageLogin && !merged?.docker_login_user) checkImageLogin(imageLogin);
   const disk = merged?.disk ?? request.disk ?? DEFAULT_DISK_GB;
   if (typeof disk !== 'number' || !(disk > 0)) throw badRequest('body.disk must be a positive number of GB');
-  const label = given(body.label) ? String(body.label) : null;
+  const label = body.label ?? null;
   if (label !== null && label.length > MAX_LABEL_CHARS) throw badRequest(`body.label is longer than ${MAX_LABEL_CHARS} characters`);
-  const price = given(body.price) ? Number(body.price) : null;
-  if (price !== null && !(price > 0)) throw badRequest('body.price must be a positive bid in $/hour');
+  const price = body.price ?? null;
   const vm = body.vm === true;
   if (vm) {
-    const keys = deps.sshKeys ? await deps.sshKeys.publicKeysOf(principal.user.id, tx) : [];
+    const keys = await deps.sshKeys.publicKeysOf(principal.user.id, tx);
     if (keys.length === 0 && !principal.user.ssh_key) {
       throw badRequest('body.vm: a VM needs an SSH key registered before creation (POST /api/v0/ssh/); it cannot be added later');
     }
@@ -159,7 +169,7 @@ export function createFactory(deps: CreateDeps) {
       // and already counts bids it would displace; the machine's min_bid is per GPU (contract §2).
       const minTotal = typeof offer.min_bid === 'number' ? toMicro(offer.min_bid) : machine.min_bid_micro * numGpus;
       if (toMicro(opts.price) < minTotal) {
-        throw badRequest(`body.price ${opts.price} is below this offer's minimum bid of ${minTotal / 1e6} $/hour`);
+        throw badRequest(`body.price ${opts.price} is below this offer's minimum bid of ${toDollars(minTotal)} $/hour`);
       }
       bidPerGpu = Math.floor(toMicro(opts.price) / numGpus);
     }
@@ -196,7 +206,7 @@ export function createFactory(deps: CreateDeps) {
       is_bid: bidPerGpu === null ? 0 : 1,
       bid_per_gpu_micro: bidPerGpu,
       gpu_rate_micro: (bidPerGpu ?? machine.price_gpu_micro) * numGpus,
-      disk_rate_micro: Math.round((machine.price_disk_micro * opts.disk) / HOURS_PER_MONTH),
+      disk_rate_micro: diskRateMicro(machine.price_disk_micro, opts.disk),
       actual_status: null,
       intended_status: opts.target_state,
       status_msg: null,
@@ -225,13 +235,11 @@ export function createFactory(deps: CreateDeps) {
     const placed = { machine_id: alloc.machineId, host_id: alloc.hostId, gpu_indexes: JSON.stringify(alloc.gpuIndexes), offer_snapshot: JSON.stringify(alloc.offer) };
     await store.update(id, placed, tx);
     if (opts.volume_info) {
-      // HOOK: the volumes feature attaches (or creates) the volume; until it is wired, volume_info is refused.
-      if (!deps.volumes) throw badRequest('body.volume_info: volumes are not available on this server yet');
       const mounted = await deps.volumes.attachAtCreate(tx, { instanceId: id, machineId: alloc.machineId, scope, volume: opts.volume_info });
       if (mounted) await store.update(id, { volume_info: JSON.stringify(mounted) }, tx);
     }
     const { secret } = await keysService.create({ user_id: scope.userId, team_id: scope.teamId, kind: 'instance', instance_id: id, name: `instance ${id}` }, tx);
-    if (opts.template && deps.templates) await deps.templates.recordUse(opts.template.id, now, tx);
+    if (opts.template) await deps.templates.recordUse(opts.template.id, now, tx);
     const inst: InstanceRow = { ...row, ...placed, id };
     await lifecycle.startDiskMeter(tx, inst, now);
     if (opts.target_state === 'running') {
@@ -247,7 +255,7 @@ export function createFactory(deps: CreateDeps) {
      * Rents the offer inside the caller's transaction (the serverless autoscaler's job): every lookup uses `tx`, as a
      * second connection would wait on SQLite. No Idempotency-Key; the caller notifies.
      */
-    async createIn(tx: Tx, principal: Principal, offerId: number, body: Record<string, any>): Promise<CreateReply> {
+    async createIn(tx: Tx, principal: Principal, offerId: number, body: CreateRequest): Promise<CreateReply> {
       return rent(principal, offerId, await readBody(body, principal, deps, tx), tx);
     },
 
@@ -255,12 +263,12 @@ export function createFactory(deps: CreateDeps) {
      * Rents the offer. With an `Idempotency-Key`, a retry of the same request returns the first reply (no second
      * rental); the same key with a different request is a 409 `conflict`.
      */
-    async create(principal: Principal, offerId: number, body: Record<string, any>, idemKey?: string): Promise<CreateReply> {
+    async create(principal: Principal, offerId: number, body: CreateRequest, idemKey?: string): Promise<CreateReply> {
       if (idemKey === undefined) {
         // Read outside the transaction: other features' lookups use their own connection.
         const opts = await readBody(body, principal, deps);
         const reply = await batcher.run((tx) => rent(principal, offerId, opts, tx));
-        deps.notify?.();
+        deps.notify();
         return reply;
       }
       if (idemKey.length === 0 || idemKey.length > IDEMPOTENCY_KEY_MAX_CHARS || !/^[\x21-\x7e]+$/.test(idemKey)) {
@@ -274,7 +282,13 @@ export function createFactory(deps: CreateDeps) {
         if (found.request_hash !== requestHash) {
           throw new ApiError('conflict', 'this Idempotency-Key was used for a different request');
         }
-        return JSON.parse(found.reply) as CreateReply;
+        const record = JSON.parse(found.reply) as IdempotencyRecord;
+        const key = secretBox.open(record.instance_api_key_sealed);
+        // Sealed under another secret key (the server's was changed): the key cannot be shown again.
+        if (key === null) {
+          throw new ApiError('conflict', `this Idempotency-Key rented instance ${record.new_contract}, whose key cannot be shown again; use another Idempotency-Key`);
+        }
+        return { success: true, new_contract: record.new_contract, instance_api_key: key };
       };
       const first = await replay();
       if (first) return first;
@@ -284,10 +298,11 @@ export function createFactory(deps: CreateDeps) {
           // An expired record of this key gives way to the new request.
           await store.deleteExpiredIdempotent(userId, idemKey, clock.now() - IDEMPOTENCY_RETENTION_S, tx);
           const reply = await rent(principal, offerId, opts, tx);
-          await store.insertIdempotent({ user_id: userId, idem_key: idemKey, request_hash: requestHash, reply: JSON.stringify(reply), created_at: clock.now() }, tx);
+          const record: IdempotencyRecord = { new_contract: reply.new_contract, instance_api_key_sealed: secretBox.seal(reply.instance_api_key) };
+          await store.insertIdempotent({ user_id: userId, idem_key: idemKey, request_hash: requestHash, reply: JSON.stringify(record), created_at: clock.now() }, tx);
           return reply;
         });
-        deps.notify?.();
+        deps.notify();
         return out;
       } catch (err) {
         // A concurrent request with the same key committed first (we lost the offer to it, or its unique key rolled

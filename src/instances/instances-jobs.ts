@@ -7,7 +7,7 @@ import { ApiError } from '../platform/errors.js';
 import type { Clock } from '../platform/clock.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { FleetApi } from '../fleet/fleet-contract.js';
-import type { FaultRequest } from '../emulator/emulator-service.js';
+import type { FaultRequest } from '../platform/faults.js';
 import { HEARTBEAT_OFFLINE_AFTER_S, JOB_BOOT, JOB_OFFLINE, refOf, type Lifecycle } from './instances-lifecycle.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import { transact } from './instances-batch.js';

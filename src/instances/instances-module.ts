@@ -1,6 +1,7 @@
 /**
  * Builds the instances feature from its dependencies (called once from services.ts) and registers its background
- * jobs, emulator faults and billing hook.
+ * jobs. Its emulator faults and its hooks (credit exhausted, host lost, team delete) are returned for the root to
+ * wire.
  */
 import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
@@ -10,10 +11,10 @@ import { ApiError } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { BillingApi, CreditExhaustedHook } from '../billing/billing-contract.js';
+import type { FaultHandler } from '../platform/faults.js';
 import type { FleetApi } from '../fleet/fleet-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
 import type { KeysStore } from '../keys/keys-store.js';
-import type { EmulatorService } from '../emulator/emulator-service.js';
 import { createFactory } from './instances-create.js';
 import { EventsHub, instanceEventsFactory } from './instances-events.js';
 import { INSTANCE_FAULTS, instanceJobsFactory } from './instances-jobs.js';
@@ -31,12 +32,11 @@ export interface InstancesModuleDeps {
   secretBox: SecretBox;
   keys: KeysStore;
   keysService: KeysService;
-  emulator: Pick<EmulatorService, 'registerFault'>;
   fleet: FleetApi;
-  billing: BillingApi & { onCreditExhausted?(hook: CreditExhaustedHook): void };
-  templates?: TemplatesPort;
-  sshKeys?: SshKeysPort;
-  volumes?: VolumesPort;
+  billing: BillingApi;
+  templates: TemplatesPort;
+  sshKeys: SshKeysPort;
+  volumes: VolumesPort;
   agentLogs?: AgentLogsPort;
 }
 
@@ -52,9 +52,8 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const jobs = instanceJobsFactory({ db, store, lifecycle, fleet: deps.fleet, scheduler: deps.scheduler, clock: deps.clock, notify });
 
   jobs.register();
-  for (const name of INSTANCE_FAULTS) deps.emulator.registerFault(name, (req) => jobs.fault(req));
   // Out of credit: compute stops (disk keeps accruing, as on real clouds); the user starts it again after a top-up.
-  deps.billing.onCreditExhausted?.(async (tx, { userId, at, lockBilling }) => {
+  const creditExhausted: CreditExhaustedHook = async (tx, { userId, at, lockBilling }) => {
     const rows = await tx.selectFrom('instances').select('id').where('user_id', '=', userId).where('destroyed_at', 'is', null)
       .where('intended_status', '=', 'running').orderBy('id').execute();
     // The order every request takes (no deadlock on PostgreSQL): all the instances first, then billing, then stops.
@@ -67,7 +66,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
     for (const inst of locked) {
       await lifecycle.halt(tx, inst, at, { actual_status: 'stopped', intended_status: 'stopped', status_msg: 'stopped: credit exhausted' });
     }
-  });
+  };
 
   return {
     ...service,
@@ -79,6 +78,10 @@ export function instancesModule(deps: InstancesModuleDeps) {
     countByState: () => store.countByState(),
     /** For real hosts (src/hosts/): their agents' reports drive the lifecycle of the instances on their machines. */
     real: { store, lifecycle, notify },
+    /** The emulator faults this feature implements (registered by the root in emulator mode). */
+    faults: Object.fromEntries(INSTANCE_FAULTS.map((name) => [name, (req) => jobs.fault(req)])) as Record<string, FaultHandler>,
+    /** Billing hook: the user's credit ran out. */
+    creditExhausted,
     /** For the fleet's host runtime: a host that stopped heartbeating. */
     hostLost: jobs.hostLost,
     /**

@@ -20,8 +20,8 @@ export interface SshKeysPort {
 }
 
 /**
- * HOOK for the volumes feature: attach (or create and attach) the request's `volume_info` to the new instance,
- * inside the creation transaction; throw ApiError for a volume that does not exist or is not the caller's.
+ * The volumes feature: attach (or create and attach) the request's `volume_info` to the new instance, inside the
+ * creation transaction; throw ApiError for a volume that does not exist or is not the caller's.
  */
 export interface VolumesPort {
   /** Returns the volume as the instance shows it (for `create_new`, the new volume's id in place of the offer's). */

@@ -4,6 +4,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { badRequest } from '../platform/errors.js';
+import { MAX_VOLUME_NAME_CHARS } from '../volumes/volumes-schemas.js';
 
 /** Spec Limits: `onstart` length; longer scripts arrive gzip-compressed then base64-encoded. */
 export const ONSTART_MAX_CHARS = 4048;
@@ -207,8 +208,8 @@ export function readVolumeInfo(v: unknown): VolumeInfo | null {
     if (typeof o.size !== 'number' || !(o.size > 0)) throw badRequest('body.volume_info.size must be a positive number of GB to create a volume');
     size = o.size;
   }
-  if (o.name !== undefined && o.name !== null && (typeof o.name !== 'string' || o.name.length > 128)) {
-    throw badRequest('body.volume_info.name must be a string of at most 128 characters');
+  if (o.name !== undefined && o.name !== null && (typeof o.name !== 'string' || o.name.length > MAX_VOLUME_NAME_CHARS)) {
+    throw badRequest(`body.volume_info.name must be a string of at most ${MAX_VOLUME_NAME_CHARS} characters`);
   }
   return { volume_id: o.volume_id as number, mount_path: o.mount_path, create_new: createNew, size, name: (o.name as string) ?? null };
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf, scopeOf } from '../platform/auth.js';
 import { ErrorReply, SuccessReply } from '../platform/schemas.js';
 import type { InstancesModule } from './instances-module.js';
@@ -147,13 +147,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
       tags, summary: 'Request the instance log; `result_url` serves it as text', params: IdParams, body: Type.Optional(LogsBody),
       response: { 200: LogsReply, ...errors },
     },
-  }, async (request) => {
-    const b = request.body ?? {};
-    return instances.requestLogs(principalOf(request), request.params.id, {
-      tail: b.tail === null || b.tail === undefined ? undefined : Number(b.tail),
-      filter: b.filter ?? undefined,
-    });
-  });
+  }, async (request) => instances.requestLogs(principalOf(request), request.params.id, request.body ?? {}));
 
   app.get('/api/v0/instances/logs/:token/', {
     // The vastai client fetches result_url without a key: the unguessable, expiring token is the credential.

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Id } from '../platform/schemas.js';
+import { SSH_KEY_MAX_CHARS } from '../ssh-keys/ssh-keys-types.js';
 
 /**
  * Optional, and null allowed (the vastai client sends every key, null when unset). A JSON-schema type list, not an
@@ -38,6 +39,9 @@ export const CreateBody = Type.Object(
     cancel_unavail: NBool(),
     vm: NBool(),
     volume_info: Type.Optional(Type.Unknown()),
+    // Sent by the vastai client and kept with the instance's options as given.
+    extra: Type.Optional(Type.Unknown()),
+    force: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: true },
 );
@@ -134,7 +138,7 @@ export const LogsReply = Type.Object({ success: Type.Boolean(), result_url: Type
 export const LogTokenParams = Type.Object({ token: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$' }) });
 
 /** `POST /api/v0/instances/{id}/ssh/`. */
-export const AttachSshBody = Type.Object({ ssh_key: Type.String({ minLength: 1, maxLength: 16384 }) }, { additionalProperties: true });
+export const AttachSshBody = Type.Object({ ssh_key: Type.String({ minLength: 1, maxLength: SSH_KEY_MAX_CHARS }) }, { additionalProperties: true });
 export const AttachSshReply = Type.Object({ success: Type.Boolean(), key_id: Type.Integer(), msg: Type.String() });
 
 /** `GET /api/v0/instances/{id}/ssh/`. */

@@ -9,7 +9,7 @@ import type { Clock } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
-import { toMicro } from '../platform/money.js';
+import { toDollars, toMicro } from '../platform/money.js';
 import { secretToken, type Random } from '../platform/random.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import type { FleetApi, MachineInfo } from '../fleet/fleet-contract.js';
@@ -19,13 +19,14 @@ import type { AgentLogsPort, VolumesPort } from './instances-ports.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import { toInstanceObject, type InstanceObject } from './instances-view.js';
 import { MAX_LABEL_CHARS } from './instances-request.js';
+import { parseSshPublicKey } from '../ssh-keys/ssh-keys-format.js';
 import type { Scheduler } from '../platform/scheduler.js';
+import type { Static } from 'typebox';
+import type { BulkBody, LogsBody, UpdateBody } from './instances-schemas.js';
 import { transact } from './instances-batch.js';
 
 /** A `request_logs` result_url stays valid this long. */
 export const LOG_URL_TTL_S = 3600;
-export const MAX_SSH_KEY_CHARS = 16 * 1024;
-const SSH_KEY = /^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+={0,3}( [^\r\n]*)?$/;
 
 export interface ServiceDeps {
   db: Db;
@@ -38,7 +39,7 @@ export interface ServiceDeps {
   clock: Clock;
   random: Random;
   config: Config;
-  volumes?: VolumesPort;
+  volumes: VolumesPort;
   /** Logs of instances on real hosts (their agents answer). */
   agentLogs?: AgentLogsPort;
   /** Called after a state change commits (wakes event streams and waiters in this process). */
@@ -120,7 +121,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     await deps.scheduler.cancel(refOf(id), { tx });
     await fleet.release(tx, id);
     await billing.stopContract(tx, { contract: contractOf(id), at: now });
-    if (deps.volumes) await deps.volumes.detachAll(tx, id);
+    await deps.volumes.detachAll(tx, id);
     await lifecycle.transition(tx, inst, { actual_status: 'destroyed', intended_status: 'destroyed', status_msg: null, ports: null, running_since: null, gpu_indexes: '[]' }, now);
     await store.update(id, { destroyed_at: now }, tx);
     for (const k of await keys.listByUser(inst.user_id, tx)) {
@@ -149,7 +150,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     },
 
     /** `PUT /api/v0/instances/{id}/` with `state` and/or `label`. */
-    async update(principal: Principal, id: number, body: { state?: 'running' | 'stopped'; label?: string | null }) {
+    async update(principal: Principal, id: number, body: Static<typeof UpdateBody>) {
       if (body.state === undefined && body.label === undefined) throw badRequest('body: give state ("running" or "stopped") or label');
       if (body.label !== undefined && principal.key.kind === 'instance') {
         throw new ApiError('permission_denied', 'an instance API key can only start, stop or destroy its own instance');
@@ -165,7 +166,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     },
 
     /** `PUT /api/v0/instances/` `{state, ids}`: each id on its own; the reply says which failed and why. */
-    async bulk(principal: Principal, body: { state: 'running' | 'stopped'; ids: number[] }) {
+    async bulk(principal: Principal, body: Static<typeof BulkBody>) {
       const ok: number[] = [];
       const failed: { id: number; error: string; msg: string }[] = [];
       for (const id of [...new Set(body.ids)]) {
@@ -195,7 +196,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
         if (!inst.is_bid) throw badRequest(`instance ${id} is on-demand; only bid (interruptible) instances have a bid price`);
         const machine = await fleet.machine(inst.machine_id!, tx);
         const minTotal = (machine?.min_bid_micro ?? 0) * inst.num_gpus;
-        if (toMicro(price) < minTotal) throw badRequest(`body.price ${price} is below the minimum bid of ${minTotal / 1e6} $/hour`);
+        if (toMicro(price) < minTotal) throw badRequest(`body.price ${price} is below the minimum bid of ${toDollars(minTotal)} $/hour`);
         const perGpu = Math.floor(toMicro(price) / inst.num_gpus);
         const now = clock.now();
         const next = { ...inst, bid_per_gpu_micro: perGpu, gpu_rate_micro: perGpu * inst.num_gpus };
@@ -209,8 +210,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     },
 
     async attachSshKey(principal: Principal, id: number, sshKey: string) {
-      const key = sshKey.trim();
-      if (key.length > MAX_SSH_KEY_CHARS || !SSH_KEY.test(key)) throw badRequest('body.ssh_key must be an OpenSSH public key line (ssh-ed25519 AAAA… comment)');
+      const key = parseSshPublicKey(sshKey).normalized;
       return write(async (tx) => {
         await locked(principal, id, tx);
         const existing = (await store.sshKeysOf(id, tx)).find((k) => k.ssh_key === key);
@@ -234,13 +234,13 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     },
 
     /** `request_logs`: an unguessable, expiring `result_url` (the client fetches it without a key). */
-    async requestLogs(principal: Principal, id: number, opts: { tail?: number; filter?: string }) {
+    async requestLogs(principal: Principal, id: number, body: Static<typeof LogsBody>) {
       checkInstanceKey(principal, id);
       const inst = await store.findInScope(id, scopeOf(principal));
       if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
       const token = secretToken(random, '');
-      const tail = opts.tail ?? null;
-      const filter = opts.filter ?? null;
+      const tail = body.tail ?? null;
+      const filter = body.filter ?? null;
       const logRequestId = await store.insertLogRequest({ instance_id: id, token_hash: sha256Hex(token), tail, filter, expires_at: clock.now() + LOG_URL_TTL_S });
       await deps.agentLogs?.requested({ logRequestId, instanceId: id, machineId: inst.machine_id, tail, filter });
       return { success: true as const, result_url: `${config.publicUrl}/api/v0/instances/logs/${token}/`, msg: 'logs are ready at result_url' };

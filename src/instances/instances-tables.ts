@@ -82,6 +82,7 @@ export interface InstanceIdempotencyTable {
   idem_key: string;
   /** SHA-256 of the offer id and body: the same key with another request is refused. */
   request_hash: string;
+  /** The reply as instances-create.ts's IdempotencyRecord: the instance id, its key sealed (never in clear). */
   reply: string;
   created_at: number;
 }

@@ -1,8 +1,9 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
-import { ApiKeyObject, ApiKeysReply, CreateApiKeyBody, CreateApiKeyReply, DeleteApiKeyReply, KeyId } from './keys-schemas.js';
+import type { ApiKeysService } from './keys-service.js';
+import { ApiKeyObject, ApiKeysReply, CreateApiKeyBody, CreateApiKeyReply, DeleteApiKeyReply, KeyId, ResetApiKeyBody, ResetApiKeyReply } from './keys-schemas.js';
+import { ApiError } from '../platform/errors.js';
 
 const tags = ['api keys'];
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
@@ -11,7 +12,7 @@ const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorRe
 export { ApiKeyObject };
 
 /** API keys (contract §3): the secret is in the create reply only; list and show never carry it. */
-export async function keysRoutes(app: TypedApp, { apiKeys }: Services): Promise<void> {
+export async function keysRoutes(app: TypedApp, { apiKeys }: { apiKeys: ApiKeysService }): Promise<void> {
   app.post(
     '/api/v0/auth/apikeys/',
     {
@@ -66,5 +67,24 @@ export async function keysRoutes(app: TypedApp, { apiKeys }: Services): Promise<
       },
     },
     async (request) => apiKeys.remove(principalOf(request), request.params.id),
+  );
+
+  app.put(
+    '/api/v0/commands/reset_apikey/',
+    {
+      config: { category: 'user_write' },
+      schema: {
+        tags,
+        summary: 'Replace the API key of this request: it stops working at once; the new secret is shown once, here',
+        body: ResetApiKeyBody,
+        response: { 200: ResetApiKeyReply, ...errors },
+      },
+    },
+    async (request) => {
+      const p = principalOf(request);
+      const target = request.body.client_id;
+      if (target !== undefined && target !== 'me' && target !== p.user.id) throw new ApiError('permission_denied', 'you can reset only your own API key (client_id "me")');
+      return apiKeys.reset(p);
+    },
   );
 }

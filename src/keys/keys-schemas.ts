@@ -36,4 +36,11 @@ export const CreateApiKeyReply = Type.Intersect([
   ApiKeyObject,
 ]);
 export const ApiKeysReply = Type.Object({ success: Type.Literal(true), apikeys: Type.Array(ApiKeyObject) });
+/** `vastai reset api-key`: `{"client_id": "me"}`. */
+export const ResetApiKeyBody = Type.Object(
+  { client_id: Type.Optional(Type.Union([Type.Literal('me'), Type.Integer({ minimum: 1 })])) },
+  { additionalProperties: true },
+);
+/** The client prints `New api-key: <new_api_key>`. */
+export const ResetApiKeyReply = Type.Object({ success: Type.Literal(true), new_api_key: Type.String(), id: Type.Integer(), msg: Type.String() });
 export const DeleteApiKeyReply = Type.Object({ success: Type.Literal(true), msg: Type.String() });

@@ -1,6 +1,6 @@
 import type { Clock } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
-import type { Tx } from '../platform/db/connect.js';
+import type { Db, Tx } from '../platform/db/connect.js';
 import { secretToken, type Random } from '../platform/random.js';
 import { FULL_ACCESS, intersect, isSubset, parsePermissionDoc, type PermissionDoc } from '../platform/permissions.js';
 import { ApiError, badRequest, notFound } from '../platform/errors.js';
@@ -20,6 +20,8 @@ export interface KeysServiceDeps {
 }
 
 export function keysServiceFactory({ keys, clock, random }: KeysServiceDeps) {
+  /** Touches written after their request's reply, not yet done. */
+  const pending = new Set<Promise<void>>();
   return {
     /** Creates a key and returns its secret: the only time the secret exists outside the caller's hands. */
     async create(
@@ -45,8 +47,18 @@ export function keysServiceFactory({ keys, clock, random }: KeysServiceDeps) {
      */
     touchIfStale(key: KeyRow): Promise<void> | undefined {
       const now = clock.now();
-      if (key.last_used_at === null || now - key.last_used_at >= KEY_TOUCH_INTERVAL_S) return keys.touch(key.id, now);
+      if (key.last_used_at === null || now - key.last_used_at >= KEY_TOUCH_INTERVAL_S) {
+        const write = keys.touch(key.id, now);
+        pending.add(write);
+        void write.finally(() => pending.delete(write)).catch(() => undefined);
+        return write;
+      }
       return undefined;
+    },
+
+    /** Resolves once every touch started so far is written (or failed): tests await it instead of sleeping. */
+    async touchesWritten(): Promise<void> {
+      await Promise.allSettled([...pending]);
     },
   };
 }
@@ -73,6 +85,8 @@ export interface CreateKeyInput {
 }
 
 export interface ApiKeysServiceDeps {
+  /** For the one transaction of a key reset. */
+  db: Db;
   keys: KeysStore;
   keysService: KeysService;
   clock: Clock;
@@ -94,7 +108,7 @@ export function toKeyView(k: KeyRow): ApiKeyView {
 }
 
 /** API key management (contract §3, API keys and Team context): a key never gets more rights than its creator. */
-export function apiKeysServiceFactory({ keys, keysService, clock, memberPermissions }: ApiKeysServiceDeps) {
+export function apiKeysServiceFactory({ db, keys, keysService, clock, memberPermissions }: ApiKeysServiceDeps) {
   /** A live `user` key of the caller, visible from the caller's context (a team key sees that team's keys only). */
   async function ownKey(p: Principal, id: number): Promise<KeyRow> {
     const k = await keys.findById(id);
@@ -138,6 +152,22 @@ export function apiKeysServiceFactory({ keys, keysService, clock, memberPermissi
 
     async show(p: Principal, id: number): Promise<ApiKeyView> {
       return toKeyView(await ownKey(p, id));
+    },
+
+    /**
+     * `PUT /api/v0/commands/reset_apikey/`: the key of this request is revoked at once and a new one with the same
+     * name, rights and team takes its place (its secret is in this reply only). One transaction: never both, never none.
+     */
+    async reset(p: Principal): Promise<{ success: true; new_api_key: string; id: number; msg: string }> {
+      if (p.key.kind !== 'user') throw badRequest('reset api-key works on API keys; this request was made with a session or an instance key');
+      const made = await db.transaction().execute(async (tx) => {
+        if (!(await keys.revokeLive(p.key.id, clock.now(), tx))) throw new ApiError('auth_error', 'this API key was revoked');
+        return keysService.create(
+          { user_id: p.user.id, kind: 'user', name: p.key.name, permissions: storedDoc(p.key.permissions), team_id: p.key.team_id, is_bootstrap: p.key.is_bootstrap === 1 },
+          tx,
+        );
+      });
+      return { success: true, new_api_key: made.secret, id: made.key.id, msg: `API key ${p.key.id} revoked; its replacement is key ${made.key.id}` };
     },
 
     /** Revocation is a row update; auth reads the row on every request, so every process refuses the key at once. */

@@ -1,10 +1,17 @@
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import type { ReadCache } from '../platform/db/read-cache.js';
-import type { ApiKeysTable, UsersTable } from '../platform/db/schema.js';
+import type { UsersTable } from '../users/users-tables.js';
+import type { ApiKeysTable } from './keys-tables.js';
 import { sql, type CompiledQuery, type Selectable } from 'kysely';
 
 export type KeyRow = Selectable<ApiKeysTable>;
 export type UserRow = Selectable<UsersTable>;
+
+// The authenticator's principal carries this feature's whole rows (platform/auth.ts KeyLookup).
+declare module '../platform/auth.js' {
+  interface PrincipalUser extends UserRow {}
+  interface PrincipalKey extends KeyRow {}
+}
 
 export interface NewKey {
   user_id: number;
@@ -105,6 +112,12 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
 
     async touch(id: number, now: number, tx: Tx = db): Promise<void> {
       await tx.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
+    },
+
+    /** Revokes a live key; false when it was already revoked (a racing revoke or reset won). */
+    async revokeLive(id: number, now: number, tx: Tx = db): Promise<boolean> {
+      const r = await tx.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
     },
 
     async revoke(id: number, now: number, tx: Tx = db): Promise<void> {

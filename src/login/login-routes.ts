@@ -1,7 +1,9 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { TfaAuthenticator } from '../tfa/tfa-auth.js';
+import { Bodies, Errors, Replies } from '../tfa/tfa-schemas.js';
+import type { LoginService } from './login-service.js';
 import { LoginBody, LoginOk, LoginReply, ResendVerificationBody, SignUpBody, SignUpReply, VerifyEmailBody } from './login-schemas.js';
 
 const tags = ['auth'];
@@ -9,7 +11,7 @@ const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 409: ErrorRe
 const Ok = LoginOk;
 
 /** Sign-up with e-mail verification, password login, logout (contract §3). */
-export async function loginRoutes(app: TypedApp, { login }: Services): Promise<void> {
+export async function loginRoutes(app: TypedApp, { login }: { login: LoginService }): Promise<void> {
   app.post('/api/v0/users/', {
     config: { category: 'public' },
     schema: {
@@ -45,6 +47,8 @@ export async function loginRoutes(app: TypedApp, { login }: Services): Promise<v
     },
   }, async (request, reply) => {
     const r = await login.login(request.body);
+    // Signed in (no second factor pending): the audit log records it for this user.
+    if ('id' in r.body && typeof r.body.id === 'number') request.auditUserId = r.body.id;
     if (r.cookie) reply.header('set-cookie', r.cookie);
     return r.body;
   });
@@ -56,5 +60,22 @@ export async function loginRoutes(app: TypedApp, { login }: Services): Promise<v
     const r = await login.logout(principalOf(request));
     reply.header('set-cookie', r.cookie);
     return { success: r.success, msg: r.msg };
+  });
+}
+
+/**
+ * `POST /api/v0/tfa/`: the second step of a login with 2FA on. Login owns it (login depends on 2FA, never the other
+ * way); routes.ts registers it just before the other 2FA routes. It authenticates by itself, with the login's
+ * `tfa_secret` or a key.
+ */
+export async function tfaLoginRoutes(app: TypedApp, { login, tfaAuth }: { login: LoginService; tfaAuth: TfaAuthenticator }): Promise<void> {
+  app.post('/api/v0/tfa/', {
+    config: { category: 'user_write', customAuth: true },
+    preValidation: tfaAuth.hook('user_write', true),
+    schema: { tags: ['2fa'], summary: 'Complete a login with a second factor', body: Bodies.login, response: { 200: Replies.login, ...Errors } },
+  }, async (request, reply) => {
+    const r = await login.completeTfaLogin(tfaAuth.callerOf(request), request.body ?? {});
+    if (r.cookie) reply.header('set-cookie', r.cookie);
+    return r.body;
   });
 }

@@ -1,4 +1,4 @@
-import type { Clock } from '../platform/clock.js';
+import { durationText, type Clock } from '../platform/clock.js';
 import { hashPassword, safeEqual, sha256Hex, verifyPassword } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
 import { digitCode, secretToken, type Random } from '../platform/random.js';
@@ -11,9 +11,12 @@ import type { TfaCaller } from '../tfa/tfa-auth.js';
 import { CODE_DIGITS, TFA_LOGIN_SECRET_TTL_S } from '../tfa/tfa-constants.js';
 import { TFA_SECRET_PREFIX } from '../tfa/tfa-send.js';
 import type { TfaStore } from '../tfa/tfa-store.js';
-import type { FactorInput, TfaVerifier } from '../tfa/tfa-verify.js';
+import type { TfaVerifier } from '../tfa/tfa-verify.js';
+import type { TfaBodies } from '../tfa/tfa-schemas.js';
 import { methodObject } from '../tfa/tfa-view.js';
 import type { LoginStore } from './login-store.js';
+import type { Static } from 'typebox';
+import type { LoginBody, ResendVerificationBody, SignUpBody, VerifyEmailBody } from './login-schemas.js';
 import type { Client, Sessions } from './sessions.js';
 
 /** Wrong passwords that lock an account's password login for `LOGIN_LOCKOUT_S` (online guessing). */
@@ -52,19 +55,19 @@ export function loginServiceFactory(deps: LoginDeps) {
     await messenger.sendEmail({
       to: email,
       subject: 'Verify your gpuplane e-mail address',
-      text: `Your gpuplane e-mail verification code is ${code}. Submit it to POST /api/v0/users/verify-email/ within 24 hours.`,
+      text: `Your gpuplane e-mail verification code is ${code}. Submit it to POST /api/v0/users/verify-email/ within ${durationText(EMAIL_VERIFY_TTL_S)}.`,
       code,
     });
   }
 
   return {
-    async signUp(body: { email: string; password: string; full_name?: string }) {
+    async signUp(body: Static<typeof SignUpBody>) {
       const user = await usersService.createUser({ email: body.email, password: body.password, full_name: body.full_name, email_verified: false, credit: 0 });
       await sendVerification(user.id, user.email);
       return { success: true, msg: `a verification code was sent to ${user.email}`, user: toUserObject(user) };
     },
 
-    async verifyEmail(body: { email: string; code: string }) {
+    async verifyEmail(body: Static<typeof VerifyEmailBody>) {
       const invalid = () => new ApiError('bad_request', 'invalid or expired verification code');
       const user = await users.findByEmail(body.email);
       if (!user) throw invalid();
@@ -78,7 +81,7 @@ export function loginServiceFactory(deps: LoginDeps) {
     },
 
     /** Always the same reply, so it does not tell which addresses have unverified accounts. */
-    async resendVerification(body: { email: string }) {
+    async resendVerification(body: Static<typeof ResendVerificationBody>) {
       const user = await users.findByEmail(body.email);
       if (user && user.email_verified_at === null) {
         const last = await store.latestEmailVerify(user.id);
@@ -87,7 +90,7 @@ export function loginServiceFactory(deps: LoginDeps) {
       return { success: true, msg: 'if that address has an unverified account, a new code is on its way' };
     },
 
-    async login(body: { username: string; password: string; client?: Client }) {
+    async login(body: Static<typeof LoginBody>) {
       const client: Client = body.client ?? 'cli';
       const now = clock.now();
       const user = await users.findByEmail(body.username);
@@ -119,7 +122,7 @@ export function loginServiceFactory(deps: LoginDeps) {
     },
 
     /** POST /api/v0/tfa/: the second factor completes a login and opens a session. */
-    async completeTfaLogin(c: TfaCaller, body: FactorInput & { admin?: boolean }) {
+    async completeTfaLogin(c: TfaCaller, body: TfaBodies['login']) {
       const user = c.user;
       if (body.admin && user.is_admin !== 1) throw new ApiError('permission_denied', 'an admin session needs an admin account');
       if (user.tfa_status === 'disabled') throw new ApiError('2fa_login_failed', '2FA is not enabled on this account');

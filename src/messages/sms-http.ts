@@ -1,4 +1,4 @@
-import type { SmsMessage } from './messages-service.js';
+import type { SmsMessage } from './messages-types.js';
 import { smsFailed, smsProviderLimited } from './message-errors.js';
 
 export interface SmsProviderOptions {

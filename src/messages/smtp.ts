@@ -1,6 +1,6 @@
 import nodemailer from 'nodemailer';
 import { ApiError } from '../platform/errors.js';
-import type { EmailMessage } from './messages-service.js';
+import type { EmailMessage } from './messages-types.js';
 
 export interface MailerOptions {
   /** `smtp://user:pass@host:port` or `smtps://…` (config `smtpUrl`). */

@@ -1,8 +1,7 @@
-import type { TypedApp } from '../app.js';
-import type { Services } from '../services.js';
+import type { TypedApp } from '../platform/http.js';
 import { GpuNamesReply } from './meta-schemas.js';
 
-export async function metaRoutes(app: TypedApp, { fleetNames }: Services): Promise<void> {
+export async function metaRoutes(app: TypedApp, { fleetNames }: { fleetNames: () => Promise<string[]> }): Promise<void> {
   app.get(
     '/api/v0/gpu_names/unique/',
     {

@@ -9,6 +9,7 @@
  *   const rows = selectRows(allRows, ctx, q, FIELDS, limit);
  */
 import { ApiError } from '../platform/errors.js';
+import { driverCode } from '../fleet/fleet-offers.js';
 
 export const OPS = ['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'in', 'notin'] as const;
 export type Op = (typeof OPS)[number];
@@ -69,14 +70,6 @@ const NUMERIC = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
 const TRUE = new Set(['true', 'True', 'TRUE', '1']);
 const FALSE = new Set(['false', 'False', 'FALSE', '0']);
 
-/** Encodes `535.86.05` as 535086005; NaN when it is not a dotted version. */
-export function versionCode(v: string): number {
-  const parts = v.trim().split('.');
-  if (parts.length < 2 || parts.length > 3 || parts.some((p) => !/^\d{1,3}$/.test(p))) return Number.NaN;
-  while (parts.length < 3) parts.push('0');
-  return Number(parts[0]) * 1_000_000 + Number(parts[1]) * 1000 + Number(parts[2]);
-}
-
 /** Coerces one filter value to the field's type, or throws a 400 naming `where`. */
 export function coerce(def: FieldDef<any, any>, value: unknown, where: string): Comparable {
   if (value === null) return null;
@@ -104,7 +97,7 @@ export function coerce(def: FieldDef<any, any>, value: unknown, where: string): 
       if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
       if (typeof value === 'string' && /^\s*\d+\s*$/.test(value)) return Number(value);
       if (typeof value === 'string') {
-        const code = versionCode(value);
+        const code = driverCode(value);
         if (!Number.isNaN(code)) return code;
       }
       return fail();

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { OffersService } from './offers-service.js';
 import { BundlesQuery, OffersReply } from './offers-schemas.js';
 
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply };
@@ -12,7 +12,7 @@ const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply };
  */
 const sendJsonText = (reply: FastifyReply, text: string) => reply.type('application/json').send(text);
 
-export async function offersRoutes(app: TypedApp, { offers }: Services): Promise<void> {
+export async function offersRoutes(app: TypedApp, { offers }: { offers: OffersService }): Promise<void> {
   app.post(
     '/api/v0/bundles/',
     {

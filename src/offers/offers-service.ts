@@ -3,11 +3,11 @@
  */
 import { ApiError } from '../platform/errors.js';
 import type { Clock } from '../platform/clock.js';
-import { DEFAULT_ALLOCATED_STORAGE_GB, offerJson, type OfferContext, type OfferEntry, type SearchType } from '../fleet/fleet-offers.js';
+import { DEFAULT_ALLOCATED_STORAGE_GB, type OfferContext, type OfferEntry, type SearchType } from '../fleet/fleet-offers.js';
 import type { FleetIndex } from '../fleet/fleet-index.js';
 import { coerce, parseFilterBody, type ParsedQuery } from './filter.js';
 import { OfferColumns } from './offer-columns.js';
-import { offersReplyText } from './offer-json.js';
+import { offerJsonWriter } from './offer-json.js';
 import { searchOffers } from './offer-search.js';
 import { OFFER_FIELD_ALIASES, OFFER_FIELDS } from './offer-fields.js';
 
@@ -76,6 +76,7 @@ export function parseOfferSearch(body: unknown, now: number): { q: ParsedQuery; 
 
 export function offersServiceFactory({ index, clock }: OffersDeps) {
   const columns = new OfferColumns();
+  const writer = offerJsonWriter();
 
   /** The offers a search body selects, in order (validated; 400 naming the mistake). */
   async function select(body: unknown): Promise<{ rows: OfferEntry[]; ctx: OfferContext }> {
@@ -83,6 +84,11 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
     columns.sync(await index.current());
     const rows = searchOffers(columns, q, ctx, limit, OFFER_SEARCH_TIEBREAK);
     return { rows, ctx };
+  }
+
+  async function searchText(body: unknown): Promise<string> {
+    const { rows, ctx } = await select(body);
+    return writer.offersReplyText(rows, ctx);
   }
 
   function parseQ(q: string | undefined): unknown {
@@ -95,26 +101,15 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
   }
 
   return {
-    /** Validates and runs a search body; replies `{offers}`. */
-    async search(body: unknown): Promise<{ offers: ReturnType<typeof offerJson>[] }> {
-      const { rows, ctx } = await select(body);
-      return { offers: rows.map((o) => offerJson(o, ctx)) };
-    },
-
-    /** The same reply, already serialized (the route sends it as is: no schema-driven serializer over ~90 KB). */
-    async searchText(body: unknown): Promise<string> {
-      const { rows, ctx } = await select(body);
-      return offersReplyText(rows, ctx);
-    },
+    /**
+     * Validates and runs a search body; the `{offers}` reply already serialized (the route sends it as is: no
+     * schema-driven serializer over ~90 KB).
+     */
+    searchText,
 
     /** The same search with the filter object as a JSON string (older clients' `GET /bundles?q=`). */
-    async searchJson(q: string | undefined): Promise<{ offers: ReturnType<typeof offerJson>[] }> {
-      return this.search(parseQ(q));
-    },
-
-    /** `searchJson`, serialized. */
     async searchJsonText(q: string | undefined): Promise<string> {
-      return this.searchText(parseQ(q));
+      return searchText(parseQ(q));
     },
   };
 }

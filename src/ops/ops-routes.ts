@@ -1,6 +1,6 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { OpsService } from './ops-service.js';
 import { HealthReply, MetricsReply, ReadyReply, VersionReply } from './ops-schemas.js';
 
 /**
@@ -10,7 +10,7 @@ import { HealthReply, MetricsReply, ReadyReply, VersionReply } from './ops-schem
 const OPS = { category: 'public', noVirtualClock: true } as const;
 const tags = ['operations'];
 
-export async function opsRoutes(app: TypedApp, { ops }: Services): Promise<void> {
+export async function opsRoutes(app: TypedApp, { ops }: { ops: OpsService }): Promise<void> {
   app.get('/healthz', {
     config: OPS,
     schema: { tags, summary: 'Liveness: the process is up and serving (no key needed)', response: { 200: HealthReply } },

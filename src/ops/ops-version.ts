@@ -1,4 +1,4 @@
-// Read once, when the module loads; the bundle (bin/gpuplane.mjs) carries it inline.
+// Read once, when the module loads; the build (dist/gpuplane.mjs) carries it inline.
 import pkg from '../../package.json' with { type: 'json' };
 
 /** gpuplane's version, from package.json. */

@@ -1,14 +1,38 @@
 import type { FastifyContextConfig, FastifyRequest } from 'fastify';
-import type { KeyRow, KeysStore, UserRow } from '../keys/keys-store.js';
-import type { KeysService } from '../keys/keys-service.js';
 import { digestEqual, sha256Hex } from './crypto.js';
 import { ApiError } from './errors.js';
 import { allows, intersect, type Category, type PermissionDoc } from './permissions.js';
 
+/**
+ * The user a key belongs to: what the platform reads of it. The keys feature, which owns the lookup, extends it to
+ * its whole user row (keys/keys-store.ts), so routes see every column.
+ */
+export interface PrincipalUser {
+  id: number;
+  is_admin: number;
+}
+
+/** The key a request presented: what the platform reads of it; extended to the key row like PrincipalUser. */
+export interface PrincipalKey {
+  key_hash: string;
+  /** `user`, `session`, or `instance` (the restricted `instance_api_key`). */
+  kind: string;
+  permissions: string | null;
+  team_id: number | null;
+}
+
+/** The port the authenticator looks keys up through; the keys feature implements it (services.ts wires it). */
+export interface KeyLookup {
+  /** The live key with this SHA-256 digest (hex) and its user, or undefined. */
+  findLiveByHash(hash: string): Promise<{ user: PrincipalUser; key: PrincipalKey; runningRate?: number } | undefined>;
+  /** Records the key's use now and then (never awaited by the request). */
+  touchIfStale(key: PrincipalKey): Promise<void> | undefined;
+}
+
 /** Who is calling: the user, the key they presented, and what that key may do. */
 export interface Principal {
-  user: UserRow;
-  key: KeyRow;
+  user: PrincipalUser;
+  key: PrincipalKey;
   /** Parsed permission document of the key; null is full access. */
   permissions: PermissionDoc | null;
   /** The team this key acts for (team context), or null for the personal context. */
@@ -58,13 +82,12 @@ export function sessionCookie(header: string | undefined): string | null {
 }
 
 export interface AuthDeps {
-  keys: KeysStore;
-  keysService: KeysService;
+  keys: KeyLookup;
   /** The member's current team role document (`undefined`: not a member); bounds every team key (teams store). */
   teamRole(teamId: number, userId: number): Promise<{ permissions: string | null } | undefined>;
 }
 
-export function authenticatorFactory({ keys, keysService, teamRole }: AuthDeps) {
+export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
   /** The principal for a presented key, or null when it matches no live key. */
   async function resolve(secret: string): Promise<Principal | null> {
     const hash = sha256Hex(secret);
@@ -80,7 +103,7 @@ export function authenticatorFactory({ keys, keysService, teamRole }: AuthDeps) 
       if (!role) return null;
       permissions = intersect(permissions, role.permissions ? (JSON.parse(role.permissions) as PermissionDoc) : null);
     }
-    keysService.touchIfStale(found.key)?.catch(() => undefined);
+    keys.touchIfStale(found.key)?.catch(() => undefined);
     return {
       user: found.user,
       key: found.key,

@@ -27,3 +27,15 @@ export class VirtualClock implements Clock {
 export function isVirtual(clock: Clock): clock is VirtualClock {
   return clock.kind === 'virtual';
 }
+
+/**
+ * A duration named by a constant, as a message says it: 600 → "10 minutes", 86400 → "24 hours", 604800 → "7 days".
+ * Messages build their wording from the constant, so the text cannot drift from what the code enforces.
+ */
+export function durationText(seconds: number): string {
+  const [unit, size] = seconds % 86400 === 0 && seconds >= 2 * 86400 ? ['days', 86400]
+    : seconds % 3600 === 0 && seconds >= 2 * 3600 ? ['hours', 3600]
+    : seconds % 60 === 0 && seconds >= 2 * 60 ? ['minutes', 60]
+    : ['seconds', 1];
+  return `${seconds / (size as number)} ${unit}`;
+}

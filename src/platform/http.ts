@@ -1,5 +1,13 @@
 import { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiError, ERROR_STATUS, type ErrorBody, type ErrorCode } from './errors.js';
+
+/** The app as route files see it: Fastify with the TypeBox type provider. */
+export type TypedApp = ReturnType<typeof typed>;
+export const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider>();
+
+/** The route config of every `/_emu/` route (contract §2): registered only in emulator mode, admin accounts only. */
+export const EMU = { category: 'misc', adminOnly: true } as const;
 
 /** `?api_key=…` (older vastai clients append it) never reaches a log. */
 export function redactUrl(url: string): string {

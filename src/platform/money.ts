@@ -15,3 +15,13 @@ export function toMicro(dollars: number): number {
 export function toDollars(micro: number): number {
   return micro / MICRO_PER_DOLLAR;
 }
+
+/** $/hour of `gb` of disk at `perGbMonth` $/GB/month: what search shows (`storage_total_cost`, part of `dph_total`). */
+export function diskHourly(perGbMonth: number, gb: number): number {
+  return (perGbMonth * gb) / HOURS_PER_MONTH;
+}
+
+/** The same price in whole micro-dollars/hour from a micro-dollar price: what the ledger charges. */
+export function diskRateMicro(perGbMonthMicro: number, gb: number): number {
+  return Math.round((perGbMonthMicro * gb) / HOURS_PER_MONTH);
+}

@@ -8,6 +8,9 @@
  */
 import { accountApi } from './api/account.js';
 import { agentApi } from './api/agent.js';
+import { envVarsApi } from './api/env-vars.js';
+import { paymentsApi } from './api/payments.js';
+import { auditApi } from './api/audit.js';
 import { emulatorApi } from './api/emulator.js';
 import { billingApi } from './api/billing.js';
 import { apiKeysApi, teamApi } from './api/keys.js';
@@ -42,9 +45,14 @@ export function createClient(options: ClientOptions) {
     serverless: serverlessApi(t),
     templates: templatesApi(t),
     sshKeys: sshKeysApi(t),
+    envVars: envVarsApi(t),
     apiKeys: apiKeysApi(t),
     team: teamApi(t),
     billing: billingApi(t),
+    /** Credit transfers and invoices. */
+    payments: paymentsApi(t),
+    /** The audit log and the addresses your requests came from. */
+    audit: auditApi(t),
     auth: loginApi(t),
     tfa: tfaApi(t),
     /** The machine agent's protocol (docs/AGENT-PROTOCOL.md). */

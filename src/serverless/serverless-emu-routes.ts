@@ -1,11 +1,10 @@
-import type { TypedApp } from '../app.js';
-import { EMU } from '../emulator/emulator-routes.js';
+import { EMU, type TypedApp } from '../platform/http.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { ServerlessService } from './serverless-service.js';
 import { EmuLoadBody, EmuLoadReply, IdParams } from './serverless-schemas.js';
 
 /** Emulator: the load on an endpoint, which the simulated autoscaler follows from its next run. */
-export async function serverlessEmuRoutes(app: TypedApp, { serverless }: Services): Promise<void> {
+export async function serverlessEmuRoutes(app: TypedApp, { serverless }: { serverless: ServerlessService }): Promise<void> {
   app.post('/_emu/endpoints/:id/load', {
     config: EMU,
     schema: {

@@ -1,7 +1,7 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { ServerlessService } from './serverless-service.js';
 import {
   CreateEndpointReply,
   CreateWorkergroupReply,
@@ -20,7 +20,7 @@ const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorRe
 const tags = ['serverless'];
 const Ok = ServerlessOk;
 
-export async function serverlessRoutes(app: TypedApp, { serverless }: Services): Promise<void> {
+export async function serverlessRoutes(app: TypedApp, { serverless }: { serverless: ServerlessService }): Promise<void> {
   const write = { category: 'instance_write' } as const;
   const read = { category: 'instance_read' } as const;
 

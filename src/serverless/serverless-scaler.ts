@@ -10,6 +10,7 @@ import type { Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import type { BillingApi } from '../billing/billing-contract.js';
+import type { CreateRequest } from '../instances/instances-create.js';
 import { AUTOSCALE_PERIOD_S, decide, type ScalingSettings } from './serverless-autoscaler.js';
 import type { EndpointRow, ServerlessStore, WorkergroupRow } from './serverless-store.js';
 
@@ -20,7 +21,7 @@ const SPARE_OFFERS = 5;
 
 /** What the autoscaler needs from the instances feature: its service calls that take the caller's transaction. */
 export interface ScalerInstancesPort {
-  createIn(tx: Tx, principal: Principal, offerId: number, body: Record<string, unknown>): Promise<{ new_contract: number }>;
+  createIn(tx: Tx, principal: Principal, offerId: number, body: CreateRequest): Promise<{ new_contract: number }>;
   destroyIn(tx: Tx, principal: Principal, id: number): Promise<unknown>;
 }
 
@@ -82,7 +83,7 @@ export function scalerFactory({ store, scheduler, billing, instances, offersIn }
   async function scaleUp(tx: Tx, owner: Principal, ep: EndpointRow, wg: WorkergroupRow, count: number, at: number): Promise<{ rented: number[]; note: string }> {
     const offers = await offersIn(tx, JSON.parse(wg.search_filter) as Record<string, unknown>, count + SPARE_OFFERS);
     const rented: number[] = [];
-    const body: Record<string, unknown> = { template_hash_id: wg.template_hash, label: `endpoint ${ep.id} workergroup ${wg.id}` };
+    const body: CreateRequest = { template_hash_id: wg.template_hash, label: `endpoint ${ep.id} workergroup ${wg.id}` };
     if (wg.launch_args) body.args_str = wg.launch_args;
     let lastError = '';
     // An offer is a bundle size on a machine: it can be rented again while the machine has free GPUs.

@@ -15,7 +15,7 @@ import type { TemplatesPort } from '../instances/instances-ports.js';
 import { parseFilterBody, type FieldTable } from '../offers/filter.js';
 import { AUTOSCALE_JOB, scalerFactory, settingsOf, workergroupRef, type OffersInTx, type ScalerInstancesPort } from './serverless-scaler.js';
 import { parseSearchParams } from './serverless-query.js';
-import { ENDPOINT_SETTABLE, type EndpointUpdateBody } from './serverless-schemas.js';
+import { ENDPOINT_SETTABLE, type EndpointBody, type EndpointUpdateBody, type WorkergroupBody, type WorkergroupUpdateBody } from './serverless-schemas.js';
 import { serverlessStore, type EndpointRow, type WorkergroupRow } from './serverless-store.js';
 
 /** Spec "Create serverless endpoint" defaults. */
@@ -39,6 +39,8 @@ export interface ServerlessDeps {
 type Settings = Partial<Record<'min_load' | 'min_cold_load' | 'target_util' | 'cold_mult' | 'cold_workers' | 'max_workers' | 'max_queue_time' | 'target_queue_time' | 'inactivity_timeout', number | null>>;
 const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 type EndpointUpdate = Static<typeof EndpointUpdateBody>;
+type WorkergroupUpdate = Static<typeof WorkergroupUpdateBody>;
+const WORKERGROUP_SETTINGS = ['min_load', 'target_util', 'cold_mult', 'cold_workers', 'max_workers'] as const;
 
 /** Checks the settings a body gives (nulls are "not given"), against each other as they will stand. */
 function checkSettings(s: Settings, merged: { cold_workers: number; max_workers: number }): void {
@@ -76,13 +78,13 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
   return {
     scaler,
 
-    async createEndpoint(principal: Principal, body: Settings & { endpoint_name?: string | null }) {
+    async createEndpoint(principal: Principal, body: Static<typeof EndpointBody>) {
       const scope = scopeOf(principal);
-      const pick = <K extends keyof typeof ENDPOINT_DEFAULTS>(k: K) => (body as any)[k] ?? ENDPOINT_DEFAULTS[k];
+      const d = ENDPOINT_DEFAULTS;
       const row = {
-        user_id: scope.userId, team_id: scope.teamId, endpoint_name: pick('endpoint_name') as string,
-        min_load: pick('min_load') as number, min_cold_load: pick('min_cold_load') as number, target_util: pick('target_util') as number,
-        cold_mult: pick('cold_mult') as number, cold_workers: pick('cold_workers') as number, max_workers: pick('max_workers') as number,
+        user_id: scope.userId, team_id: scope.teamId, endpoint_name: body.endpoint_name ?? d.endpoint_name,
+        min_load: body.min_load ?? d.min_load, min_cold_load: body.min_cold_load ?? d.min_cold_load, target_util: body.target_util ?? d.target_util,
+        cold_mult: body.cold_mult ?? d.cold_mult, cold_workers: body.cold_workers ?? d.cold_workers, max_workers: body.max_workers ?? d.max_workers,
         max_queue_time: body.max_queue_time ?? null, target_queue_time: body.target_queue_time ?? null, inactivity_timeout: body.inactivity_timeout ?? null,
         load: 0, created_at: clock.now(), deleted_at: null,
       };
@@ -131,29 +133,29 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
       return { success: true as const, load };
     },
 
-    async createWorkergroup(principal: Principal, body: Record<string, any>) {
+    async createWorkergroup(principal: Principal, body: Static<typeof WorkergroupBody>) {
       const scope = scopeOf(principal);
       if (!given(body.template_hash) || body.template_hash === '') {
         throw badRequest(given(body.template_id) ? 'template_hash is required (the template\'s hash_id); template_id alone is not accepted' : 'template_hash is required');
       }
-      const template = await deps.templates.getForCreate(String(body.template_hash), scope);
+      const template = await deps.templates.getForCreate(body.template_hash, scope);
       if (!template) throw new ApiError('not_found', `template ${JSON.stringify(body.template_hash)} not found`);
-      const searchParams = given(body.search_params) ? String(body.search_params) : '';
+      const searchParams = body.search_params ?? '';
       const filter = searchFilter(searchParams);
       return tx(async (t) => {
         const ep = given(body.endpoint_id)
-          ? await sls.endpointInScope(Number(body.endpoint_id), scope, t, true)
-          : given(body.endpoint_name) ? await sls.endpointByName(String(body.endpoint_name), scope, t) : undefined;
+          ? await sls.endpointInScope(body.endpoint_id, scope, t, true)
+          : given(body.endpoint_name) ? await sls.endpointByName(body.endpoint_name, scope, t) : undefined;
         if (!ep) throw new ApiError('not_found', given(body.endpoint_id) || given(body.endpoint_name) ? 'endpoint not found' : 'endpoint_id or endpoint_name is required');
         const s: Settings = { min_load: body.min_load, target_util: body.target_util, cold_mult: body.cold_mult, cold_workers: body.cold_workers, max_workers: body.max_workers };
         checkSettings(s, { cold_workers: s.cold_workers ?? ep.cold_workers, max_workers: s.max_workers ?? ep.max_workers });
         const now = clock.now();
         const id = await sls.insertWorkergroup({
           endpoint_id: ep.id, user_id: scope.userId, team_id: scope.teamId, template_hash: template.hash_id, search_params: searchParams,
-          search_filter: JSON.stringify(filter), launch_args: given(body.launch_args) ? String(body.launch_args) : null,
-          gpu_ram: given(body.gpu_ram) ? Number(body.gpu_ram) : null, min_load: s.min_load ?? null, target_util: s.target_util ?? null,
+          search_filter: JSON.stringify(filter), launch_args: body.launch_args ?? null,
+          gpu_ram: body.gpu_ram ?? null, min_load: s.min_load ?? null, target_util: s.target_util ?? null,
           cold_mult: s.cold_mult ?? null, cold_workers: s.cold_workers ?? null, max_workers: s.max_workers ?? null,
-          test_workers: given(body.test_workers) ? Number(body.test_workers) : null, created_at: now, deleted_at: null,
+          test_workers: body.test_workers ?? null, created_at: now, deleted_at: null,
         }, t);
         // The first autoscaler run is due at once; it reschedules itself.
         await scheduler.schedule(AUTOSCALE_JOB, now, { workergroup_id: id }, { tx: t, ref: workergroupRef(id) });
@@ -167,19 +169,20 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
       return { success: true as const, results };
     },
 
-    async updateWorkergroup(principal: Principal, id: number, body: Record<string, any>) {
+    async updateWorkergroup(principal: Principal, id: number, body: WorkergroupUpdate) {
       checkEchoedId(body.autojob_id, id, 'autojob_id');
-      const filter = given(body.search_params) ? searchFilter(String(body.search_params)) : undefined;
+      const searchParams = body.search_params;
+      const query = given(searchParams) ? { search_params: searchParams, search_filter: JSON.stringify(searchFilter(searchParams)) } : {};
       return tx(async (t) => {
         const wg = await sls.workergroupInScope(id, scopeOf(principal), t, true);
         const ep = wg && (await sls.endpoint(wg.endpoint_id, t));
         if (!wg || !ep) throw new ApiError('not_found', `workergroup ${id} not found`);
-        const s: Settings = Object.fromEntries(['min_load', 'target_util', 'cold_mult', 'cold_workers', 'max_workers'].filter((k) => given(body[k])).map((k) => [k, body[k]]));
+        const s: Settings = Object.fromEntries(WORKERGROUP_SETTINGS.filter((k) => given(body[k])).map((k) => [k, body[k]]));
         checkSettings(s, { cold_workers: s.cold_workers ?? wg.cold_workers ?? ep.cold_workers, max_workers: s.max_workers ?? wg.max_workers ?? ep.max_workers });
         const set = {
           ...s,
-          ...(given(body.test_workers) ? { test_workers: Number(body.test_workers) } : {}),
-          ...(filter ? { search_params: String(body.search_params), search_filter: JSON.stringify(filter) } : {}),
+          ...(given(body.test_workers) ? { test_workers: body.test_workers } : {}),
+          ...query,
         };
         // An update that names no known field changes nothing (an empty UPDATE is not valid SQL).
         if (Object.keys(set).length) await sls.updateWorkergroup(id, set, t);

@@ -2,17 +2,20 @@
  * What counts as a plausible OpenSSH public key: `<type> <base64 body> [comment]` on one line, where the body
  * decodes to an SSH wire blob that starts with the same type name (RFC 4253 §6.6). This catches a pasted private
  * key, a fingerprint, a truncated paste or a key with its type swapped, without parsing the key material itself.
+ * The one parser of public keys: the account's keys (`/ssh/`) and the keys attached to an instance
+ * (`/instances/{id}/ssh/`) follow the same rules and are stored in the same normalized form.
  */
 import { badRequest } from '../platform/errors.js';
 
-/** Longest key line accepted (an 16384-bit RSA key is about 2.8 KB; comments are short). */
-export const SSH_KEY_MAX_CHARS = 16_384;
+import { SSH_KEY_MAX_CHARS } from './ssh-keys-types.js';
 
+export { SSH_KEY_MAX_CHARS };
+
+/** The key types OpenSSH accepts in authorized_keys (no ssh-ed448: OpenSSH has no such key type). */
 export const SSH_KEY_TYPES = [
   'ssh-rsa',
   'ssh-dss',
   'ssh-ed25519',
-  'ssh-ed448',
   'ecdsa-sha2-nistp256',
   'ecdsa-sha2-nistp384',
   'ecdsa-sha2-nistp521',

@@ -1,13 +1,13 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { SshKeysService } from './ssh-keys-service.js';
 import { SshKeyBody, SshKeyDeleteReply, SshKeyParams, SshKeyReply, SshKeysReply, SshKeyUpdateBody } from './ssh-keys-types.js';
 
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply, 409: ErrorReply };
 
 /** SSH keys of the account (contract §3). Attach and detach live with instances. */
-export async function sshKeysRoutes(app: TypedApp, { sshKeys }: Services): Promise<void> {
+export async function sshKeysRoutes(app: TypedApp, { sshKeys }: { sshKeys: SshKeysService }): Promise<void> {
   app.post(
     '/api/v0/ssh/',
     {

@@ -1,5 +1,8 @@
 import { Type, type Static } from 'typebox';
 
+/** Longest key line accepted (an 16384-bit RSA key is about 2.8 KB; comments are short). */
+export const SSH_KEY_MAX_CHARS = 16_384;
+
 /** A registered SSH key as the API shows it. */
 export const SshKeyObject = Type.Object({
   id: Type.Integer(),

@@ -3,10 +3,11 @@ import type { Clock } from '../platform/clock.js';
 import { ApiError, badRequest, notFound } from '../platform/errors.js';
 import { CATEGORIES, categoriesOf, docOf, isSubset, parsePermissionDoc, type Category, type PermissionDoc } from '../platform/permissions.js';
 import type { RoleRow, TeamRow, TeamsStore } from './teams-store.js';
+import type { Static } from 'typebox';
+import { ROLE_NAME_MAX, type CreateRoleBody, type UpdateRoleBody } from './teams-types.js';
 
 /** The built-in role of the team's creator: full access, never changed or removed, never given to anyone else. */
 export const OWNER_ROLE = 'owner';
-export const ROLE_NAME_MAX = 64;
 
 /** Roles every new team starts with (the real service makes owner, manager and member). */
 export const DEFAULT_ROLES: Record<string, PermissionDoc> = {
@@ -80,7 +81,7 @@ export function rolesServiceFactory({ teams, clock, currentTeam }: RolesDeps) {
       return (await teams.listRoles(team.id)).filter((r) => !r.is_owner).map(view);
     },
 
-    async create(p: Principal, input: { name: string; permissions: unknown }) {
+    async create(p: Principal, input: Static<typeof CreateRoleBody>) {
       const team = await currentTeam(p);
       const name = checkName(input.name);
       const doc = parseRoleInput(input.permissions);
@@ -97,7 +98,7 @@ export function rolesServiceFactory({ teams, clock, currentTeam }: RolesDeps) {
     },
 
     /** By numeric id (contract §3). Its members' team keys follow the new rights on their next request. */
-    async update(p: Principal, id: number, input: { name?: string | null; permissions?: unknown }) {
+    async update(p: Principal, id: number, input: Static<typeof UpdateRoleBody>) {
       const team = await currentTeam(p);
       const role = await teams.findRoleById(team.id, id);
       if (!role) throw notFound(`role ${id}`);

@@ -1,7 +1,7 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { TeamsService } from './teams-service.js';
 import {
   AcceptBody,
   AcceptReply,
@@ -30,7 +30,7 @@ export { RoleObject };
  * Teams, members, invitations and roles (contract §3). They act on the current team: the team of a team key, or
  * the one team a personal key's user owns.
  */
-export async function teamsRoutes(app: TypedApp, { teams }: Services): Promise<void> {
+export async function teamsRoutes(app: TypedApp, { teams }: { teams: TeamsService }): Promise<void> {
   app.post(
     '/api/v0/team/',
     {

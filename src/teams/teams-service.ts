@@ -1,5 +1,5 @@
 import type { Principal } from '../platform/auth.js';
-import type { Clock } from '../platform/clock.js';
+import { durationText, type Clock } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest, notFound } from '../platform/errors.js';
@@ -141,7 +141,7 @@ export function teamsServiceFactory(deps: TeamsServiceDeps) {
       });
       const text =
         `You are invited to join the team ${team.name} as ${role.name}. Sign in as ${email} and accept with ` +
-        `POST ${deps.publicUrl}/api/v0/team/invitations/accept/ {"code": "${code}"}. The invitation expires in 7 days.`;
+        `POST ${deps.publicUrl}/api/v0/team/invitations/accept/ {"code": "${code}"}. The invitation expires in ${durationText(TEAM_INVITE_TTL_S)}.`;
       await deps.sendEmail({ to: email, subject: `Invitation to the team ${team.name}`, code, text });
       return { success: true as const, msg: `invitation sent to ${email}` };
     },

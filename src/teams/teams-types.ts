@@ -16,6 +16,8 @@ export const RoleObject = Type.Object({
 export const RoleReply = Type.Intersect([TeamOk, RoleObject]);
 export const RoleList = Type.Array(RoleObject);
 export const RoleName = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
+/** Longest role name. */
+export const ROLE_NAME_MAX = 64;
 const Permissions = Type.Unknown({ description: 'A permission document {"api": {"<category>": {}}} or a list of category names.' });
 export const UserId = Type.Object({ id: Id() });
 
@@ -67,9 +69,9 @@ export const AcceptReply = Type.Object({
 
 export const MemberRoleBody = Type.Object({ role: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export const CreateRoleBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), permissions: Permissions });
+export const CreateRoleBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: ROLE_NAME_MAX }), permissions: Permissions });
 /** Open, as the other team bodies: other keys are ignored; `team_id`, `id` and the like are 400s (platform/validation.ts). */
 export const UpdateRoleBody = Type.Object({
-  name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
+  name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: ROLE_NAME_MAX }), Type.Null()])),
   permissions: Type.Optional(Permissions),
 });

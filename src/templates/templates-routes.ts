@@ -1,7 +1,7 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf, scopeOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { TemplatesService } from './templates-service.js';
 import {
   CreateTemplateBody,
   DeleteTemplateBody,
@@ -15,7 +15,7 @@ import {
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
 
 /** Templates (spec: Templates operations; client-compat: Templates; contract §6 for delete). */
-export async function templatesRoutes(app: TypedApp, { templates }: Services): Promise<void> {
+export async function templatesRoutes(app: TypedApp, { templates }: { templates: TemplatesService }): Promise<void> {
   app.get(
     '/api/v0/template/',
     {

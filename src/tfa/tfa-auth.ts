@@ -22,15 +22,6 @@ export interface TfaAuthDeps {
   clock: Clock;
 }
 
-const callers = new WeakMap<FastifyRequest, TfaCaller>();
-
-/** The caller a route's preValidation hook established. */
-export function tfaCallerOf(request: FastifyRequest): TfaCaller {
-  const c = callers.get(request);
-  if (!c) throw new ApiError('missing_auth_value', 'send a Bearer token or a tfa_secret', {}, 401);
-  return c;
-}
-
 /**
  * 2FA routes authenticate themselves (contract §4): no credential at all is 401 `missing_auth_value`; an invalid or
  * expired key, session or `tfa_secret` is 403 `auth_error`; a team context is 403 `team_user_forbidden`.
@@ -38,6 +29,8 @@ export function tfaCallerOf(request: FastifyRequest): TfaCaller {
  */
 export function tfaAuthenticator({ resolve, store, users, clock }: TfaAuthDeps) {
   const forbidden = (msg: string) => new ApiError('auth_error', msg, {}, 403);
+  /** The caller each request's hook established, for as long as the request lives. */
+  const callers = new WeakMap<FastifyRequest, TfaCaller>();
 
   async function authenticate(request: FastifyRequest, category: Category, allowSecret: boolean): Promise<TfaCaller> {
     let presented: string | null;
@@ -69,6 +62,7 @@ export function tfaAuthenticator({ resolve, store, users, clock }: TfaAuthDeps) 
     }
     const user = await users.findById(ch.user_id);
     if (!user) throw forbidden('invalid or expired tfa_secret; log in again');
+    request.auditUserId = user.id; // no principal yet: the audit log records the login for this user
     return { user, principal: null, loginChallenge: ch };
   }
 
@@ -79,7 +73,14 @@ export function tfaAuthenticator({ resolve, store, users, clock }: TfaAuthDeps) 
     };
   }
 
-  return { authenticate, hook };
+  /** The caller a route's preValidation hook established. */
+  function callerOf(request: FastifyRequest): TfaCaller {
+    const c = callers.get(request);
+    if (!c) throw new ApiError('missing_auth_value', 'send a Bearer token or a tfa_secret', {}, 401);
+    return c;
+  }
+
+  return { authenticate, hook, callerOf };
 }
 
 export type TfaAuthenticator = ReturnType<typeof tfaAuthenticator>;

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { ErrorReply, Id } from '../platform/schemas.js';
 import { UserObject } from '../users/users-types.js';
 import { TFA_LABEL_MAX } from './tfa-constants.js';
@@ -60,6 +60,9 @@ export const Bodies = {
     is_primary: Type.Optional(Type.Boolean()),
   }),
 };
+
+/** Each body as its route's schema admits it: what the service takes. */
+export type TfaBodies = { [K in keyof typeof Bodies]: Static<(typeof Bodies)[K]> };
 
 const ok = { success: Type.Boolean(), msg: Type.String() };
 export const Replies = {

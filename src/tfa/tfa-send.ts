@@ -1,4 +1,4 @@
-import type { Clock } from '../platform/clock.js';
+import { durationText, type Clock } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import type { Db } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
@@ -11,10 +11,13 @@ import {
 } from './tfa-constants.js';
 import type { ChallengeRow, MethodRow, TfaStore } from './tfa-store.js';
 import type { TfaVerifier } from './tfa-verify.js';
+import type { TfaBodies } from './tfa-schemas.js';
 import { maskPhone } from './tfa-view.js';
 
 /** Prefix of challenge secrets (`tfa_secret`); the secret is shown once and only its SHA-256 is stored. */
 export const TFA_SECRET_PREFIX = 'tfs_';
+/** Emulator fault (`POST /_emu/faults`): the next `count` challenges cannot be stored (challenge_creation_failed). */
+export const CHALLENGE_STORE_FAULT = 'challenge_store_error';
 
 export interface SendDeps {
   db: Db;
@@ -25,19 +28,17 @@ export interface SendDeps {
   random: Random;
   /** The add-method window check (an "authorization gate"). */
   requireWindow(userId: number): Promise<void>;
+  /** The CHALLENGE_STORE_FAULT port: true when the next challenge is to fail to store (wired in emulator mode only). */
+  challengeStoreFails?(): Promise<boolean>;
 }
 
-export interface SmsRequest {
-  phone_number?: string;
-  tfa_method_id?: number;
-  secret?: string;
-}
+export type SmsRequest = TfaBodies['sms'];
 
 const rateLimited = (msg: string, retryAfter: number) =>
   new ApiError('sms_rate_limited', msg, {}, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfter))) });
 
 /** Sending SMS and e-mail codes, with the abuse limits of SMS. */
-export function tfaSender({ db, store, verifier, messenger, clock, random, requireWindow }: SendDeps) {
+export function tfaSender({ db, store, verifier, messenger, clock, random, requireWindow, challengeStoreFails }: SendDeps) {
   /** A live challenge of this user named by `secret` (not yet used, not expired). */
   async function liveChallenge(user: UserRow, secret: string): Promise<ChallengeRow> {
     const ch = await verifier.challengeFor(user, secret, ['login', 'verify', 'authorize', 'setup']);
@@ -50,6 +51,7 @@ export function tfaSender({ db, store, verifier, messenger, clock, random, requi
     const secret = secretToken(random, TFA_SECRET_PREFIX);
     const now = clock.now();
     try {
+      if (challengeStoreFails && (await challengeStoreFails())) throw new Error('emulator fault: the challenge store failed');
       const ch = await store.insertChallenge({
         user_id: user.id, secret_hash: sha256Hex(secret), purpose, created_at: now, expires_at: now + TFA_CHALLENGE_TTL_S, ...fields,
       });
@@ -77,7 +79,7 @@ export function tfaSender({ db, store, verifier, messenger, clock, random, requi
     await messenger.sendEmail({
       to: user.email,
       subject: 'Your gpuplane verification code',
-      text: `Your gpuplane verification code is ${code}. It expires in 10 minutes. If you did not ask for it, ignore this e-mail.`,
+      text: `Your gpuplane verification code is ${code}. It expires in ${durationText(TFA_CHALLENGE_TTL_S)}. If you did not ask for it, ignore this e-mail.`,
       code,
     });
     return { secret: out };
@@ -172,7 +174,7 @@ export function tfaSender({ db, store, verifier, messenger, clock, random, requi
     await checkSmsAbuse(user, target.phone, target.preauth);
 
     const code = digitCode(random, CODE_DIGITS);
-    await messenger.sendSms({ to: target.phone, text: `Your gpuplane verification code is ${code}. It expires in 10 minutes.`, code });
+    await messenger.sendSms({ to: target.phone, text: `Your gpuplane verification code is ${code}. It expires in ${durationText(TFA_CHALLENGE_TTL_S)}.`, code });
     // Recorded only once sent: a failed send neither counts against the limits nor leaves a usable challenge.
     const set = {
       channel: 'sms', code_hash: sha256Hex(code), phone_number: target.phone, method_id: target.method?.id ?? null,

@@ -1,10 +1,8 @@
-import type { Config } from '../config.js';
-import type { Clock } from '../platform/clock.js';
+import { durationText, type Clock } from '../platform/clock.js';
 import { safeEqual, sha256Hex, type SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
-import type { FaultCounters } from '../messages/fault-counters.js';
 import type { UserRow } from '../users/users-store.js';
 import type { TfaCaller } from './tfa-auth.js';
 import {
@@ -12,23 +10,21 @@ import {
 } from './tfa-constants.js';
 import type { TfaSender, SmsRequest } from './tfa-send.js';
 import type { MethodRow, TfaStore } from './tfa-store.js';
-import type { FactorInput, TfaVerifier } from './tfa-verify.js';
+import type { TfaVerifier } from './tfa-verify.js';
+import type { TfaBodies } from './tfa-schemas.js';
 import { defaultLabel, methodObject } from './tfa-view.js';
 import { isTotpSecret, newTotpSecret, provisioningUri, verifyTotp } from './totp.js';
-
-/** Emulator fault of contract §2: the next authorization gate checks fail with `service_unavailable`. */
-export const STORE_UNAVAILABLE_FAULT = 'store_unavailable';
 
 export interface TfaServiceDeps {
   db: Db;
   store: TfaStore;
   verifier: TfaVerifier;
   sender: TfaSender;
-  faults: FaultCounters;
   clock: Clock;
   random: Random;
   secretBox: SecretBox;
-  config: Pick<Config, 'mode'>;
+  /** The add-method window check (tfa-window.ts). */
+  requireWindow(userId: number): Promise<void>;
 }
 
 /** `XXXX-XXXX-XXXX` from the unambiguous alphabet. */
@@ -39,18 +35,7 @@ function backupCode(random: Random): string {
 }
 
 export function tfaServiceFactory(deps: TfaServiceDeps) {
-  const { db, store, verifier, sender, faults, clock, random, secretBox, config } = deps;
-
-  /** The add-method window (an authorization gate); the emulator can make the gate's store unavailable. */
-  async function requireWindow(userId: number): Promise<void> {
-    if (config.mode === 'emulator' && (await faults.take(STORE_UNAVAILABLE_FAULT))) {
-      throw new ApiError('service_unavailable', 'the authorization store is unavailable; retry', {}, undefined, { 'Retry-After': '1' });
-    }
-    const account = await store.account(userId);
-    if (!account?.new_method_until || account.new_method_until <= clock.now()) {
-      throw new ApiError('authorization_required', 'authorize first (POST then PUT /api/v0/tfa/authorize-new-method/); the window lasts 30 minutes');
-    }
-  }
+  const { db, store, verifier, sender, clock, random, secretBox, requireWindow } = deps;
 
   /** A fresh set of backup codes replaces the old one; the plaintext leaves only in this reply. */
   async function newBackupCodes(userId: number, tx: Tx): Promise<string[]> {
@@ -79,7 +64,7 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       };
     },
 
-    async email(c: TfaCaller, body: { secret?: string }) {
+    async email(c: TfaCaller, body: TfaBodies['email']) {
       const { secret } = await sender.sendEmailCode(c.user, body.secret, 'verify');
       return { success: true, msg: `a verification code was sent to ${c.user.email}`, secret };
     },
@@ -94,11 +79,11 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       return { success: true, secret, provisioning_uri: provisioningUri(secret, c.user.email) };
     },
 
-    async authorizeStart(c: TfaCaller, body: { tfa_method?: 'sms' | 'totp' | 'email'; tfa_method_id?: number; backup_code?: string }) {
+    async authorizeStart(c: TfaCaller, body: TfaBodies['authorizeStart']) {
       if (body.backup_code !== undefined) {
         await verifier.useBackupCode(c.user, body.backup_code);
         await store.upsertAccount(c.user.id, { new_method_until: clock.now() + TFA_AUTH_WINDOW_S });
-        return { success: true, msg: 'authorized: you may add a 2FA method within the next 30 minutes' };
+        return { success: true, msg: `authorized: you may add a 2FA method within the next ${durationText(TFA_AUTH_WINDOW_S)}` };
       }
       const methods = await store.listMethods(c.user.id);
       // Spec: a user with no methods is forced to e-mail (first-time setup).
@@ -122,7 +107,7 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       return { success: true, secret };
     },
 
-    async authorizeFinish(c: TfaCaller, body: { code?: string; secret?: string }) {
+    async authorizeFinish(c: TfaCaller, body: TfaBodies['authorizeFinish']) {
       if (!body.code && !body.secret) throw new ApiError('missing_params', 'code and secret are required');
       if (!body.code) throw new ApiError('missing_auth_value', 'code is required');
       if (!body.secret) throw new ApiError('missing_params', 'secret is required');
@@ -140,10 +125,10 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       if (ch.expires_at <= clock.now()) throw new ApiError('2fa_expired', 'the authorization challenge has expired; start again');
       await verifier.checkChallenge(ch, body.code, '2fa_verification_failed');
       await store.upsertAccount(c.user.id, { new_method_until: clock.now() + TFA_AUTH_WINDOW_S });
-      return { success: true, msg: 'authorized: you may add a 2FA method within the next 30 minutes' };
+      return { success: true, msg: `authorized: you may add a 2FA method within the next ${durationText(TFA_AUTH_WINDOW_S)}` };
     },
 
-    async confirmNew(c: TfaCaller, body: { tfa_method?: string; code?: string; secret?: string; phone_number?: string; label?: string }, legacyCheck = false) {
+    async confirmNew(c: TfaCaller, body: TfaBodies['confirmNew'], legacyCheck = false) {
       const user = c.user;
       if (legacyCheck && user.tfa_status === 'legacy') {
         throw new ApiError('untracked_2fa_found', 'this account has untracked (legacy) 2FA: regenerate backup codes first (PUT /api/v0/tfa/regen-backup-codes/)');
@@ -188,10 +173,10 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       });
     },
 
-    async update(c: TfaCaller, body: { tfa_method_id?: number; tfa_method?: string; label?: string; is_primary?: boolean }) {
+    async update(c: TfaCaller, body: TfaBodies['update']) {
       if (body.tfa_method === 'email') throw new ApiError('invalid_tfa_method', 'e-mail is not a stored 2FA method');
       if (body.tfa_method_id === undefined && body.tfa_method === undefined) throw new ApiError('missing_params', 'tfa_method_id or tfa_method is required');
-      const m = await verifier.pickMethod(c.user, body.tfa_method as 'sms' | 'totp' | undefined, body.tfa_method_id);
+      const m = await verifier.pickMethod(c.user, body.tfa_method, body.tfa_method_id);
       if (!m) throw new ApiError('not_found', `you have no ${body.tfa_method} method`);
       const methods = await store.listMethods(c.user.id);
       if (body.is_primary === false && m.is_primary === 1 && methods.length === 1) {
@@ -211,7 +196,7 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       return { success: true, msg: '2FA method updated', method: methodObject(fresh, clock.now()) };
     },
 
-    async remove(c: TfaCaller, body: FactorInput & { target_id?: number }) {
+    async remove(c: TfaCaller, body: TfaBodies['remove']) {
       const user = c.user;
       if (body.backup_code !== undefined && body.target_id === undefined) throw new ApiError('missing_params', 'target_id is required with backup_code');
       const verified = await verifier.verifyFactor(user, body, '2fa_verification_failed', ['verify', 'login']);
@@ -236,7 +221,7 @@ export function tfaServiceFactory(deps: TfaServiceDeps) {
       });
     },
 
-    async regenBackupCodes(c: TfaCaller, body: FactorInput) {
+    async regenBackupCodes(c: TfaCaller, body: TfaBodies['regen']) {
       const user: UserRow = c.user;
       if (user.tfa_status === 'disabled') throw new ApiError('bad_request', '2FA is not enabled on this account; add a method first');
       await verifier.verifyFactor(user, body, '2fa_verification_failed', ['verify', 'login']);

@@ -1,22 +1,17 @@
-import type { Clock } from '../platform/clock.js';
+import { durationText, type Clock } from '../platform/clock.js';
 import { safeEqual, sha256Hex, type SecretBox } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
 import type { UserRow } from '../users/users-store.js';
-import { TFA_CHALLENGE_MAX_ATTEMPTS } from './tfa-constants.js';
+import { TFA_CHALLENGE_MAX_ATTEMPTS, TFA_CHALLENGE_TTL_S } from './tfa-constants.js';
 import type { ChallengeRow, MethodRow, TfaStore } from './tfa-store.js';
+import type { TfaBodies } from './tfa-schemas.js';
 import { verifyTotp } from './totp.js';
 
 export type FailCode = '2fa_login_failed' | '2fa_verification_failed';
 export type TfaKind = 'sms' | 'totp' | 'email';
 
-/** The verification fields shared by login, DELETE and regen-backup-codes (spec bodies). */
-export interface FactorInput {
-  tfa_method?: TfaKind;
-  code?: string;
-  secret?: string;
-  tfa_method_id?: number;
-  backup_code?: string;
-}
+/** The verification fields shared by login, DELETE and regen-backup-codes (spec bodies; tfa-schemas.ts Factor). */
+export type FactorInput = TfaBodies['regen'];
 
 export interface Verified {
   via: 'backup' | TfaKind;
@@ -89,7 +84,7 @@ export function tfaVerifier({ store, clock, secretBox }: { store: TfaStore; cloc
       return method;
     }
     if (ch.code_hash === null || ch.code_expires_at === null) throw new ApiError('no_challenge_found', 'no code was sent for this secret yet');
-    if (ch.code_expires_at <= now) throw new ApiError('2fa_expired', 'the code has expired (codes are valid 10 minutes); request a new one');
+    if (ch.code_expires_at <= now) throw new ApiError('2fa_expired', `the code has expired (codes are valid ${durationText(TFA_CHALLENGE_TTL_S)}); request a new one`);
     const matches = async () => {
       const given = sha256Hex(code);
       if (!safeEqual(given, ch.code_hash!)) return false;

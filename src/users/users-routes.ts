@@ -1,10 +1,10 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { UsersService } from './users-service.js';
 import { CurrentUserReply } from './users-types.js';
 
-export async function usersRoutes(app: TypedApp, { users }: Services): Promise<void> {
+export async function usersRoutes(app: TypedApp, { users }: { users: UsersService }): Promise<void> {
   app.get(
     '/api/v0/users/current/',
     {

@@ -101,7 +101,8 @@ export function usersServiceFactory({ db, users, keysService, clock, random, bal
     async createAdminKey(name: string): Promise<{ user: UserRow; secret: string } | null> {
       const admin = await users.firstAdmin(OWNER_EMAIL);
       if (!admin) return null;
-      const { secret } = await keysService.create({ user_id: admin.id, kind: 'user', name });
+      // A bootstrap key, as the owner's first: it stands in for a lost owner key, so `/_emu/reset` keeps it too.
+      const { secret } = await keysService.create({ user_id: admin.id, kind: 'user', name, is_bootstrap: true });
       return { user: admin, secret };
     },
 

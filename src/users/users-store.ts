@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
-import type { UsersTable } from '../platform/db/schema.js';
+import type { UsersTable } from './users-tables.js';
 
 export type UserRow = Selectable<UsersTable>;
 

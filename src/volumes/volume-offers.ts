@@ -5,9 +5,9 @@
  * Volume offer id = machine id × OFFER_ID_STRIDE: the bundle-size-0 slot of the machine's offer ids, which no GPU
  * offer uses, so a volume offer id is never mistaken for a GPU offer id (or the other way round).
  */
-import { isRentable, OFFER_ID_STRIDE, type MachineRecord } from '../fleet/fleet-offers.js';
-import { HOURS_PER_MONTH, toDollars } from '../platform/money.js';
-import { versionCode, type FieldDef, type FieldTable, type FieldType } from '../offers/filter.js';
+import { driverCode, isRentable, OFFER_ID_STRIDE, type MachineRecord } from '../fleet/fleet-offers.js';
+import { diskHourly, toDollars } from '../platform/money.js';
+import { type FieldDef, type FieldTable, type FieldType } from '../offers/filter.js';
 import { normalizeGpuName } from '../offers/offer-fields.js';
 
 /** Storage priced into `storage_total_cost` when a search names none (the vastai client sends 1.0). */
@@ -32,7 +32,7 @@ export function volumeOfferJson(m: MachineRecord, usedGb: number, c: VolumeOffer
   const s = m.spec;
   const free = Math.max(0, s.disk_space - usedGb);
   const storageCost = toDollars(m.price_disk_micro);
-  const hourly = (storageCost * c.storage_gb) / HOURS_PER_MONTH;
+  const hourly = diskHourly(storageCost, c.storage_gb);
   return {
     id: volumeOfferIdOf(m.id),
     ask_contract_id: volumeOfferIdOf(m.id),
@@ -93,7 +93,7 @@ export const VOLUME_OFFER_FIELDS: FieldTable<VolumeOffer, VolumeOfferContext> = 
   field('cpu_arch', 'string'),
   field('cpu_ghz', 'number'),
   field('cuda_max_good', 'number'),
-  ['driver_version', { type: 'version', get: (r: VolumeOffer) => versionCode(String(r.driver_version)) }],
+  ['driver_version', { type: 'version', get: (r: VolumeOffer) => driverCode(String(r.driver_version)) }],
   field('gpu_arch', 'string'),
   field('gpu_name', 'string', { normalize: normalizeGpuName, get: (r) => normalizeGpuName(String(r.gpu_name)) }),
   field('has_avx', 'boolean'),

@@ -1,8 +1,8 @@
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../platform/http.js';
 import { principalOf } from '../platform/auth.js';
 import { badRequest } from '../platform/errors.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { Services } from '../services.js';
+import type { VolumesService } from './volumes-service.js';
 import {
   CreateVolumeBody,
   CreateVolumeReply,
@@ -16,7 +16,7 @@ import {
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply };
 const tags = ['volumes'];
 
-export async function volumesRoutes(app: TypedApp, { volumes }: Services): Promise<void> {
+export async function volumesRoutes(app: TypedApp, { volumes }: { volumes: VolumesService }): Promise<void> {
   app.post(
     '/api/v0/volumes/search/',
     {

@@ -9,6 +9,8 @@ const Obj = Type.Object({}, { additionalProperties: true });
 
 export const VolumeSearchReply = Type.Object({ offers: Type.Array(Obj) });
 
+/** Longest volume name (`PUT /volumes/`, and `volume_info.name` of an instance creation). */
+export const MAX_VOLUME_NAME_CHARS = 128;
 /**
  * `PUT /volumes/`: open; vastai sends `{size, id, name?}` where `id` is the volume offer (declared, so not refused as
  * a column). Owner and system columns (`user_id` …) are 400s (platform/validation.ts).
@@ -17,7 +19,7 @@ export const CreateVolumeBody = Type.Object(
   {
     id: Type.Integer({ minimum: 1, description: 'volume offer id (from search volumes)' }),
     size: Type.Number({ exclusiveMinimum: 0, maximum: 1e7, description: 'GB' }),
-    name: Type.Optional(Type.Union([Type.String({ maxLength: 128 }), Type.Null()])),
+    name: Type.Optional(Type.Union([Type.String({ maxLength: MAX_VOLUME_NAME_CHARS }), Type.Null()])),
   },
   { additionalProperties: true },
 );

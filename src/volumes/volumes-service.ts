@@ -8,7 +8,7 @@ import { scopeOf, type Principal, type Scope } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
-import { HOURS_PER_MONTH, toDollars } from '../platform/money.js';
+import { diskRateMicro, toDollars } from '../platform/money.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import { isRentable, type MachineRecord } from '../fleet/fleet-offers.js';
 import { coerce, parseFilterBody, selectRows } from '../offers/filter.js';
@@ -19,10 +19,11 @@ import {
   type VolumeOffer, type VolumeOfferContext,
 } from './volume-offers.js';
 import { volumesStore, type VolumeRow } from './volumes-store.js';
+import type { Static } from 'typebox';
+import { MAX_VOLUME_NAME_CHARS, type CreateVolumeBody } from './volumes-schemas.js';
 
 export const VOLUME_SEARCH_DEFAULT_LIMIT = 64;
 export const VOLUME_SEARCH_MAX_LIMIT = 1000;
-export const MAX_VOLUME_NAME_CHARS = 128;
 /** Largest `allocated_storage` a volume search may price in, GB. */
 export const MAX_VOLUME_STORAGE_GB = 1_000_000;
 
@@ -78,7 +79,7 @@ export function volumesServiceFactory({ store, clock, billing, fleet }: VolumesD
       name,
       size_gb: sizeGb,
       price_disk_micro: machine.price_disk_micro,
-      rate_micro: Math.round((machine.price_disk_micro * sizeGb) / HOURS_PER_MONTH),
+      rate_micro: diskRateMicro(machine.price_disk_micro, sizeGb),
       created_at: now,
       deleted_at: null,
     };
@@ -164,7 +165,7 @@ export function volumesServiceFactory({ store, clock, billing, fleet }: VolumesD
     },
 
     /** `PUT /api/v0/volumes/` `{id: volume offer id, size, name?}`. */
-    async create(principal: Principal, body: { id: number; size: number; name?: string | null }) {
+    async create(principal: Principal, body: Static<typeof CreateVolumeBody>) {
       const v = await store.db.transaction().execute((tx) => createIn(tx, scopeOf(principal), body.id, body.size, body.name ?? null));
       return { success: true as const, volume_id: v.id, id: v.id, msg: `volume ${v.id} created: ${v.size_gb} GB on machine ${v.machine_id}` };
     },

@@ -10,7 +10,8 @@ import { buildApp, type Built } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { VirtualClock } from '../../src/platform/clock.js';
 import { SecretBox } from '../../src/platform/crypto.js';
-import { openStore, type DialectName, type Store } from '../../src/platform/db/connect.js';
+import type { DialectName, Store } from '../../src/platform/db/connect.js';
+import { openDatabase } from '../../src/database.js';
 import { cryptoRandom } from '../../src/platform/random.js';
 import { EMU_OWNER_CREDIT } from '../../src/users/users-service.js';
 
@@ -85,7 +86,7 @@ export async function createTestApp(dialect: DialectName, options: TestAppOption
     GPUPLANE_PORT: '0',
     ...options.config,
   });
-  const store = await openStore(config.databaseUrl, { pgSchema: schema, pgPoolSize: 5 });
+  const store = await openDatabase(config.databaseUrl, { pgSchema: schema, pgPoolSize: 5 });
   const clock = new VirtualClock(config.clockStart!);
   const log = options.log ?? pino({ level: 'silent' });
   const built = await buildApp({ config, store, clock, random: cryptoRandom, log, secretBox: new SecretBox(config.secretKey!, cryptoRandom) });

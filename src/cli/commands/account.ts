@@ -19,7 +19,7 @@ export function registerAccount(_program: Command, { set, show }: Groups): void 
         if (key.trim() === '' || key.length > MAX_KEY_LENGTH || /\s/.test(key.trim())) {
           throw new Error('that does not look like an API key (empty, too long or with spaces)');
         }
-        const file = saveApiKey(key.trim());
+        const file = saveApiKey(key.trim(), ctx.io.env);
         ctx.out.print({ success: true, file }, () => `API key saved to ${file}`);
       }),
     );

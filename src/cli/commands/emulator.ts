@@ -80,7 +80,7 @@ export function registerEmulator(emu: Command): void {
 
   emu
     .command('fault')
-    .description('inject a fault: exited, unknown, offline, stall, recover (instance or machine); sms_error, sms_rate_limited, store_unavailable')
+    .description('inject a fault: exited, unknown, offline, stall, recover (instance or machine); sms_error, sms_rate_limited, store_unavailable, challenge_store_error')
     .argument('<fault>', 'the fault')
     .option('--instance <id>', 'the instance to fault', intArg('--instance'))
     .option('--machine <id>', 'the machine to fault', intArg('--machine'))

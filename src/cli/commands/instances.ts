@@ -14,9 +14,6 @@ import { statusLine } from '../status-line.js';
 
 const MB_PER_GB = 1000;
 const PERCENT = 100;
-/** Set by runCli: the words after `--args`, which the vastai client takes verbatim (options included). */
-let remainder: string[] | undefined;
-export const setArgsRemainder = (rest: string[] | undefined) => void (remainder = rest);
 
 /** The instance columns from the most useful to the least (which stay on a narrow terminal), as the vastai client's. */
 const INSTANCE_USEFULNESS = [
@@ -50,7 +47,7 @@ const RECORD_FIELDS = [
 
 /** Waits with a live status line; returns the instance, or throws (exit 3 on failure, 4 on timeout). */
 async function waitWithStatus(ctx: Ctx, id: number, until: string, timeout: number): Promise<Instance> {
-  const line = statusLine(`instance ${id}`);
+  const line = statusLine(`instance ${id}`, ctx.io.stderr);
   try {
     const inst = await ctx.client.waitForInstance(id, { until, timeout, onStatus: (s) => line.update(s ?? 'provisioning') });
     line.done(inst.actual_status ?? until);
@@ -168,12 +165,12 @@ Example:
   gpuplane create instance 2001 --image alpine --args sh -c 'echo hi; sleep infinity'`)
     .action(
       action(async (ctx, offerId: number, o: CreateOpts) => {
-        const r = await ctx.client.instances.create(offerId, createBody(o, remainder) as never);
+        const r = await ctx.client.instances.create(offerId, createBody(o, ctx.run.argsRemainder) as never);
         if (!o.wait) {
           ctx.out.print(r, () => `created instance ${r.new_contract} from offer ${offerId}\ninstance API key (shown once): ${r.instance_api_key}`);
           return;
         }
-        if (!ctx.raw) process.stdout.write(`created instance ${r.new_contract} from offer ${offerId}\n`);
+        if (!ctx.raw) ctx.io.stdout.write(`created instance ${r.new_contract} from offer ${offerId}\n`);
         const inst = await waitWithStatus(ctx, r.new_contract, o.stopped ? 'stopped' : 'running', o.timeout);
         ctx.out.print({ ...r, instance: inst }, () => `instance ${inst.id} is ${inst.actual_status}${sshUrl(inst) ? ` (${sshUrl(inst)})` : ''}`);
       }),
@@ -238,7 +235,7 @@ Example:
               ...r.failed.map((f) => `instance ${f.id}: ${f.msg} (${f.error})`),
             ].join('\n'),
           );
-          if (!r.success) process.exitCode = EXIT.error;
+          if (!r.success) ctx.run.exitCode = EXIT.error;
         }),
       );
   }
@@ -280,7 +277,7 @@ Example:
       action(async (ctx, id: number, o: { tail?: number; filter?: string }) => {
         const text = await ctx.client.instances.logs(id, { tail: o.tail, filter: o.filter });
         if (ctx.raw) ctx.out.print({ id, log: text }, () => text);
-        else process.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
+        else ctx.io.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
       }),
     );
 

@@ -85,6 +85,17 @@ export function registerKeys(g: Groups, verb: (name: string, what: string) => Co
       }),
     );
 
+  verb('reset', 'reset: api-key')
+    .command('api-key')
+    .description('replace the API key in use: it stops working at once; the new key is printed once (save it with `set api-key`)')
+    .addHelpText('after', '\nExample:\n  gpuplane reset api-key')
+    .action(
+      action(async (ctx) => {
+        const r = await ctx.client.apiKeys.reset();
+        ctx.out.print(r, () => `New api-key: ${r.new_api_key}\n(the old key no longer works; save this one with \`gpuplane set api-key\`)`);
+      }),
+    );
+
   // Teams (contract §3).
   g.create
     .command('team')

@@ -4,9 +4,9 @@
  */
 import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
-import { action, UsageError } from '../context.js';
+import { action, passwordIO, UsageError } from '../context.js';
 import { apiKeyFile, readSavedApiKey } from '../config-file.js';
-import { processIO, resolvePassword, type PasswordOpts } from '../password.js';
+import { resolvePassword, type PasswordOpts } from '../password.js';
 import { hinted } from '../hints.js';
 
 export function registerSession(program: Command, verb: (name: string, what: string) => Command): void {
@@ -25,7 +25,7 @@ Example:
   gpuplane verify email --email ada@example.com --code 123456`)
     .action(
       action(async (ctx, o: { email: string; full_name?: string } & PasswordOpts) => {
-        const password = await resolvePassword(o, processIO());
+        const password = await resolvePassword(o, passwordIO(ctx));
         const r = await ctx.client.auth.signUp({ email: o.email, password, full_name: o.full_name });
         ctx.out.print(r, () => `created account ${r.user.id} (${r.user.email}); ${r.msg}\nthen: ${hinted(`verify email --email ${r.user.email} --code CODE`)}`);
       }),
@@ -57,8 +57,8 @@ Example:
         const r = await ctx.client.auth.logout();
         // The session is over on the server: a saved copy of that key is of no use any more.
         let forgot: string | undefined;
-        if (ctx.keySource === 'saved' && readSavedApiKey() === ctx.client.transport.apiKey) {
-          forgot = apiKeyFile();
+        if (ctx.keySource === 'saved' && readSavedApiKey(ctx.io.env) === ctx.client.transport.apiKey) {
+          forgot = apiKeyFile(ctx.io.env);
           rmSync(forgot, { force: true });
         }
         ctx.out.print({ ...r, ...(forgot ? { removed: forgot } : {}) }, () => `${r.msg}${forgot ? `; removed the saved key ${forgot}` : ''}`);

@@ -4,10 +4,10 @@
  */
 import { Option, type Command } from 'commander';
 import qrcode from 'qrcode-terminal';
-import { action, intArg, UsageError } from '../context.js';
+import { action, intArg, passwordIO, UsageError } from '../context.js';
 import { saveApiKey } from '../config-file.js';
 import { utc, yesNo } from '../output.js';
-import { processIO, resolvePassword, type PasswordOpts } from '../password.js';
+import { resolvePassword, type PasswordOpts } from '../password.js';
 import { hinted } from '../hints.js';
 
 interface FactorOpts {
@@ -74,13 +74,13 @@ Example:
   gpuplane login --username ada@example.com --password-stdin < ~/.gpuplane-password`)
     .action(
       action(async (ctx, o: { username: string } & PasswordOpts) => {
-        const password = await resolvePassword(o, processIO());
+        const password = await resolvePassword(o, passwordIO(ctx));
         const r = (await ctx.client.auth.login({ username: o.username, password, client: 'cli' })) as Record<string, any>;
         if (r.tfa_required) {
           ctx.out.print(r, () => `2FA required: finish the login with one of\n${tfaLoginHints(r.tfa_secret, r.methods ?? []).map((h) => `  ${h}`).join('\n')}`);
           return;
         }
-        const file = saveApiKey(r.session_key);
+        const file = saveApiKey(r.session_key, ctx.io.env);
         ctx.out.print({ success: true, file }, () => `logged in as ${r.email}; session key saved to ${file}`);
       }),
     );
@@ -110,7 +110,7 @@ Example:
       action(async (ctx, o: FactorOpts) => {
         const r = await ctx.client.tfa.login(factor(o));
         if (!r.session_key) throw new UsageError('the server returned no session key (UI sessions use a cookie)');
-        const file = saveApiKey(r.session_key);
+        const file = saveApiKey(r.session_key, ctx.io.env);
         ctx.out.print(r, () => `2FA login complete; session key saved to ${file}${r.backup_codes_remaining !== undefined ? `\nbackup codes left: ${r.backup_codes_remaining}` : ''}`);
       }),
     );

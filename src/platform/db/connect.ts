@@ -4,10 +4,10 @@ import pg from 'pg';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from './schema.js';
-import { migrate } from './migrations.js';
+import { migrate, type DialectName, type MigrationList } from './migrations.js';
 import { SchemaScopedPostgresDialect } from './pg-introspector.js';
 
-export type DialectName = 'sqlite' | 'postgres';
+export type { DialectName };
 export type Db = Kysely<Database>;
 /** A store function's optional transaction (Infisical's `tx || db`). */
 export type Tx = Kysely<Database> | Transaction<Database>;
@@ -38,6 +38,8 @@ export interface ConnectionUse {
 }
 
 export interface OpenOptions {
+  /** The database's migrations (the composition root's list, src/database.ts), applied on open. */
+  migrations: MigrationList;
   /** PostgreSQL schema to use (created if missing); tests give each app its own. */
   pgSchema?: string;
   pgPoolSize?: number;
@@ -54,12 +56,13 @@ const pgTypes = {
   },
 } as pg.CustomTypesConfig;
 
-export async function openStore(url: string, options: OpenOptions = {}): Promise<Store> {
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options.sqliteSync ?? 'normal');
+export async function openStore(url: string, options: OpenOptions): Promise<Store> {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options);
   return openPostgres(url, options);
 }
 
-async function openSqlite(path: string, sqliteSync: 'normal' | 'full'): Promise<Store> {
+async function openSqlite(path: string, options: OpenOptions): Promise<Store> {
+  const sqliteSync = options.sqliteSync ?? 'normal';
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SQLite(path);
   sqlite.pragma('journal_mode = WAL');
@@ -73,7 +76,7 @@ async function openSqlite(path: string, sqliteSync: 'normal' | 'full'): Promise<
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   const writes = cachePreparedStatements(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  await migrate(db, 'sqlite');
+  await migrate(db, 'sqlite', options.migrations);
   // Both parts only grow, so their sum changes whenever either does.
   const version = () => writes.count + (dataVersion.get() as number);
   const connections = (): ConnectionUse => ({ max: 1, total: 1, idle: sqlite.inTransaction ? 0 : 1, waiting: undefined });
@@ -135,7 +138,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Store> {
   const db = new Kysely<Database>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
   // A database that cannot be reached fails here, at the first query: close the pool, or its sockets keep the
   // process alive after the error is reported.
-  await migrate(db, 'postgres').catch(async (err) => {
+  await migrate(db, 'postgres', options.migrations).catch(async (err) => {
     await db.destroy().catch(() => undefined);
     throw err;
   });

@@ -1,59 +1,57 @@
 import { Migrator, sql, type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import type { DialectName } from './connect.js';
-import { foundationMigration } from './migration-0001-foundation.js';
-import { billingMigration } from '../../billing/billing-migration.js';
-import { templatesMigration } from '../../templates/templates-migration.js';
-import { sshKeysMigration } from '../../ssh-keys/ssh-keys-migration.js';
-import { instancesMigration } from '../../instances/instances-migration.js';
-import { teamsMigration } from '../../teams/teams-migration.js';
-import { fleetMigration } from '../../fleet/fleet-migration.js';
-import { tfaMigration } from '../../tfa/tfa-migration.js';
-import { volumesMigration } from '../../volumes/volumes-migration.js';
-import { serverlessMigration } from '../../serverless/serverless-migration.js';
-import { fleetHeartbeatMigration } from '../../fleet/fleet-heartbeat-migration.js';
-import { billingRatesMigration } from '../../billing/billing-rates-migration.js';
-import { fleetHostUserMigration } from '../../fleet/fleet-host-user-migration.js';
-import { agentMigration } from '../../hosts/agent-migration.js';
+/** The two databases gpuplane runs on. */
+export type DialectName = 'sqlite' | 'postgres';
 
 /** A migration that knows the dialect, so it can pick the id column type; the schema is otherwise identical. */
 export type DialectMigration = (dialect: DialectName) => Migration;
 
-/** In order. Features append theirs; names sort in application order. */
-const MIGRATIONS: Record<string, DialectMigration> = {
-  '0001_foundation': foundationMigration,
-  '0002_fleet': fleetMigration,
-  '0008_billing': billingMigration,
-  '0003_templates': templatesMigration,
-  '0004_ssh_keys': sshKeysMigration,
-  '0005_instances': instancesMigration,
-  '0007_teams': teamsMigration,
-  '0006_tfa': tfaMigration,
-  '0009_volumes': volumesMigration,
-  '0010_serverless': serverlessMigration,
-  '0011_fleet_heartbeat': fleetHeartbeatMigration,
-  '0012_billing_rates': billingRatesMigration,
-  '0013_fleet_host_user': fleetHostUserMigration,
-  '0014_agent': agentMigration,
-};
+/**
+ * The database's migrations, as the composition root lists them (src/database.ts): by name, each name sorting
+ * after the one before (the order they are applied in). Names are recorded in the database: never rename one.
+ */
+export interface MigrationList {
+  migrations: ReadonlyArray<readonly [name: string, migration: DialectMigration]>;
+  /**
+   * The last of the migrations that were once listed out of order: databases made then may have applied them in
+   * another order. A migration after it must sort after every migration a database has applied.
+   */
+  lastUnordered?: string;
+}
 
-export async function migrate(db: Kysely<any>, dialect: DialectName): Promise<void> {
+export async function migrate(db: Kysely<any>, dialect: DialectName, list: MigrationList): Promise<void> {
+  const names = list.migrations.map(([name]) => name);
+  names.forEach((name, i) => {
+    if (i > 0 && !(names[i - 1] < name)) throw new Error(`migrations out of order: ${name} is listed after ${names[i - 1]}`);
+  });
   const provider: MigrationProvider = {
-    getMigrations: async () =>
-      Object.fromEntries(Object.entries(MIGRATIONS).map(([name, m]) => [name, m(dialect)])),
+    getMigrations: async () => Object.fromEntries(list.migrations.map(([name, m]) => [name, m(dialect)])),
   };
   // Kysely's migrator takes a lock (a row lock on PostgreSQL), so several processes starting at once migrate once.
-  // Features land their numbered migrations in any order, so a database may already hold a later number when an
-  // earlier one arrives; each migration only creates its own feature's tables, so applying it late is safe.
-  const { error, results } = await new Migrator({
+  // Its own order check compares the order migrations were applied in, and databases made while the list was out of
+  // order applied the early ones in another order (each only creates its own feature's tables, so that was safe):
+  // those are let through, and every later one is checked here instead.
+  const migrator = new Migrator({
     db,
     provider,
     allowUnorderedMigrations: true,
     migrationTableSchema: dialect === 'postgres' ? await currentSchema(db) : undefined,
-  }).migrateToLatest();
+  });
+  await ensureOrdered(migrator, list.lastUnordered);
+  const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
   }
+}
+
+/** A pending migration after `lastUnordered` must sort after every applied one: a new one always comes last. */
+async function ensureOrdered(migrator: Migrator, lastUnordered: string | undefined): Promise<void> {
+  const known = await migrator.getMigrations();
+  const applied = known.filter((m) => m.executedAt !== undefined).map((m) => m.name);
+  if (applied.length === 0) return;
+  const newest = applied.reduce((a, b) => (a > b ? a : b));
+  const early = known.find((m) => m.executedAt === undefined && m.name < newest && (lastUnordered === undefined || m.name > lastUnordered));
+  if (early) throw new Error(`database migration ${early.name} sorts before ${newest}, which this database has already applied`);
 }
 
 /**

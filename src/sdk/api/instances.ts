@@ -4,6 +4,7 @@ import type {
   AttachSshReply, BidBody, BulkBody, CreateBody, CreateReply, InstanceObject, InstanceReply, InstancesPage, InstancesReply,
   InstanceSshKeysReply, LogsBody, LogsReply, OkReply,
 } from '../../instances/instances-schemas.js';
+import type { InstancesModule } from '../../instances/instances-module.js';
 import type { SuccessReply } from '../../platform/schemas.js';
 import { GpuplaneError } from '../errors.js';
 import type { Transport } from '../transport.js';
@@ -54,7 +55,7 @@ export function instancesApi(t: Transport) {
      * some fail (`success: false`): `ids` lists those changed, `failed` the others with their error and `msg`.
      */
     setState: (ids: number[], state: Static<typeof BulkBody>['state']) =>
-      t.request<Svc<'instances', 'bulk'>>('PUT', '/api/v0/instances/', { body: { state, ids } satisfies Static<typeof BulkBody>, checkSuccess: false }),
+      t.request<Svc<InstancesModule, 'bulk'>>('PUT', '/api/v0/instances/', { body: { state, ids } satisfies Static<typeof BulkBody>, checkSuccess: false }),
     changeBid: (id: number, price: number) =>
       t.request<Done>('PUT', `/api/v0/instances/bid_price/${id}/`, { body: { price } satisfies Static<typeof BidBody> }),
     requestLogs: (id: number, body: Static<typeof LogsBody> = {}) =>

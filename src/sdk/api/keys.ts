@@ -1,6 +1,6 @@
 /** API keys, teams and team roles (contract §3). */
 import type { Static } from 'typebox';
-import type { ApiKeyObject, ApiKeysReply, CreateApiKeyBody, CreateApiKeyReply, DeleteApiKeyReply } from '../../keys/keys-schemas.js';
+import type { ApiKeyObject, ApiKeysReply, CreateApiKeyBody, CreateApiKeyReply, DeleteApiKeyReply, ResetApiKeyReply } from '../../keys/keys-schemas.js';
 import type {
   AcceptReply,
   CreateRoleBody,
@@ -29,6 +29,8 @@ export function apiKeysApi(t: Transport) {
     list: () => t.request<Static<typeof ApiKeysReply>>('GET', '/api/v0/auth/apikeys/'),
     show: (id: number) => t.request<ApiKey>('GET', `/api/v0/auth/apikeys/${id}/`),
     remove: (id: number) => t.request<Static<typeof DeleteApiKeyReply>>('DELETE', `/api/v0/auth/apikeys/${id}/`, { body: {} }),
+    /** Replaces the key this client uses: it stops working at once; use `new_api_key` from now on. */
+    reset: () => t.request<Static<typeof ResetApiKeyReply>>('PUT', '/api/v0/commands/reset_apikey/', { body: { client_id: 'me' } }),
   };
 }
 

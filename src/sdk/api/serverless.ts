@@ -1,6 +1,7 @@
 /** Volumes (contract §3) and serverless endpoints and workergroups (spec: Create serverless endpoint; contract §3). */
 import type { Static } from 'typebox';
-import type { Services } from '../../services.js';
+import type { ServerlessService } from '../../serverless/serverless-service.js';
+import type { VolumesService } from '../../volumes/volumes-service.js';
 import type {
   CreateEndpointReply,
   CreateWorkergroupReply,
@@ -30,9 +31,9 @@ export function volumesApi(t: Transport) {
   return {
     /** Volume offers, with the offers' filter body. */
     search: (query: OfferSearch) =>
-      t.request<Open<Static<typeof VolumeSearchReply>, Svc<'volumes', 'search'>>>('POST', '/api/v0/volumes/search/', { body: query }),
+      t.request<Open<Static<typeof VolumeSearchReply>, Svc<VolumesService, 'search'>>>('POST', '/api/v0/volumes/search/', { body: query }),
     create: (body: CreateVolume) => t.request<Static<typeof CreateVolumeReply>>('PUT', '/api/v0/volumes/', { body, idempotent: true }),
-    list: () => t.request<Open<Static<typeof VolumesReply>, Svc<'volumes', 'list'>>>('GET', '/api/v0/volumes/'),
+    list: () => t.request<Open<Static<typeof VolumesReply>, Svc<VolumesService, 'list'>>>('GET', '/api/v0/volumes/'),
     remove: (id: number) => t.request<Static<typeof DeleteVolumeReply>>('DELETE', '/api/v0/volumes/', { query: { id }, body: {} }),
   };
 }
@@ -41,16 +42,16 @@ export function serverlessApi(t: Transport) {
   return {
     createEndpoint: (body: EndpointFields) =>
       t.request<Static<typeof CreateEndpointReply>>('POST', '/api/v0/endptjobs/', { body: { client_id: 'me', ...body }, idempotent: true }),
-    endpoints: () => t.request<Open<Static<typeof EndpointsReply>, Svc<'serverless', 'listEndpoints'>>>('GET', '/api/v0/endptjobs/'),
+    endpoints: () => t.request<Open<Static<typeof EndpointsReply>, Svc<ServerlessService, 'listEndpoints'>>>('GET', '/api/v0/endptjobs/'),
     updateEndpoint: (id: number, body: EndpointFields) => t.request<Ok>('PUT', `/api/v0/endptjobs/${id}/`, { body }),
     deleteEndpoint: (id: number) => t.request<Ok>('DELETE', `/api/v0/endptjobs/${id}/`, { body: {} }),
     createWorkergroup: (body: WorkergroupFields) =>
       t.request<Static<typeof CreateWorkergroupReply>>('POST', '/api/v0/autojobs/', { body, idempotent: true }),
-    workergroups: () => t.request<Open<Static<typeof WorkergroupsReply>, Svc<'serverless', 'listWorkergroups'>>>('GET', '/api/v0/autojobs/'),
+    workergroups: () => t.request<Open<Static<typeof WorkergroupsReply>, Svc<ServerlessService, 'listWorkergroups'>>>('GET', '/api/v0/autojobs/'),
     updateWorkergroup: (id: number, body: WorkergroupFields) => t.request<Ok>('PUT', `/api/v0/autojobs/${id}/`, { body }),
     deleteWorkergroup: (id: number) => t.request<Ok>('DELETE', `/api/v0/autojobs/${id}/`, { body: {} }),
     /** The autoscaler's decisions for a workergroup, newest first, each with its reason. */
     decisions: (id: number) =>
-      t.request<Open<Static<typeof DecisionsReply>, Svc<'serverless', 'decisions'>>>('GET', `/api/v0/autojobs/${id}/decisions/`),
+      t.request<Open<Static<typeof DecisionsReply>, Svc<ServerlessService, 'decisions'>>>('GET', `/api/v0/autojobs/${id}/decisions/`),
   };
 }

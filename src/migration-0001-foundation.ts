@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
-import { col, type DialectMigration } from './migrations.js';
+import { col, type DialectMigration } from './platform/db/migrations.js';
 
+/** The first migration: users, API keys, the scheduler's jobs, the emulator's outbox, the kv state. */
 export const foundationMigration: DialectMigration = (dialect) => ({
   async up(db: Kysely<any>) {
     await col

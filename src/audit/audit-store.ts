@@ -1,0 +1,39 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Tx } from '../platform/db/connect.js';
+import type { AuditLogsTable } from './audit-tables.js';
+
+export type AuditRow = Selectable<AuditLogsTable>;
+
+/** Most entries one read returns: the newest. */
+export const AUDIT_LIST_MAX = 1000;
+
+export function auditStore(db: Tx) {
+  return {
+    async insert(row: Insertable<AuditLogsTable>, tx: Tx = db): Promise<void> {
+      await tx.insertInto('audit_logs').values(row).execute();
+    },
+
+    /** The user's own entries (personal context), or a team's (team context): newest first. */
+    async list(by: { userId: number } | { teamId: number }, tx: Tx = db): Promise<AuditRow[]> {
+      let q = tx.selectFrom('audit_logs').selectAll();
+      q = 'teamId' in by ? q.where('team_id', '=', by.teamId) : q.where('user_id', '=', by.userId).where('team_id', 'is', null);
+      return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(AUDIT_LIST_MAX).execute();
+    },
+
+    async prune(before: number, tx: Tx = db): Promise<number> {
+      const r = await tx.deleteFrom('audit_logs').where('created_at', '<', before).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+
+    /** Records an address once per user (the first sighting wins). */
+    async sawIp(userId: number, ip: string, at: number, tx: Tx = db): Promise<void> {
+      await tx.insertInto('user_ipaddrs').values({ user_id: userId, ip, first_seen: at }).onConflict((oc) => oc.columns(['user_id', 'ip']).doNothing()).execute();
+    },
+
+    async ipsOf(userId: number, tx: Tx = db) {
+      return tx.selectFrom('user_ipaddrs').select(['ip', 'first_seen']).where('user_id', '=', userId).orderBy('first_seen').execute();
+    },
+  };
+}
+
+export type AuditStore = ReturnType<typeof auditStore>;

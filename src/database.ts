@@ -1,0 +1,80 @@
+import { openStore, type OpenOptions, type Store } from './platform/db/connect.js';
+import type { MigrationList } from './platform/db/migrations.js';
+import { foundationMigration } from './migration-0001-foundation.js';
+import { fleetMigration } from './fleet/fleet-migration.js';
+import { templatesMigration } from './templates/templates-migration.js';
+import { sshKeysMigration } from './ssh-keys/ssh-keys-migration.js';
+import { instancesMigration } from './instances/instances-migration.js';
+import { tfaMigration } from './tfa/tfa-migration.js';
+import { teamsMigration } from './teams/teams-migration.js';
+import { billingMigration } from './billing/billing-migration.js';
+import { volumesMigration } from './volumes/volumes-migration.js';
+import { serverlessMigration } from './serverless/serverless-migration.js';
+import { fleetHeartbeatMigration } from './fleet/fleet-heartbeat-migration.js';
+import { billingRatesMigration } from './billing/billing-rates-migration.js';
+import { fleetHostUserMigration } from './fleet/fleet-host-user-migration.js';
+import { envVarsMigration } from './env-vars/env-vars-migration.js';
+import { billingPaymentsMigration } from './billing/billing-payments-migration.js';
+import { auditMigration } from './audit/audit-migration.js';
+import { instancesIdempotencySealedMigration } from './instances/instances-idempotency-migration.js';
+import { agentMigration } from './hosts/agent-migration.js';
+import type { UsersTables } from './users/users-tables.js';
+import type { KeysTables } from './keys/keys-tables.js';
+import type { OutboxTables } from './emulator/outbox-tables.js';
+import type { BillingTables } from './billing/billing-tables.js';
+import type { TeamsTables } from './teams/teams-tables.js';
+import type { TemplatesTables } from './templates/templates-tables.js';
+import type { SshKeysTables } from './ssh-keys/ssh-keys-tables.js';
+import type { InstancesTables } from './instances/instances-tables.js';
+import type { FleetTables } from './fleet/fleet-tables.js';
+import type { TfaTables } from './tfa/tfa-tables.js';
+import type { VolumesTables } from './volumes/volumes-tables.js';
+import type { ServerlessTables } from './serverless/serverless-tables.js';
+import type { EnvVarsTables } from './env-vars/env-vars-tables.js';
+import type { AuditTables } from './audit/audit-tables.js';
+import type { AgentTables } from './hosts/agent-tables.js';
+
+/**
+ * The database of the composition root: every feature's tables and migrations. A feature declares its tables in
+ * `<feature>-tables.ts` and creates them in `<feature>-migration.ts`; it is added here with one `extends` entry and
+ * one line at the end of MIGRATIONS.
+ */
+declare module './platform/db/schema.js' {
+  interface Database
+    extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
+      InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables {}
+}
+
+/**
+ * Applied in this order. Names are recorded in each database: never rename or reorder one, and give a new one the
+ * next number. Up to 0012 they were once listed out of order, so databases of that time may have applied them in
+ * another order (each creates only its own feature's tables, so that is safe).
+ */
+export const MIGRATIONS: MigrationList = {
+  migrations: [
+    ['0001_foundation', foundationMigration],
+    ['0002_fleet', fleetMigration],
+    ['0003_templates', templatesMigration],
+    ['0004_ssh_keys', sshKeysMigration],
+    ['0005_instances', instancesMigration],
+    ['0006_tfa', tfaMigration],
+    ['0007_teams', teamsMigration],
+    ['0008_billing', billingMigration],
+    ['0009_volumes', volumesMigration],
+    ['0010_serverless', serverlessMigration],
+    ['0011_fleet_heartbeat', fleetHeartbeatMigration],
+    ['0012_billing_rates', billingRatesMigration],
+    ['0013_fleet_host_user', fleetHostUserMigration],
+    ['0014_agent', agentMigration],
+    ['0016_env_vars', envVarsMigration],
+    ['0017_billing_payments', billingPaymentsMigration],
+    ['0018_audit', auditMigration],
+    ['0019_instances_idempotency_sealed', instancesIdempotencySealedMigration],
+  ],
+  lastUnordered: '0012_billing_rates',
+};
+
+/** Opens (and migrates) gpuplane's database. */
+export function openDatabase(url: string, options: Omit<OpenOptions, 'migrations'> = {}): Promise<Store> {
+  return openStore(url, { ...options, migrations: MIGRATIONS });
+}
