@@ -51,6 +51,8 @@ export interface Config {
   smsUrl: string | undefined;
   smsAccount: string | undefined;
   smsToken: string | undefined;
+  /** Fraction of what renters paid that the platform keeps; a host earns the rest (`show earnings`). @default 0.1 */
+  hostServiceFee: number;
 }
 
 export class ConfigError extends Error {}
@@ -135,6 +137,12 @@ export const SETTINGS = {
     default: '30',
     help: 'seconds without a report from a host agent before its machine and instances are offline',
   },
+  hostServiceFee: {
+    env: 'GPUPLANE_HOST_SERVICE_FEE',
+    flag: 'host-service-fee',
+    default: '0.1',
+    help: 'fraction (0 to 1) of what renters pay that the platform keeps; hosts earn the rest',
+  },
 } satisfies Record<keyof Config, Setting>;
 
 type Raw = Partial<Record<keyof Config, string>>;
@@ -177,6 +185,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
   const int = (name: keyof Config, min: number, max: number): number => {
     const v = get(name)!;
     if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) fail(name, `must be an integer from ${min} to ${max}`);
+    return Number(v);
+  };
+  const fraction = (name: keyof Config): number => {
+    const v = get(name)!;
+    if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(v)) fail(name, 'must be a number from 0 to 1');
     return Number(v);
   };
   const oneOf = <T extends string>(name: keyof Config, allowed: readonly T[]): T => {
@@ -261,5 +274,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     smsAccount: get('smsAccount'),
     smsToken: get('smsToken'),
     agentOfflineAfter: int('agentOfflineAfter', 3, 86_400),
+    hostServiceFee: fraction('hostServiceFee'),
   };
 }

@@ -13,11 +13,12 @@ import { serverlessMigration } from './serverless/serverless-migration.js';
 import { fleetHeartbeatMigration } from './fleet/fleet-heartbeat-migration.js';
 import { billingRatesMigration } from './billing/billing-rates-migration.js';
 import { fleetHostUserMigration } from './fleet/fleet-host-user-migration.js';
+import { agentMigration } from './hosts/agent-migration.js';
+import { hostingMigration } from './hosting/hosting-migration.js';
 import { envVarsMigration } from './env-vars/env-vars-migration.js';
 import { billingPaymentsMigration } from './billing/billing-payments-migration.js';
 import { auditMigration } from './audit/audit-migration.js';
 import { instancesIdempotencySealedMigration } from './instances/instances-idempotency-migration.js';
-import { agentMigration } from './hosts/agent-migration.js';
 import type { UsersTables } from './users/users-tables.js';
 import type { KeysTables } from './keys/keys-tables.js';
 import type { OutboxTables } from './emulator/outbox-tables.js';
@@ -33,6 +34,7 @@ import type { ServerlessTables } from './serverless/serverless-tables.js';
 import type { EnvVarsTables } from './env-vars/env-vars-tables.js';
 import type { AuditTables } from './audit/audit-tables.js';
 import type { AgentTables } from './hosts/agent-tables.js';
+import type { HostingTables } from './hosting/hosting-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and migrations. A feature declares its tables in
@@ -42,7 +44,7 @@ import type { AgentTables } from './hosts/agent-tables.js';
 declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
-      InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables {}
+      InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables {}
 }
 
 /**
@@ -66,6 +68,7 @@ export const MIGRATIONS: MigrationList = {
     ['0012_billing_rates', billingRatesMigration],
     ['0013_fleet_host_user', fleetHostUserMigration],
     ['0014_agent', agentMigration],
+    ['0015_hosting', hostingMigration],
     ['0016_env_vars', envVarsMigration],
     ['0017_billing_payments', billingPaymentsMigration],
     ['0018_audit', auditMigration],

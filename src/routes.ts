@@ -22,7 +22,8 @@ import { instancesRoutes } from './instances/instances-routes.js';
 import { volumesRoutes } from './volumes/volumes-routes.js';
 import { serverlessRoutes } from './serverless/serverless-routes.js';
 import { serverlessEmuRoutes } from './serverless/serverless-emu-routes.js';
-import { agentListingStopgapRoutes, agentRoutes } from './hosts/agent-routes.js';
+import { agentRoutes } from './hosts/agent-routes.js';
+import { hostingRoutes } from './hosting/hosting-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, mode: Config['mode']): Promise<void> {
@@ -45,8 +46,7 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await volumesRoutes(app, services);
   await serverlessRoutes(app, services);
   await agentRoutes(app, services.agent);
-  // STOPGAP until i13-host's create_asks merges (then delete this line and agentListingStopgapRoutes).
-  await agentListingStopgapRoutes(app, services.agent);
+  await hostingRoutes(app, services);
   // The emulator control API, /_emu/ (contract §2): every such route is registered here, in emulator mode only.
   if (mode === 'emulator') {
     await emulatorRoutes(app, services);

@@ -58,6 +58,7 @@ export interface AppDeps {
   log: Logger;
   secretBox: SecretBox;
 }
+import { hostingWiring } from './hosting/hosting-wiring.js';
 
 export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
@@ -183,7 +184,11 @@ export function createServices(deps: ServiceDeps) {
     for (const [name, handler] of Object.entries(instances.faults)) emulator.registerFault(name, handler);
   }
 
+  // The host side: a host's machines, listings, maintenance windows, earnings (src/hosting/).
+  const hostingServices = hostingWiring({ store, clock, scheduler, config, fleet, instances, billing });
+
   return {
+    ...hostingServices,
     deps,
     keys,
     keysService,

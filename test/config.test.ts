@@ -67,6 +67,7 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   smsAccount: ['AC123', { smsAccount: 'AC123' }],
   smsToken: ['tok_456', { smsToken: 'tok_456' }],
   agentOfflineAfter: ['45', { agentOfflineAfter: 45 }],
+  hostServiceFee: ['0.25', { hostServiceFee: 0.25 }],
 };
 
 describe('config: every variable, and its flag mirror', () => {
@@ -109,6 +110,9 @@ describe('config: every variable, and its flag mirror', () => {
 
 /** Bad values: each must fail at start with a message naming the variable (and its flag). */
 const BAD: [keyof Config, string, Record<string, string>?][] = [
+  ['hostServiceFee', '1.5'],
+  ['hostServiceFee', '-0.1'],
+  ['hostServiceFee', 'ten percent'],
   ['port', 'http'],
   ['port', '65536'],
   ['port', '-1'],

@@ -1,3 +1,4 @@
+import { dailyChargesOf } from './billing-host-charges.js';
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import { prepared } from '../platform/db/prepared.js';
@@ -334,7 +335,11 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
 
   /** The read side: `GET /api/v0/charges/`. */
   const charges = chargesServiceFactory({ db: store.db, clock });
-  return { ...api, charges, payments, store: billing };
+  return {
+    ...api, charges, payments, store: billing,
+    /** Settled charges per contract and day, for hosts' earnings (billing-host-charges.ts). */
+    dailyCharges: (sources: readonly string[], fromDay: number, toDay: number, tx: Tx = store.db) => dailyChargesOf(tx, sources, fromDay, toDay),
+  };
 }
 
 export type BillingService = ReturnType<typeof billingServiceFactory>;

@@ -7,6 +7,7 @@ import { registerOffers } from './commands/offers.js';
 import { registerTemplates } from './commands/templates.js';
 import { registerEnvVars } from './commands/env-vars.js';
 import { registerKeys } from './commands/keys.js';
+import { registerMachines } from './commands/machines.js';
 import { registerBilling } from './commands/billing.js';
 import { registerPayments } from './commands/payments.js';
 import { registerAudit } from './commands/audit.js';
@@ -93,6 +94,7 @@ export function buildProgram(io: CliIO = processIO()): Command {
   registerSession(program, verb);
   registerEmulator(groups.emu);
   registerAgent(program);
+  registerMachines(program, groups, verb);
   return program;
 }
 

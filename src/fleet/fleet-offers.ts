@@ -40,10 +40,33 @@ export interface MachineRecord {
   vms_enabled: boolean;
   fault: MachineFault;
   end_date: number;
+  /** Listed for rent by its host (hosting: create_asks / unlist); false also after force_delete. */
+  listed: boolean;
+  deleted: boolean;
+  /** Smallest bundle offered, in GPUs (the machine's full size is always offered). */
+  min_chunk: number;
+  credit_discount_max: number;
+  /** Seconds of a `duration` listing, or null. */
+  listing_duration: number | null;
+  /** Maintenance windows, by start; no new rentals while one is on (empty for almost every machine). */
+  maint: readonly MaintWindow[];
   spec: MachineSpec;
   /** driver_version in the client's integer encoding (535.86.05 → 535086005), computed once. */
   driver_code: number;
 }
+
+/** A planned downtime the host announced (`schedule maint`): epoch seconds, hours, free-text category. */
+export interface MaintWindow {
+  start: number;
+  end: number;
+  hours: number;
+  category: string;
+}
+
+/** At most this many maintenance windows per machine (the offer columns hold them: offers/offer-fields.ts). */
+export const MAX_MAINT_WINDOWS = 4;
+
+export const inMaintenance = (m: MachineRecord, now: number) => m.maint.length > 0 && m.maint.some((w) => w.start <= now && now < w.end);
 
 export interface GpuHold {
   gpu_index: number;
@@ -143,8 +166,10 @@ export function chooseGpus(gpus: readonly GpuHold[], k: number, kind: HoldKind, 
 /** The offers a machine shows now, one per bundle size that can be filled (by free GPUs or by outbidding bids). */
 export function offersOf(machine: MachineRecord, gpus: readonly GpuHold[]): OfferEntry[] {
   const out: OfferEntry[] = [];
+  if (machine.deleted) return out;
   const free = gpus.reduce((n, g) => n + (g.instance_id === null ? 1 : 0), 0);
   for (const k of bundleSizes(machine.num_gpus)) {
+    if (k < machine.min_chunk && k < machine.num_gpus) continue;
     if (k <= free) {
       out.push({ id: offerIdOf(machine.id, k), machine, num_gpus: k, rented: false, bid_floor_micro: machine.min_bid_micro });
       continue;
@@ -162,7 +187,9 @@ export function offersOf(machine: MachineRecord, gpus: readonly GpuHold[]): Offe
   return out;
 }
 
-export const isRentable = (m: MachineRecord, now: number) => !UNRENTABLE_FAULTS.has(m.fault ?? '') && m.end_date > now;
+/** Offered to renters: listed by its host, online (heartbeating), its listing not ended, and not in maintenance. */
+export const isRentable = (m: MachineRecord, now: number) =>
+  m.listed && !UNRENTABLE_FAULTS.has(m.fault ?? '') && m.end_date > now && !inMaintenance(m, now);
 
 /** Hourly price of the bundle's GPUs for the search type, micro-dollars (before storage). */
 export function gpuPriceMicro(o: OfferEntry, type: SearchType): number {

@@ -17,6 +17,8 @@ import { fleetHeartbeatFactory, type HostLostHook } from './fleet-heartbeat.js';
 import {
   chooseGpus,
   DEFAULT_ALLOCATED_STORAGE_GB,
+  inMaintenance,
+  UNRENTABLE_FAULTS,
   isRentable,
   offerJson,
   offersOf,
@@ -29,6 +31,7 @@ import {
 import { fleetStore, toRecord } from './fleet-store.js';
 import { machineFromInput } from './fleet-emu-input.js';
 import type { NewMachineInput } from './fleet-types.js';
+import { fleetHostingFactory } from './fleet-hosting.js';
 
 export interface FleetDeps {
   store: Store;
@@ -43,6 +46,15 @@ export interface FleetDeps {
 const MAX_MACHINES_PER_SIM_HOST = 3;
 
 const unavailable = (offerId: number, why: string) => new ApiError('offer_unavailable', `offer ${offerId} is no longer available: ${why}`);
+
+/** Why a machine takes no new renters now (the 410's message). */
+function unrentableWhy(m: MachineRecord, now: number): string {
+  if (m.fault && UNRENTABLE_FAULTS.has(m.fault)) return `its machine is ${m.fault}`;
+  if (m.deleted) return 'its machine was deleted';
+  if (!m.listed) return 'its machine is not listed';
+  if (inMaintenance(m, now)) return 'its machine is in maintenance';
+  return 'its listing has ended';
+}
 
 /** A machine and its GPUs as read for a quote. */
 interface Seen {
@@ -121,7 +133,11 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     // On SQLite the caller's transaction is the only writer: what getOffer read in it is still current.
     const seen = store.dialect === 'sqlite' && req.seen?.machineId === machineId ? (req.seen.snapshot as Seen) : undefined;
     const record = seen?.record ?? toRecord((await fleet.machine(machineId, tx, true)) ?? fail('no such machine'));
-    if (!isRentable(record, clock.now())) fail(record.fault ? `its machine is ${record.fault}` : 'its listing has ended');
+    // A new rental needs an offered machine; a stopped instance starting again (requireBundle false) is a rental that
+    // already exists: unlisting, a maintenance window or the listing's end do not take it away, an offline host does.
+    if (requireBundle ? !isRentable(record, clock.now()) : UNRENTABLE_FAULTS.has(record.fault ?? '') || record.deleted) {
+      fail(unrentableWhy(record, clock.now()));
+    }
     if (numGpus < 1 || numGpus > record.num_gpus) fail(`its machine has ${record.num_gpus} GPUs`);
     const bid = req.kind === 'bid' ? (req.bidPerGpuMicro ?? 0) : 0;
     if (req.kind === 'bid' && bid < record.min_bid_micro) {
@@ -235,7 +251,10 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
         await seedIfEmpty(tx, 0);
         const version = await fleet.bump(tx, []);
         const m = machineFromInput(input, config.seed, version);
-        const [id] = await fleet.insertMachines(tx, [m], { now: clock.now(), version });
+        // A machine of a user (a host is a user), optionally not listed yet, as after registration by the agent.
+        const hostId = input.owner_user_id === undefined ? undefined : await fleet.hostOfUser(tx, input.owner_user_id, clock.now());
+        const [id] = await fleet.insertMachines(tx, [m], { now: clock.now(), version, hostId });
+        if (input.listed === false) await tx.updateTable('fleet_machines').set({ listed: 0 }).where('id', '=', id).execute();
         const row = await fleet.machine(id, tx);
         return { machine_id: id, offer_ids: offersOf(toRecord(row!), await fleet.gpus(id, tx)).map((o) => o.id) };
       });
@@ -247,6 +266,9 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     },
 
     heartbeat,
+
+    /** A host's machines and their listing (the hosting feature, src/hosting/). */
+    hosting: fleetHostingFactory(store.db, fleet),
 
     /** The host id of a user (a host is a user), created on first use, in the caller's transaction. */
     hostOfUser: (tx: Tx, userId: number) => fleet.hostOfUser(tx, userId, clock.now()),
@@ -271,16 +293,6 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     async updateAgentMachine(tx: Tx, machineId: number, patch: Parameters<typeof fleet.updateHardware>[2]): Promise<void> {
       await fleet.lock(tx);
       await fleet.updateHardware(tx, machineId, patch);
-      await fleet.bump(tx, [machineId]);
-    },
-
-    /**
-     * Lists a machine for rent until `end_date` at these prices (micro-dollars). The smallest listing path the agent's
-     * end-to-end test needs; the host API's `PUT /api/v0/machines/create_asks/` is the full one.
-     */
-    async setListing(tx: Tx, machineId: number, listing: Parameters<typeof fleet.setListing>[2]): Promise<void> {
-      await fleet.lock(tx);
-      await fleet.setListing(tx, machineId, listing);
       await fleet.bump(tx, [machineId]);
     },
 

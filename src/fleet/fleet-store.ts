@@ -3,12 +3,16 @@ import type { DialectName, Tx } from '../platform/db/connect.js';
 import { prepared } from '../platform/db/prepared.js';
 import type { FleetMachinesTable } from './fleet-tables.js';
 import type { MachineSpec, NewMachine } from './fleet-catalogue.js';
-import { driverCode, type GpuHold, type MachineFault, type MachineRecord } from './fleet-offers.js';
+import { driverCode, type GpuHold, type MachineFault, type MachineRecord, type MaintWindow } from './fleet-offers.js';
 
 export type MachineRow = Selectable<FleetMachinesTable> & { verification: string };
 
 /** Rows per INSERT: well inside SQLite's 32,766 bound parameters at 17 columns per machine. */
 const INSERT_CHUNK = 500;
+
+const NO_WINDOWS: readonly MaintWindow[] = Object.freeze([]);
+const parseMaint = (text: string): MaintWindow[] =>
+  (JSON.parse(text) as [number, number, number, string][]).map(([start, end, hours, category]) => ({ start, end, hours, category }));
 
 export function toRecord(r: MachineRow): MachineRecord {
   const spec = JSON.parse(r.spec) as MachineSpec;
@@ -30,6 +34,12 @@ export function toRecord(r: MachineRow): MachineRecord {
     vms_enabled: r.vms_enabled === 1,
     fault: r.fault as MachineFault,
     end_date: r.end_date,
+    listed: r.listed === 1 && r.deleted !== 1,
+    deleted: r.deleted === 1,
+    min_chunk: r.min_chunk,
+    credit_discount_max: Number(r.credit_discount_max),
+    listing_duration: r.listing_duration === null ? null : Number(r.listing_duration),
+    maint: r.maint ? parseMaint(r.maint) : NO_WINDOWS,
     spec,
     driver_code: driverCode(spec.driver_version),
   };
@@ -235,11 +245,6 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       await tx.updateTable('fleet_machines').set({ ...patch, spec: JSON.stringify(patch.spec) }).where('id', '=', id).execute();
     },
 
-    /** Sets a machine's prices and listing end (a host lists its machine). */
-    async setListing(tx: Tx, id: number, l: { price_gpu_micro: number; price_disk_micro: number; price_inetu_micro: number; price_inetd_micro: number; min_bid_micro: number; end_date: number }): Promise<void> {
-      await tx.updateTable('fleet_machines').set(l).where('id', '=', id).execute();
-    },
-
     async gpuNames(tx: Tx = db): Promise<string[]> {
       const rows = await tx.selectFrom('fleet_machines').select('gpu_name').distinct().orderBy('gpu_name').execute();
       return rows.map((r) => r.gpu_name);
@@ -254,7 +259,7 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     async insertMachines(
       tx: Tx,
       list: NewMachine[],
-      opts: { now: number; version: number; hostOf?: (i: number) => number; numberFromOne?: boolean },
+      opts: { now: number; version: number; hostOf?: (i: number) => number; numberFromOne?: boolean; hostId?: number },
     ): Promise<number[]> {
       const hostKey = opts.hostOf ?? ((i: number) => i);
       const hostIndex = new Map<number, number>();
@@ -266,8 +271,8 @@ export function fleetStore(db: Tx, dialect: DialectName) {
           hostRows.push({ verification: m.verification, created_at: opts.now, ...(opts.numberFromOne ? { id: hostRows.length + 1 } : {}) });
         }
       });
-      const hostIds: number[] = [];
-      for (let i = 0; i < hostRows.length; i += INSERT_CHUNK) {
+      const hostIds: number[] = opts.hostId === undefined ? [] : hostRows.map(() => opts.hostId!);
+      for (let i = 0; opts.hostId === undefined && i < hostRows.length; i += INSERT_CHUNK) {
         const ids = await tx.insertInto('fleet_hosts').values(hostRows.slice(i, i + INSERT_CHUNK)).returning('id').execute();
         hostIds.push(...ids.map((r) => r.id).sort((a, b) => a - b));
       }

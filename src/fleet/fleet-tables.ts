@@ -40,6 +40,18 @@ export interface FleetMachinesTable {
   end_date: number;
   /** JSON: the rest of the hardware description (see MachineSpec in fleet-catalogue.ts). */
   spec: string;
+  /** 1 while the host lists the machine for rent (0013: the simulated fleet is listed). */
+  listed: Generated<number>;
+  /** 1 after force_delete (the row stays for the instances that refer to it). */
+  deleted: Generated<number>;
+  /** Smallest bundle offered, in GPUs. */
+  min_chunk: Generated<number>;
+  /** Largest prepay discount the host allows (fraction). */
+  credit_discount_max: Generated<number>;
+  /** Seconds a `duration` listing keeps its end date ahead of now; null for a fixed end date. */
+  listing_duration: Generated<number | null>;
+  /** JSON list of maintenance windows `[start, end, duration_hours, category]`, or null. */
+  maint: Generated<string | null>;
   /** The fleet version at which this machine or its GPUs last changed; offer caches reload rows above theirs. */
   version: number;
   created_at: number;

@@ -52,6 +52,10 @@ export const NewMachineBody = Type.Object(
     price_inetu: num(0, 1000),
     price_inetd: num(0, 1000),
     min_bid: num(0, 1000),
+    /** The user who hosts the machine (a host is a user); omitted: a simulated host of its own. */
+    owner_user_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** False: not listed until its host lists it (as after registration by the agent). Default true. */
+    listed: bool(),
   },
   { additionalProperties: false },
 );

@@ -58,26 +58,3 @@ export async function agentRoutes(app: TypedApp, agent: AgentService): Promise<v
     },
   }, async (request) => agent.answerLogs(machine(request), request.params.request, request.body));
 }
-
-/** Body of `PUT /api/v0/machines/create_asks/` (client-compat-more.md); every key may be null. */
-const N = <T extends ReturnType<typeof Type.Number>>(t: T) => Type.Optional(Type.Union([t, Type.Null()]));
-export const CreateAsksBody = Type.Object({
-  machine: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
-  price_gpu: N(Type.Number({ minimum: 0, maximum: 1000 })),
-  price_disk: N(Type.Number({ minimum: 0, maximum: 1000 })),
-  price_inetu: N(Type.Number({ minimum: 0, maximum: 1000 })),
-  price_inetd: N(Type.Number({ minimum: 0, maximum: 1000 })),
-  price_min_bid: N(Type.Number({ minimum: 0, maximum: 1000 })),
-  end_date: N(Type.Number({ minimum: 0, maximum: 1e11 })),
-}, { additionalProperties: true });
-
-/**
- * STOPGAP listing route for real hosts' machines, until the host API (branch i13-host) brings the full
- * `PUT /api/v0/machines/create_asks/`: drop this function (and its line in routes.ts) when that merges.
- */
-export async function agentListingStopgapRoutes(app: TypedApp, agent: AgentService): Promise<void> {
-  app.put('/api/v0/machines/create_asks/', {
-    config: { category: 'machine_write' },
-    schema: { tags, summary: 'List a machine for rent (prices, end date)', body: CreateAsksBody, response: { 200: Type.Object({ success: Type.Boolean(), msg: Type.String() }), ...errors } },
-  }, async (request) => agent.list(principalOf(request), request.body));
-}

@@ -76,12 +76,14 @@ export function instancesModule(deps: InstancesModuleDeps) {
     hub,
     /** Live instances per state (metrics). */
     countByState: () => store.countByState(),
-    /** For real hosts (src/hosts/): their agents' reports drive the lifecycle of the instances on their machines. */
-    real: { store, lifecycle, notify },
     /** The emulator faults this feature implements (registered by the root in emulator mode). */
     faults: Object.fromEntries(INSTANCE_FAULTS.map((name) => [name, (req) => jobs.fault(req)])) as Record<string, FaultHandler>,
     /** Billing hook: the user's credit ran out. */
     creditExhausted,
+    /** For real hosts (src/hosts/): their agents' reports drive the lifecycle of the instances on their machines. */
+    real: { store, lifecycle, notify },
+    /** For the hosting feature: the instances placed on machines (earnings, force_delete, renters' maintenance view). */
+    onMachines: (machineIds: readonly number[], tx: Tx = db) => instancesOnMachines(tx, machineIds),
     /** For the fleet's host runtime: a host that stopped heartbeating. */
     hostLost: jobs.hostLost,
     /**
@@ -99,3 +101,26 @@ export function instancesModule(deps: InstancesModuleDeps) {
 }
 
 export type InstancesModule = ReturnType<typeof instancesModule>;
+
+/** An instance as the hosting feature sees it: where it ran and for whom (no renter data beyond ids). */
+export interface PlacedInstance {
+  id: number;
+  machine_id: number;
+  user_id: number;
+  team_id: number | null;
+  live: boolean;
+}
+
+async function instancesOnMachines(tx: Tx, machineIds: readonly number[]): Promise<PlacedInstance[]> {
+  const out: PlacedInstance[] = [];
+  for (let i = 0; i < machineIds.length; i += 500) {
+    const rows = await tx
+      .selectFrom('instances')
+      .select(['id', 'machine_id', 'user_id', 'team_id', 'destroyed_at'])
+      .where('machine_id', 'in', machineIds.slice(i, i + 500))
+      .orderBy('id')
+      .execute();
+    for (const r of rows) out.push({ id: r.id, machine_id: r.machine_id!, user_id: r.user_id, team_id: r.team_id, live: r.destroyed_at === null });
+  }
+  return out;
+}

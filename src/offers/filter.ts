@@ -158,6 +158,8 @@ export function parseFilterBody<R, C>(body: unknown, fields: FieldTable<R, C>, o
         q.clauses.push({ field, op, value: value.map((v, i) => coerce(def, v, `${key}.${op}[${i}]`)) });
         continue;
       }
+      // The vastai client's wildcard (`self-test machine`: `"verified": {"eq": "any"}`): no condition on the field.
+      if (value === 'any' && (op === 'eq' || op === 'neq') && def.type !== 'string') continue;
       const v = coerce(def, value, `${key}.${op}`);
       if (v === null && op !== 'eq' && op !== 'neq') throw bad(`${key}.${op}: null can only be compared with eq or neq`);
       q.clauses.push({ field, op: op as Op, value: v });

@@ -15,6 +15,7 @@ import {
   type OfferContext,
   type OfferEntry,
   UNRENTABLE_FAULTS,
+  MAX_MAINT_WINDOWS,
 } from '../fleet/fleet-offers.js';
 import type { FieldDef, FieldTable, FieldType } from './filter.js';
 import { diskHourly, toDollars } from '../platform/money.js';
@@ -125,8 +126,27 @@ export const OFFER_PARTS: Record<string, (o: OfferEntry) => number> = {
   price_gpu_ondemand_micro: (o) => gpuPriceMicro(o, 'ondemand'),
   price_gpu_bid_micro: (o) => gpuPriceMicro(o, 'bid'),
   reserved_discount: (o) => o.machine.spec.reserved_discount,
-  fault_ok: (o) => (UNRENTABLE_FAULTS.has(o.machine.fault ?? '') ? 0 : 1),
+  // Listed by its host and online (isRentable, fleet-offers.ts); the time checks are the `rentable` column's.
+  fault_ok: (o) => (o.machine.listed && !UNRENTABLE_FAULTS.has(o.machine.fault ?? '') ? 1 : 0),
+  maint_n: (o) => o.machine.maint.length,
+  ...Object.fromEntries(
+    Array.from({ length: MAX_MAINT_WINDOWS }, (_, k) => [
+      [`maint${k}_start`, (o: OfferEntry) => o.machine.maint[k]?.start ?? 0],
+      [`maint${k}_end`, (o: OfferEntry) => o.machine.maint[k]?.end ?? 0],
+    ]).flat(),
+  ),
 };
+
+/** True when slot `i` is in one of its machine's maintenance windows at `now` (the columns of OFFER_PARTS). */
+function maintenanceCheck(col: ColumnOf, now: number): (i: number) => boolean {
+  const n = col('maint_n');
+  const starts = Array.from({ length: MAX_MAINT_WINDOWS }, (_, k) => col(`maint${k}_start`));
+  const ends = Array.from({ length: MAX_MAINT_WINDOWS }, (_, k) => col(`maint${k}_end`));
+  return (i) => {
+    for (let k = 0; k < n[i]; k++) if (starts[k][i] <= now && now < ends[k][i]) return true;
+    return false;
+  };
+}
 
 /** A column by name: a static field of OFFER_FIELDS or a part of OFFER_PARTS. */
 export type ColumnOf = (name: string) => Float64Array;
@@ -198,11 +218,13 @@ export const OFFER_DYNAMIC: Record<string, Dynamic> = {
   rentable: (col, c) => {
     const ok = col('fault_ok');
     const end = col('end_date');
+    const maintN = col('maint_n');
     const now = c.now;
+    const inMaint = maintenanceCheck(col, now);
     return (cand, out) => {
       for (let j = 0; j < cand.length; j++) {
         const i = cand[j];
-        out[j] = ok[i] === 1 && end[i] > now ? 1 : 0;
+        out[j] = ok[i] === 1 && end[i] > now && (maintN[i] === 0 || !inMaint(i)) ? 1 : 0;
       }
     };
   },

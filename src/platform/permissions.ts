@@ -12,7 +12,7 @@ export const CATEGORIES = [
   'billing_write',
   'team_read',
   'team_write',
-  // Host-side categories of the real service: accepted so existing permission files load; no route uses them yet.
+  // Host side (src/hosting/): a host's machines, listings, maintenance windows and earnings.
   'machine_read',
   'machine_write',
 ] as const;

@@ -19,6 +19,7 @@ import { instancesApi } from './api/instances.js';
 import { serverlessApi, volumesApi } from './api/serverless.js';
 import { sshKeysApi, templatesApi } from './api/templates.js';
 import { loginApi, tfaApi } from './api/tfa.js';
+import { machinesApi } from './api/machines.js';
 import { createTransport, type ClientOptions } from './transport.js';
 import { waitForInstance, type InstanceState, type WaitOptions } from './wait.js';
 import { GpuplaneError } from './errors.js';
@@ -57,6 +58,8 @@ export function createClient(options: ClientOptions) {
     tfa: tfaApi(t),
     /** The machine agent's protocol (docs/AGENT-PROTOCOL.md). */
     agent: agentApi(t),
+    /** The host side: your machines, their listings, maintenance windows and earnings. */
+    machines: machinesApi(t),
     /**
      * Waits until instance `id` is in `until` (default `running`), on the server's instance events. Rejects with
      * InstanceFailedError on `exited`/`unknown`/`offline` and with WaitTimeoutError after `timeout` seconds.

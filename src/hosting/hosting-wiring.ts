@@ -1,0 +1,31 @@
+import type { Config } from '../config.js';
+import type { Clock } from '../platform/clock.js';
+import type { Scheduler } from '../platform/scheduler.js';
+import type { Store } from '../platform/db/connect.js';
+import type { FleetService } from '../fleet/fleet-service.js';
+import type { InstancesModule } from '../instances/instances-module.js';
+import type { BillingService } from '../billing/billing-service.js';
+import { hostingServiceFactory } from './hosting-service.js';
+import { hostingEarningsFactory } from './hosting-earnings.js';
+
+/** The hosting feature's services over the fleet, instances and billing (called once from services.ts). */
+export function hostingWiring(d: {
+  store: Store;
+  clock: Clock;
+  scheduler: Scheduler;
+  config: Pick<Config, 'hostServiceFee'>;
+  fleet: Pick<FleetService, 'hosting'>;
+  instances: Pick<InstancesModule, 'onMachines'>;
+  billing: Pick<BillingService, 'dailyCharges'>;
+}) {
+  const hosting = hostingServiceFactory({ store: d.store, clock: d.clock, scheduler: d.scheduler, fleet: d.fleet.hosting, instancesOn: d.instances.onMachines });
+  const hostingEarnings = hostingEarningsFactory({
+    clock: d.clock,
+    fleet: d.fleet.hosting,
+    hosting,
+    instancesOn: d.instances.onMachines,
+    dailyCharges: (sources, from, to) => d.billing.dailyCharges(sources, from, to),
+    serviceFee: d.config.hostServiceFee,
+  });
+  return { hosting, hostingEarnings };
+}
