@@ -82,7 +82,9 @@ forEachDialect('agent server security', (app) => {
     assert.equal(row.key_hash, sha256Hex(a.machineKey));
     assert.ok(!JSON.stringify(row).includes(a.machineKey));
     assert.equal((await app().request('GET', '/api/v0/agent/desired/', { key: a.machineKey })).status, 200);
-    await app().services.agent.revoke(a.machineId);
+    // The host deletes the machine (vastai delete machine): its agent's key is refused from then on.
+    const del = await app().request('POST', `/api/v0/machines/${a.machineId}/force_delete/`, { key: a.apiKey, body: {} });
+    assert.equal(del.status, 200, del.raw);
     const r = await app().request('GET', '/api/v0/agent/desired/', { key: a.machineKey });
     assert.equal(r.status, 401);
     assert.equal(r.body.error, 'auth_error');
