@@ -176,7 +176,11 @@ export function createServices(deps: ServiceDeps) {
   }
 
   // The host side: a host's machines, listings, maintenance windows, earnings (src/hosting/).
-  const hostingServices = hostingWiring({ store, clock, scheduler, config, fleet, instances, billing });
+  const hostingServices = hostingWiring({
+    store, clock, scheduler, config, fleet, instances, billing,
+    // Deleting a machine revokes its agent's machine key (src/hosts/).
+    onMachineDeleted: (tx, machineId) => agent.revoke(machineId, tx),
+  });
 
   return {
     ...hostingServices,

@@ -43,12 +43,23 @@ async function buildImage(): Promise<void> {
   if (failed) throw new Error(`building ${IMAGE} failed: ${failed.error}`);
 }
 
+/**
+ * A free port for the server, kept across its restart: below the ephemeral range (32768-60999 on Linux), so that no
+ * outgoing connection (the agent's, retrying while the server is down) can be given it meanwhile.
+ */
 async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const p = (s.address() as { port: number }).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return p;
+  for (;;) {
+    const candidate = 20_000 + randomInt(10_000);
+    const s = createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      s.once('error', () => resolve(false));
+      s.listen(candidate, '127.0.0.1', () => resolve(true));
+    });
+    if (ok) {
+      await new Promise<void>((resolve) => s.close(() => resolve()));
+      return candidate;
+    }
+  }
 }
 
 const startServer = () => serve({

@@ -64,11 +64,12 @@ forEachDialect('agent server security', (app) => {
     }
     // Every machine-key route (the sweep of auth.security.test.ts leaves them to this file).
     const agentRoutes = app().routes.filter((r) => r.url.startsWith('/api/v0/agent/'));
-    assert.deepEqual([...new Set(agentRoutes.map((r) => r.url))].sort(), ['/api/v0/agent/desired/', '/api/v0/agent/logs/:request_id/', '/api/v0/agent/status/']);
+    assert.deepEqual([...new Set(agentRoutes.map((r) => r.url))].sort(), ['/api/v0/agent/desired/', '/api/v0/agent/logs/:request/', '/api/v0/agent/status/']);
     for (const route of agentRoutes) {
-      const url = route.url.replace(':request_id', 'log_0123456789');
+      const url = route.url.replace(':request', 'log_0123456789');
       for (const [key, headers] of [[null, {}], [null, { authorization: 'Basic abc' }], [a.apiKey, {}], [`${a.machineKey}x`, {}]] as const) {
-        const r = await app().request(route.method, url, { key, headers, body: route.method === 'PUT' ? {} : undefined });
+        const body = url.includes('/status/') ? { agent_version: '1', desired_version: null, observed: [] } : url.includes('/logs/') ? { text: '' } : undefined;
+        const r = await app().request(route.method, url, { key, headers, body });
         assert.equal(r.status, 401, `${route.method} ${url}`);
         assert.equal(r.body.error, 'auth_error');
       }
@@ -81,7 +82,9 @@ forEachDialect('agent server security', (app) => {
     assert.equal(row.key_hash, sha256Hex(a.machineKey));
     assert.ok(!JSON.stringify(row).includes(a.machineKey));
     assert.equal((await app().request('GET', '/api/v0/agent/desired/', { key: a.machineKey })).status, 200);
-    await app().services.agent.revoke(a.machineId);
+    // The host deletes the machine (vastai delete machine): its agent's key is refused from then on.
+    const del = await app().request('POST', `/api/v0/machines/${a.machineId}/force_delete/`, { key: a.apiKey, body: {} });
+    assert.equal(del.status, 200, del.raw);
     const r = await app().request('GET', '/api/v0/agent/desired/', { key: a.machineKey });
     assert.equal(r.status, 401);
     assert.equal(r.body.error, 'auth_error');

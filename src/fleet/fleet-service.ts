@@ -296,16 +296,6 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
       await fleet.bump(tx, [machineId]);
     },
 
-    /**
-     * Lists a machine for rent until `end_date` at these prices (micro-dollars). The smallest listing path the agent's
-     * end-to-end test needs; the host API's `PUT /api/v0/machines/create_asks/` is the full one.
-     */
-    async setListing(tx: Tx, machineId: number, listing: Parameters<typeof fleet.setListing>[2]): Promise<void> {
-      await fleet.lock(tx);
-      await fleet.setListing(tx, machineId, listing);
-      await fleet.bump(tx, [machineId]);
-    },
-
     /** GPU model names in the fleet, for `GET /api/v0/gpu_names/unique/`. */
     gpuNames: () => fleet.gpuNames(),
 

@@ -245,11 +245,6 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       await tx.updateTable('fleet_machines').set({ ...patch, spec: JSON.stringify(patch.spec) }).where('id', '=', id).execute();
     },
 
-    /** Sets a machine's prices and listing end (a host lists its machine). */
-    async setListing(tx: Tx, id: number, l: { price_gpu_micro: number; price_disk_micro: number; price_inetu_micro: number; price_inetd_micro: number; min_bid_micro: number; end_date: number }): Promise<void> {
-      await tx.updateTable('fleet_machines').set(l).where('id', '=', id).execute();
-    },
-
     async gpuNames(tx: Tx = db): Promise<string[]> {
       const rows = await tx.selectFrom('fleet_machines').select('gpu_name').distinct().orderBy('gpu_name').execute();
       return rows.map((r) => r.gpu_name);

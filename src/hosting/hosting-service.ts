@@ -32,6 +32,8 @@ export interface HostingDeps {
   fleet: FleetHosting;
   /** The instances placed on machines (instances-module.ts onMachines). */
   instancesOn: (machineIds: readonly number[], tx?: Tx) => Promise<PlacedInstance[]>;
+  /** A machine was deleted, inside the deleting transaction (its agent's machine key is revoked: src/hosts/). */
+  onDeleted?: (tx: Tx, machineId: number) => Promise<void>;
 }
 
 const micro = (dollars: number) => Math.round(dollars * 1e6);
@@ -47,7 +49,7 @@ export function jsonQuery(name: string, raw: string | undefined): unknown {
   }
 }
 
-export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn }: HostingDeps) {
+export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted }: HostingDeps) {
   const db = store.db;
   const hosting = hostingStore(db);
   const isAdmin = (p: Principal) => Boolean(p.user.is_admin);
@@ -249,6 +251,7 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
       await write(async (tx) => {
         if (!(await fleet.markDeleted(tx, machineId))) throw notFound(machineId);
         await hosting.removeDefjob(tx, machineId);
+        await onDeleted?.(tx, machineId);
       });
       return { success: true, msg: `machine ${machineId} deleted` };
     },

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import type { Store } from '../platform/db/connect.js';
+import type { Store, Tx } from '../platform/db/connect.js';
 import type { FleetService } from '../fleet/fleet-service.js';
 import type { InstancesModule } from '../instances/instances-module.js';
 import type { BillingService } from '../billing/billing-service.js';
@@ -17,8 +17,10 @@ export function hostingWiring(d: {
   fleet: Pick<FleetService, 'hosting'>;
   instances: Pick<InstancesModule, 'onMachines'>;
   billing: Pick<BillingService, 'dailyCharges'>;
+  /** A machine was deleted (inside its transaction): e.g. its agent's key is revoked. */
+  onMachineDeleted?: (tx: Tx, machineId: number) => Promise<void>;
 }) {
-  const hosting = hostingServiceFactory({ store: d.store, clock: d.clock, scheduler: d.scheduler, fleet: d.fleet.hosting, instancesOn: d.instances.onMachines });
+  const hosting = hostingServiceFactory({ store: d.store, clock: d.clock, scheduler: d.scheduler, fleet: d.fleet.hosting, instancesOn: d.instances.onMachines, onDeleted: d.onMachineDeleted });
   const hostingEarnings = hostingEarningsFactory({
     clock: d.clock,
     fleet: d.fleet.hosting,

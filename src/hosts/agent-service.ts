@@ -156,31 +156,6 @@ export function agentServiceFactory(deps: AgentDeps) {
       return { success: true, machine_id: machineId, machine_key: key };
     },
 
-    /**
-     * Lists the host's machine for rent (the stopgap `create_asks`, agent-routes.ts): prices in $ (null keeps the
-     * current one), until `end_date` (default 30 days from now).
-     */
-    async list(principal: Principal, b: { machine: number; price_gpu?: number | null; price_disk?: number | null; price_inetu?: number | null; price_inetd?: number | null; price_min_bid?: number | null; end_date?: number | null }) {
-      const row = await agents.byMachine(b.machine);
-      if (!row || row.user_id !== principal.user.id) throw new ApiError('not_found', `machine ${b.machine} not found`);
-      const now = clock.now();
-      if (b.end_date !== null && b.end_date !== undefined && b.end_date <= now) throw new ApiError('bad_request', 'body.end_date must be in the future');
-      await transact(async (tx) => {
-        const m = (await fleet.machine(b.machine, tx))!;
-        const micro = (v: number | null | undefined, cur: number) => (v === null || v === undefined ? cur : Math.round(v * 1e6));
-        const gpu = micro(b.price_gpu, m.price_gpu_micro);
-        await fleet.setListing(tx, b.machine, {
-          price_gpu_micro: gpu,
-          price_disk_micro: micro(b.price_disk, m.price_disk_micro),
-          price_inetu_micro: micro(b.price_inetu, m.price_inetu_micro),
-          price_inetd_micro: micro(b.price_inetd, m.price_inetd_micro),
-          min_bid_micro: Math.min(gpu, micro(b.price_min_bid, m.min_bid_micro)),
-          end_date: b.end_date ?? now + 30 * 86_400,
-        });
-      });
-      return { success: true, msg: `offers created/updated for machine ${b.machine}` };
-    },
-
     /** The machine a machine key belongs to, or 401. */
     async authenticate(key: string | null): Promise<number> {
       if (key === null) throw new ApiError('auth_error', 'a machine key is required: send "Authorization: Bearer <machine key>"');
