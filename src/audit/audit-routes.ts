@@ -35,6 +35,6 @@ export async function auditRoutes(app: TypedApp, { audit }: { audit: AuditServic
       config: { category: 'user_read' },
       schema: { summary: 'The addresses your requests came from', tags: ['account'], querystring: IpAddrsQuery, response: { 200: IpAddrsReply, ...errors } },
     },
-    async (request) => audit.ipaddrs(principalOf(request).user.id),
+    async (request) => audit.ipaddrs(principalOf(request).user.id, request.ip),
   );
 }

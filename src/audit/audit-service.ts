@@ -33,11 +33,26 @@ export interface AuditEntry {
 export function auditServiceFactory({ audit, clock, retentionDays, teamOwner, warn }: AuditDeps) {
   let prunedAt = -Infinity;
   const seen = new Set<string>();
+  /** Address writes still in flight (they run after the reply): a listing in this process waits for them. */
+  const writing = new Set<Promise<void>>();
 
   async function pruneIfDue(now: number): Promise<void> {
     if (now - prunedAt < AUDIT_PRUNE_EVERY_S) return;
     prunedAt = now;
     await audit.prune(now - retentionDays * DAY_S);
+  }
+
+  function sawIp(userId: number, ip: string): void {
+    const k = `${userId} ${ip}`;
+    if (seen.has(k)) return;
+    if (seen.size >= SEEN_IPS_MAX) seen.clear();
+    seen.add(k);
+    const write = audit.sawIp(userId, ip, clock.now()).catch((err: unknown) => {
+      seen.delete(k);
+      warn(err, 'could not record a client address');
+    });
+    writing.add(write);
+    void write.finally(() => writing.delete(write));
   }
 
   return {
@@ -51,16 +66,7 @@ export function auditServiceFactory({ audit, clock, retentionDays, teamOwner, wa
     },
 
     /** Records a user's client address the first time this process sees the pair (one map lookup otherwise). */
-    sawIp(userId: number, ip: string): void {
-      const k = `${userId} ${ip}`;
-      if (seen.has(k)) return;
-      if (seen.size >= SEEN_IPS_MAX) seen.clear();
-      seen.add(k);
-      audit.sawIp(userId, ip, clock.now()).catch((err: unknown) => {
-        seen.delete(k);
-        warn(err, 'could not record a client address');
-      });
-    },
+    sawIp,
 
     /** `GET /api/v0/audit_logs/`: a bare list, newest first; a team's log in its context, for its owner only. */
     async list(p: Principal) {
@@ -75,7 +81,9 @@ export function auditServiceFactory({ audit, clock, retentionDays, teamOwner, wa
     },
 
     /** `GET /api/v0/users/me/ipaddrs`. No location database: `first_location` is null. */
-    async ipaddrs(userId: number) {
+    async ipaddrs(userId: number, currentIp: string) {
+      sawIp(userId, currentIp); // this request's own address counts too
+      await Promise.all(writing);
       const rows = await audit.ipsOf(userId);
       return { success: true as const, results: rows.map((r) => ({ ip: r.ip, first_seen: r.first_seen, first_location: null })) };
     },
