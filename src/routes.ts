@@ -14,6 +14,7 @@ import { teamsRoutes } from './teams/teams-routes.js';
 import { templatesRoutes } from './templates/templates-routes.js';
 import { billingPaymentsRoutes } from './billing/billing-payments-routes.js';
 import { auditRoutes } from './audit/audit-routes.js';
+import { cloudRoutes } from './cloud/cloud-routes.js';
 import { envVarsRoutes } from './env-vars/env-vars-routes.js';
 import { sshKeysRoutes } from './ssh-keys/ssh-keys-routes.js';
 import { offersRoutes } from './offers/offers-routes.js';
@@ -40,6 +41,7 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await sshKeysRoutes(app, services);
   await envVarsRoutes(app, services);
   await auditRoutes(app, services);
+  await cloudRoutes(app);
   await billingPaymentsRoutes(app, services.billing);
   await offersRoutes(app, services);
   await instancesRoutes(app, services.instances);

@@ -95,3 +95,13 @@ forEachDialect('audit log', (app) => {
     assert.equal(log.length, 1);
   });
 });
+
+forEachDialect('cloud connections', (app) => {
+  test('`show connections` gets a bare list: empty, since no route makes a connection yet', async () => {
+    const u = await app().createUser();
+    const r = await app().request('GET', '/api/v0/users/cloud_integrations/', { key: u.api_key });
+    assert.equal(r.status, 200, r.raw);
+    assert.deepEqual(r.body, []);
+    assert.equal((await app().request('GET', '/api/v0/users/cloud_integrations/', { key: null })).status, 401);
+  });
+});

@@ -48,3 +48,10 @@ test('show audit-logs lists what the key did; show ipaddrs the loopback address'
   assert.equal(ips.code, 0, ips.stderr);
   assert.match(ips.stdout, /^127\.0\.0\.1\t/m);
 });
+
+test('show connections: none yet', async () => {
+  const r = await cli(['show', 'connections']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), 'no cloud connections');
+  assert.deepEqual(JSON.parse((await cli(['show', 'connections', '--raw'])).stdout), []);
+});

@@ -73,7 +73,7 @@ export function buildProgram(io: CliIO = processIO()): Command {
   };
   const groups: Groups = {
     set: verb('set', 'save client settings: api-key'),
-    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
+    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, connections, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
     search: verb('search', 'search offers, templates, volumes or invoices with a query'),
     create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account'),
     update: verb('update', 'change: template, ssh-key, env-var, team-role, endpoint, workergroup'),

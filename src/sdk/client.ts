@@ -12,6 +12,7 @@ import { agentApi } from './api/agent.js';
 import { envVarsApi } from './api/env-vars.js';
 import { paymentsApi } from './api/payments.js';
 import { auditApi } from './api/audit.js';
+import { cloudApi } from './api/cloud.js';
 import { emulatorApi } from './api/emulator.js';
 import { billingApi } from './api/billing.js';
 import { apiKeysApi, teamApi } from './api/keys.js';
@@ -55,6 +56,8 @@ export function createClient(options: ClientOptions) {
     payments: paymentsApi(t),
     /** The audit log and the addresses your requests came from. */
     audit: auditApi(t),
+    /** Cloud storage connections. */
+    cloud: cloudApi(t),
     auth: loginApi(t),
     tfa: tfaApi(t),
     /** The machine agent's protocol (docs/AGENT-PROTOCOL.md). */

@@ -1,4 +1,4 @@
-/** `show audit-logs`, `show ipaddrs`. */
+/** `show audit-logs`, `show ipaddrs`, `show connections`. */
 import { action } from '../context.js';
 import { utc } from '../output.js';
 import type { Groups } from '../program.js';
@@ -20,6 +20,16 @@ export function registerAudit(g: Groups): void {
       action(async (ctx) => {
         const rows = await ctx.client.audit.logs();
         ctx.out.print(rows, () => (rows.length ? ctx.out.table(rows as unknown as Record<string, unknown>[], auditColumns) : 'no audit log entries'));
+      }),
+    );
+  g.show
+    .command('connections')
+    .description('your cloud storage connections (none can be made yet)')
+    .addHelpText('after', '\nExample:\n  gpuplane show connections')
+    .action(
+      action(async (ctx) => {
+        const rows = await ctx.client.cloud.connections();
+        ctx.out.print(rows, () => (rows.length ? rows.map((r) => `${r.id}\t${r.name}\t${r.cloud_type}`).join('\n') : 'no cloud connections'));
       }),
     );
   g.show
