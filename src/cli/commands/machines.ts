@@ -4,7 +4,7 @@
  * defrag machines.
  */
 import type { Command } from 'commander';
-import { action, intArg, numberArg, UsageError } from '../context.js';
+import { action, intArg, numberArg, UsageError, type Ctx } from '../context.js';
 import { columnsOption, fixed, utc, yesNo } from '../output.js';
 import type { Groups } from '../program.js';
 
@@ -40,6 +40,18 @@ const maintColumns = [
 ];
 
 /** Epoch seconds, `MM/DD/YYYY` or `YYYY-MM-DD` (UTC midnight), as a date argument; exits 2 otherwise. */
+/** A command that takes a machine id, makes one call and prints the server's `msg`. */
+function byMachineId(cmd: Command, description: string, help: string, call: (ctx: Ctx, id: number) => Promise<{ msg: string }>): void {
+  cmd
+    .description(description)
+    .argument('<id>', 'machine id', intArg('id'))
+    .addHelpText('after', help)
+    .action(action(async (ctx, id: number) => {
+      const r = await call(ctx, id);
+      ctx.out.print(r, () => r.msg);
+    }));
+}
+
 export function dateArg(name: string) {
   return (value: string): number => {
     if (/^\d+(\.\d+)?$/.test(value)) return Number(value);
@@ -165,15 +177,7 @@ export function registerMachines(program: Command, g: Groups, verb: (name: strin
       for (const id of ids.map(intArg('id'))) replies.push(await ctx.client.machines.listMachine(listBody(id, o)));
       ctx.out.print(replies, () => replies.map((r) => r.msg).join('\n'));
     }));
-  verb('unlist', 'unlist: machine (no new rentals; running ones continue)')
-    .command('machine')
-    .description('stop offering a machine; running rentals continue')
-    .argument('<id>', 'machine id', intArg('id'))
-    .addHelpText('after', '\nExample:\n  gpuplane unlist machine 12')
-    .action(action(async (ctx, id: number) => {
-      const r = await ctx.client.machines.unlist(id);
-      ctx.out.print(r, () => r.msg);
-    }));
+  byMachineId(verb('unlist', 'unlist: machine (no new rentals; running ones continue)').command('machine'), 'stop offering a machine; running rentals continue', '\nExample:\n  gpuplane unlist machine 12', (ctx, id) => ctx.client.machines.unlist(id));
   g.set
     .command('min-bid')
     .description('the lowest interruptible bid of a machine, $/GPU/hour')
@@ -200,15 +204,7 @@ export function registerMachines(program: Command, g: Groups, verb: (name: strin
       });
       ctx.out.print(r, () => r.msg);
     }));
-  verb('remove', 'remove: defjob')
-    .command('defjob')
-    .description('remove a machine\'s default job')
-    .argument('<id>', 'machine id', intArg('id'))
-    .addHelpText('after', '\nExample:\n  gpuplane remove defjob 12')
-    .action(action(async (ctx, id: number) => {
-      const r = await ctx.client.machines.removeDefaultJob(id);
-      ctx.out.print(r, () => r.msg);
-    }));
+  byMachineId(verb('remove', 'remove: defjob').command('defjob'), 'remove a machine\'s default job', '\nExample:\n  gpuplane remove defjob 12', (ctx, id) => ctx.client.machines.removeDefaultJob(id));
   verb('schedule', 'schedule: maint')
     .command('maint')
     .description('announce a maintenance window to the machine\'s renters; no new rentals during it')
@@ -221,24 +217,8 @@ export function registerMachines(program: Command, g: Groups, verb: (name: strin
       const r = await ctx.client.machines.scheduleMaintenance(id, dateArg('--sdate')(o.sdate), o.duration, o.maintenance_category);
       ctx.out.print(r, () => r.msg);
     }));
-  verb('cancel', 'cancel: maint')
-    .command('maint')
-    .description('cancel every maintenance window of a machine')
-    .argument('<id>', 'machine id', intArg('id'))
-    .addHelpText('after', '\nExample:\n  gpuplane cancel maint 12')
-    .action(action(async (ctx, id: number) => {
-      const r = await ctx.client.machines.cancelMaintenance(id);
-      ctx.out.print(r, () => r.msg);
-    }));
-  verb('cleanup', 'cleanup: machine')
-    .command('machine')
-    .description('delete a machine\'s expired instances')
-    .argument('<id>', 'machine id', intArg('id'))
-    .addHelpText('after', '\nExample:\n  gpuplane cleanup machine 12')
-    .action(action(async (ctx, id: number) => {
-      const r = await ctx.client.machines.cleanup(id);
-      ctx.out.print(r, () => r.msg);
-    }));
+  byMachineId(verb('cancel', 'cancel: maint').command('maint'), 'cancel every maintenance window of a machine', '\nExample:\n  gpuplane cancel maint 12', (ctx, id) => ctx.client.machines.cancelMaintenance(id));
+  byMachineId(verb('cleanup', 'cleanup: machine').command('machine'), 'delete a machine\'s expired instances', '\nExample:\n  gpuplane cleanup machine 12', (ctx, id) => ctx.client.machines.cleanup(id));
   g.delete
     .command('machine')
     .description('delete a machine (refused while clients have instances on it)')
