@@ -6,16 +6,17 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import { BUSYBOX_IMAGE, buildBusyboxImage, logShows } from './helpers/docker.js';
 import { desiredInstance, startFakeServer, type FakeServer } from './agent-fake-server.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'gpuplane.mjs');
 /** Built here from the host's static busybox: no image registry is reachable from CI. */
-const IMAGE = 'gpuplane-agent-busybox:test';
+const IMAGE = BUSYBOX_IMAGE;
 const BUSYBOX = '/bin/busybox';
 const PORTS = { start: 47000, end: 47199 };
 
@@ -25,19 +26,6 @@ const dir = mkdtempSync(join(tmpdir(), 'gpuplane-agent-docker-'));
 const machineIdBase = 500_000 + randomInt(1_000_000);
 let server: FakeServer;
 let machineId = 0;
-
-async function buildImage(): Promise<void> {
-  const ctx = join(dir, 'image');
-  mkdirSync(ctx);
-  copyFileSync(BUSYBOX, join(ctx, 'busybox'));
-  writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n');
-  const stream = await docker.buildImage({ context: ctx, src: ['Dockerfile', 'busybox'] }, { t: IMAGE });
-  const out = await new Promise<{ error?: string }[]>((resolve, reject) =>
-    docker.modem.followProgress(stream, (err: Error | null, o: { error?: string }[]) => (err ? reject(err) : resolve(o))),
-  );
-  const failed = out.find((o) => o.error);
-  if (failed) throw new Error(`building ${IMAGE} failed: ${failed.error}`);
-}
 
 /** Containers of this test's machine, by label, as the agent finds them. */
 const ours = () => docker.listContainers({ all: true, filters: { label: [`gpuplane.machine_id=${machineId}`] } });
@@ -59,22 +47,6 @@ function startAgentProcess(extra: string[]): AgentProcess {
   child.stderr!.on('data', (d) => (out += String(d)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, output: () => out, exited };
-}
-
-/** Resolves when the container's log (followed live) contains `text`. */
-async function logShows(containerId: string, text: string): Promise<void> {
-  const stream = (await docker.getContainer(containerId).logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream & { destroy(): void };
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    stream.on('data', (d: Buffer) => {
-      seen += d.toString('latin1');
-      if (seen.includes(text)) {
-        stream.destroy();
-        resolve();
-      }
-    });
-    stream.once('end', () => (seen.includes(text) ? resolve() : reject(new Error(`log of ${containerId} ended without ${JSON.stringify(text)}: ${seen}`))));
-  });
 }
 
 /** Resolves once none of these containers exists any more (on the daemon's destroy events). */
@@ -104,7 +76,7 @@ let agent: AgentProcess | undefined;
 before(async () => {
   // Fails here, with Docker's own message, when no daemon answers.
   await docker.ping();
-  await buildImage();
+  await buildBusyboxImage(docker, dir, BUSYBOX);
   server = await startFakeServer({ machineIdBase });
   writeFileSync(join(dir, 'hardware.json'), JSON.stringify({
     gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, driver_version: '550.54.14', cuda_max_good: 12.4, public_ipaddr: '127.0.0.1',
@@ -159,7 +131,7 @@ test('the agent runs instances as Docker containers and converges after being ki
   }
 
   // The published port reaches the container (loopback only).
-  await logShows(web.container_id, 'web-ready');
+  await logShows(docker, web.container_id, 'web-ready');
   const page = await fetch(`http://127.0.0.1:${reported['8080/tcp'][0].HostPort}/`);
   assert.equal(await page.text(), 'served-by-busybox\n');
 

@@ -7,18 +7,19 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import Docker from 'dockerode';
+import { BUSYBOX_IMAGE, buildBusyboxImage, logShows } from './helpers/docker.js';
 import { call, serve, type Served } from './helpers/spawn.js';
 import { openDatabase } from '../src/database.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'gpuplane.mjs');
-const IMAGE = 'gpuplane-agent-busybox:test';
+const IMAGE = BUSYBOX_IMAGE;
 const PORTS = { start: 48000, end: 48199 };
 const OWNER = 'gpk_e2e_owner_key_0123456789abcdef';
 
@@ -29,19 +30,6 @@ let server: Served | undefined;
 let port = 0;
 let agent: AgentProcess | undefined;
 let machineId = 0;
-
-async function buildImage(): Promise<void> {
-  const ctx = join(dir, 'image');
-  mkdirSync(ctx);
-  copyFileSync('/bin/busybox', join(ctx, 'busybox'));
-  writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n');
-  const stream = await docker.buildImage({ context: ctx, src: ['Dockerfile', 'busybox'] }, { t: IMAGE });
-  const out = await new Promise<{ error?: string }[]>((resolve, reject) =>
-    docker.modem.followProgress(stream, (err: Error | null, o: { error?: string }[]) => (err ? reject(err) : resolve(o))),
-  );
-  const failed = out.find((o) => o.error);
-  if (failed) throw new Error(`building ${IMAGE} failed: ${failed.error}`);
-}
 
 /**
  * A free port for the server, kept across its restart: below the ephemeral range (32768-60999 on Linux), so that no
@@ -162,22 +150,6 @@ async function until(key: string, id: number, status: string | null): Promise<Re
 
 const ours = () => docker.listContainers({ all: true, filters: { label: [`gpuplane.machine_id=${machineId}`] } });
 
-/** Resolves when the container's log (followed live) contains `text`. */
-async function logShows(containerId: string, text: string): Promise<void> {
-  const stream = (await docker.getContainer(containerId).logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream & { destroy(): void };
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    stream.on('data', (d: Buffer) => {
-      seen += d.toString('latin1');
-      if (seen.includes(text)) {
-        stream.destroy();
-        resolve();
-      }
-    });
-    stream.once('end', () => (seen.includes(text) ? resolve() : reject(new Error(`log of ${containerId} ended without ${JSON.stringify(text)}: ${seen}`))));
-  });
-}
-
 /** Resolves once the container is no longer running (`not-running`) or is gone (`removed`): Docker's own wait. */
 function dockerWait(containerId: string, condition: 'not-running' | 'removed'): Promise<unknown> {
   return docker.getContainer(containerId).wait({ condition });
@@ -185,7 +157,7 @@ function dockerWait(containerId: string, condition: 'not-running' | 'removed'): 
 
 before(async () => {
   await docker.ping();
-  await buildImage();
+  await buildBusyboxImage(docker, dir);
   writeFileSync(join(dir, 'hardware.json'), JSON.stringify({
     gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, driver_version: '550.54.14', cuda_max_good: 12.4, public_ipaddr: '127.0.0.1',
   }));
@@ -250,7 +222,7 @@ test('a real host: register, list, rent, logs, stop/start, agent and server rest
   assert.deepEqual((await docker.getContainer(container.Id).inspect()).NetworkSettings.Ports['22/tcp'], [binding]);
 
   // request_logs: the container's real log, with onstart's output (once the container has written it).
-  await within('onstart output', logShows(container.Id, 'onstart says hi-e2e'));
+  await within('onstart output', logShows(docker, container.Id, 'onstart says hi-e2e'));
   const logs = await api('PUT', `/api/v0/instances/request_logs/${id}/`, renterKey, { tail: '100' });
   assert.equal(logs.status, 200);
   const fetched = await fetch(logs.body.result_url);

@@ -3,24 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
-import { addMachine, offerFor, rent, rentOk, statusOf } from './instances-fixtures.js';
+import { addMachine, offerFor, rent, rentOk, statusOf, untilRunning } from './instances-fixtures.js';
 import { cumulativeMicro } from '../src/billing/billing-accrual.js';
 import { HOURS_PER_MONTH } from '../src/instances/instances-lifecycle.js';
 
 const micro = (dollars: number) => Math.round(dollars * 1e6);
-
-/** Advances second by second until the instance is running; returns the second it became so. */
-async function untilRunning(app: TestApp, id: number, key: string): Promise<number> {
-  for (let i = 0; i < 120; i++) {
-    if ((await statusOf(app, id, key)).actual_status === 'running') {
-      // The boot finished at a fraction of a second between two steps: the ledger charges from its whole second.
-      const row = await app.store.db.selectFrom('instances').select('running_since').where('id', '=', id).executeTakeFirstOrThrow();
-      return Math.floor(Number(row.running_since));
-    }
-    await app.advance(1);
-  }
-  throw new Error(`instance ${id} never ran`);
-}
 
 async function charges(app: TestApp, key: string) {
   const day = { gte: 0, lte: Math.floor(app.clock.now()) + 86_400 };

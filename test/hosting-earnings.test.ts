@@ -3,23 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
-import { offerFor, rentOk, statusOf } from './instances-fixtures.js';
+import { offerFor, rentOk, untilRunning } from './instances-fixtures.js';
 import { hostMachine, newHost } from './hosting-fixtures.js';
 import { cumulativeMicro } from '../src/billing/billing-accrual.js';
 import { HOURS_PER_MONTH } from '../src/platform/money.js';
 
 const FEE = 0.25;
-
-async function untilRunning(app: TestApp, id: number, key: string): Promise<number> {
-  for (let i = 0; i < 120; i++) {
-    if ((await statusOf(app, id, key)).actual_status === 'running') {
-      const row = await app.store.db.selectFrom('instances').select('running_since').where('id', '=', id).executeTakeFirstOrThrow();
-      return Math.floor(Number(row.running_since));
-    }
-    await app.advance(1);
-  }
-  throw new Error(`instance ${id} never ran`);
-}
 
 const earnings = (app: TestApp, key: string, q: string) => app.request('GET', `/api/v0/users/me/machine-earnings?owner=me&${q}`, { key });
 

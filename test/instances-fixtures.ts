@@ -50,3 +50,16 @@ export async function parked(app: TestApp, n = 1): Promise<void> {
   const hub = app.services.instances.hub;
   while (hub.waiting < n) await new Promise((r) => setImmediate(r));
 }
+
+/** Advances second by second until the instance is running; returns the second it became so. */
+export async function untilRunning(app: TestApp, id: number, key: string): Promise<number> {
+  for (let i = 0; i < 120; i++) {
+    if ((await statusOf(app, id, key)).actual_status === 'running') {
+      // The boot finished at a fraction of a second between two steps: the ledger charges from its whole second.
+      const row = await app.store.db.selectFrom('instances').select('running_since').where('id', '=', id).executeTakeFirstOrThrow();
+      return Math.floor(Number(row.running_since));
+    }
+    await app.advance(1);
+  }
+  throw new Error(`instance ${id} never ran`);
+}

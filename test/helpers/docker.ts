@@ -1,0 +1,40 @@
+/**
+ * Docker for the agent's tests: the local busybox image they run (no registry is reachable here, so it is built from
+ * Debian's static busybox), and a wait on a container's live log.
+ */
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Docker from 'dockerode';
+
+/** The tests' image: `FROM scratch` plus the static busybox and its applets. */
+export const BUSYBOX_IMAGE = 'gpuplane-agent-busybox:test';
+
+/** Builds BUSYBOX_IMAGE from `busybox` (a static binary) in a build context under `dir`. */
+export async function buildBusyboxImage(docker: Docker, dir: string, busybox = '/bin/busybox'): Promise<void> {
+  const ctx = join(dir, 'image');
+  mkdirSync(ctx);
+  copyFileSync(busybox, join(ctx, 'busybox'));
+  writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n');
+  const stream = await docker.buildImage({ context: ctx, src: ['Dockerfile', 'busybox'] }, { t: BUSYBOX_IMAGE });
+  const out = await new Promise<{ error?: string }[]>((resolve, reject) =>
+    docker.modem.followProgress(stream, (err: Error | null, o: { error?: string }[]) => (err ? reject(err) : resolve(o))),
+  );
+  const failed = out.find((o) => o.error);
+  if (failed) throw new Error(`building ${BUSYBOX_IMAGE} failed: ${failed.error}`);
+}
+
+/** Resolves when the container's log (followed live) contains `text`. */
+export async function logShows(docker: Docker, containerId: string, text: string): Promise<void> {
+  const stream = (await docker.getContainer(containerId).logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream & { destroy(): void };
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    stream.on('data', (d: Buffer) => {
+      seen += d.toString('latin1');
+      if (seen.includes(text)) {
+        stream.destroy();
+        resolve();
+      }
+    });
+    stream.once('end', () => (seen.includes(text) ? resolve() : reject(new Error(`log of ${containerId} ended without ${JSON.stringify(text)}: ${seen}`))));
+  });
+}
