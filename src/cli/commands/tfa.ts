@@ -9,6 +9,7 @@ import { saveApiKey } from '../config-file.js';
 import { utc, yesNo } from '../output.js';
 import { resolvePassword, type PasswordOpts } from '../password.js';
 import { hinted } from '../hints.js';
+import { TFA_AUTH_WINDOW_S } from '../../tfa/tfa-constants.js';
 
 interface FactorOpts {
   method?: 'sms' | 'totp' | 'email';
@@ -163,7 +164,7 @@ Example:
 
   tfa
     .command('authorize-finish')
-    .description('authorize adding a method, step 2: opens a 30-minute window to add one')
+    .description(`authorize adding a method, step 2: opens a ${TFA_AUTH_WINDOW_S / 60}-minute window to add one`)
     .requiredOption('--code <code>', 'the code received')
     .requiredOption('--secret <secret>', 'the secret printed by tfa authorize')
     .addHelpText('after', '\nExample:\n  gpuplane tfa authorize-finish --code 123456 --secret SECRET')
