@@ -6,7 +6,7 @@
  * an error here, before anything is sent.
  */
 import { driverCode } from '../fleet/fleet-offers.js';
-import { OFFER_FIELD_ALIASES } from '../offers/offer-fields.js';
+import { OFFER_FIELD_ALIASES, QUERY_UNIT_MULT as M } from '../offers/offer-fields.js';
 
 export type FieldType = 'int' | 'float' | 'bool' | 'string' | 'version';
 
@@ -19,8 +19,6 @@ export interface FieldDef {
   desc: string;
 }
 
-const GB_TO_MB = 1000;
-const DAY_S = 24 * 60 * 60;
 
 /** Offer fields a query may filter on (vastai `offers_fields`, plus those client-compat.md names). */
 export const OFFER_FIELDS: Record<string, FieldDef> = {
@@ -31,7 +29,7 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   cpu_cores: { type: 'int', desc: 'virtual CPUs of the host' },
   cpu_cores_effective: { type: 'float', desc: 'virtual CPUs you get' },
   cpu_ghz: { type: 'float', unit: 'GHz', desc: 'CPU clock speed' },
-  cpu_ram: { type: 'float', unit: 'GB', mult: GB_TO_MB, desc: 'system RAM (sent in MB)' },
+  cpu_ram: { type: 'float', unit: 'GB', mult: M.cpu_ram, desc: 'system RAM (sent in MB)' },
   cuda_max_good: { type: 'float', desc: 'highest CUDA version the driver supports (alias cuda_vers)' },
   datacenter: { type: 'bool', desc: 'only datacenter offers' },
   direct_port_count: { type: 'int', desc: 'open ports on the host' },
@@ -41,7 +39,7 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   dlperf_per_dphtotal: { type: 'float', desc: 'DL-perf per $/hr (alias dlperf_usd)' },
   dph_total: { type: 'float', unit: '$/hr', desc: 'total price (alias dph)' },
   driver_version: { type: 'version', desc: 'driver version, e.g. 535.86.05 (sent as 535086005)' },
-  duration: { type: 'float', unit: 'days', mult: DAY_S, desc: 'longest rental (sent in seconds)' },
+  duration: { type: 'float', unit: 'days', mult: M.duration, desc: 'longest rental (sent in seconds)' },
   external: { type: 'bool', desc: 'include external offers' },
   flops_per_dphtotal: { type: 'float', desc: 'TFLOPS per $/hr (alias flops_usd)' },
   geolocation: { type: 'string', desc: 'two-letter country code' },
@@ -52,8 +50,8 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   gpu_max_temp: { type: 'float', unit: '°C', desc: 'GPU temperature limit' },
   gpu_mem_bw: { type: 'float', unit: 'GB/s', desc: 'GPU memory bandwidth' },
   gpu_name: { type: 'string', desc: 'GPU model; write spaces as _ (RTX_4090)' },
-  gpu_ram: { type: 'float', unit: 'GB', mult: GB_TO_MB, desc: 'RAM per GPU (sent in MB)' },
-  gpu_total_ram: { type: 'float', unit: 'GB', mult: GB_TO_MB, desc: 'total GPU RAM (sent in MB)' },
+  gpu_ram: { type: 'float', unit: 'GB', mult: M.gpu_ram, desc: 'RAM per GPU (sent in MB)' },
+  gpu_total_ram: { type: 'float', unit: 'GB', mult: M.gpu_total_ram, desc: 'total GPU RAM (sent in MB)' },
   has_avx: { type: 'bool', desc: 'CPU supports AVX' },
   host_id: { type: 'int', desc: 'host id' },
   id: { type: 'int', desc: 'offer id' },

@@ -110,6 +110,12 @@ export const OFFER_FIELDS: FieldTable<OfferEntry, OfferContext> = {
 };
 
 /** Short names of the vastai query language, accepted from raw API callers too. */
+/**
+ * The vastai client's query units: a query gives these fields in GB and days, the filter body takes MB and seconds
+ * (its parse_query multiplies them). Shared by the CLI's query parser and a workergroup's `search_params`.
+ */
+export const QUERY_UNIT_MULT: Readonly<Record<string, number>> = { cpu_ram: 1000, gpu_ram: 1000, gpu_total_ram: 1000, duration: 86_400 };
+
 export const OFFER_FIELD_ALIASES: Record<string, string> = {
   cuda_vers: 'cuda_max_good',
   dph: 'dph_total',

@@ -6,14 +6,13 @@
  * filter language, so an unknown field or bad value is a 400 at creation, never a worker rented on the wrong GPU.
  */
 import { badRequest } from '../platform/errors.js';
-import { OFFER_FIELD_ALIASES } from '../offers/offer-fields.js';
+import { OFFER_FIELD_ALIASES, QUERY_UNIT_MULT } from '../offers/offer-fields.js';
 
 const TOKEN = /([a-zA-Z0-9_]+)( *[=><!]+| +(?:[lg]te?|nin|neq|eq|not ?eq|not ?in|in) )?( *)(\[[^\]]+\]|"[^"]+"|[^ ]+)?( *)/g;
 const OPS: Record<string, string> = {
   '>=': 'gte', '>': 'gt', gt: 'gt', gte: 'gte', '<=': 'lte', '<': 'lt', lt: 'lt', lte: 'lte', '!=': 'neq', '==': 'eq', '=': 'eq',
   eq: 'eq', neq: 'neq', noteq: 'neq', 'not eq': 'neq', notin: 'notin', 'not in': 'notin', nin: 'notin', in: 'in',
 };
-const MULT: Record<string, number> = { cpu_ram: 1000, gpu_ram: 1000, gpu_total_ram: 1000, duration: 86_400 };
 export const MAX_SEARCH_PARAMS_CHARS = 4096;
 
 function scalar(v: string): unknown {
@@ -44,10 +43,10 @@ export function parseSearchParams(query: string): Record<string, Record<string, 
     }
     if (op === 'in' || op === 'notin') {
       ops[op] = value.split(',').map((x) => x.trim()).filter(Boolean).map(scalar);
-    } else if (MULT[field] !== undefined) {
+    } else if (QUERY_UNIT_MULT[field] !== undefined) {
       const n = Number(value);
       if (!Number.isFinite(n)) throw badRequest(`search_params: ${rawField} must be a number`);
-      ops[op] = n * MULT[field];
+      ops[op] = n * QUERY_UNIT_MULT[field];
     } else {
       ops[op] = scalar(value);
     }
