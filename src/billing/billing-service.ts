@@ -1,3 +1,4 @@
+import { kvState } from '../platform/db/kv.js';
 import { dailyChargesOf } from './billing-host-charges.js';
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
@@ -35,6 +36,7 @@ export interface BillingDeps {
 
 export function billingServiceFactory({ store, clock, scheduler, findUser = async () => undefined }: BillingDeps) {
   const billing = billingStore(store.db, store.dialect);
+  const kv = kvState(store.db);
   const exhaustedHooks: CreditExhaustedHook[] = [];
   /** Users whose exhaustion hooks are running in this process. */
   const exhausting = new Set<number>();
@@ -115,16 +117,10 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
     await scheduler.schedule(CREDIT_JOB, now + secondsLeft, { user_id: userId }, { tx, ref: creditRef(userId) });
   }
 
-  // Run on every meter start (platform/db/prepared.ts).
-  const insertChainKey = prepared(['value'], (q: { value: string }) =>
-    store.db.insertInto('kv').values({ key: SETTLE_CHAIN_KEY, value: q.value }).onConflict((oc) => oc.column('key').doNothing()).returning('key'),
-  );
-
   /** Starts the chain of bulk settlements unless one is already scheduled (the kv row is the lock). */
   async function ensureSettleChain(tx: Tx, at: number): Promise<void> {
     const next = (Math.floor(at / SETTLE_PERIOD_S) + 1) * SETTLE_PERIOD_S;
-    const inserted = (await insertChainKey(tx, { value: String(next) })).rows[0];
-    if (inserted) await scheduler.schedule(SETTLE_JOB, next, {}, { tx, ref: SETTLE_REF });
+    if (await kv.claim(tx, SETTLE_CHAIN_KEY, String(next))) await scheduler.schedule(SETTLE_JOB, next, {}, { tx, ref: SETTLE_REF });
   }
 
   /** Bulk settlement at a period boundary: every running meter charged up to `dueAt`. */
@@ -140,10 +136,10 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
     await billing.settleSameDay(day, to, ctx.tx);
     if (await billing.anyRunning(ctx.tx)) {
       const next = to + SETTLE_PERIOD_S;
-      await ctx.tx.updateTable('kv').set({ value: String(next) }).where('key', '=', SETTLE_CHAIN_KEY).execute();
+      await kv.set(ctx.tx, SETTLE_CHAIN_KEY, String(next));
       await scheduler.schedule(SETTLE_JOB, next, {}, { tx: ctx.tx, ref: SETTLE_REF });
     } else {
-      await ctx.tx.deleteFrom('kv').where('key', '=', SETTLE_CHAIN_KEY).execute();
+      await kv.remove(ctx.tx, SETTLE_CHAIN_KEY);
     }
   }
 

@@ -1,3 +1,4 @@
+import { kvState } from '../platform/db/kv.js';
 import { sql } from 'kysely';
 import type { Config } from '../config.js';
 import { isVirtual, type Clock } from '../platform/clock.js';
@@ -28,6 +29,7 @@ export interface EmulatorDeps {
 }
 
 export function emulatorServiceFactory({ store, clock, scheduler, users, keysService, outbox, recordCredit }: EmulatorDeps) {
+  const kv = kvState(store.db);
   const resetHooks: ResetHook[] = [];
 
   /**
@@ -105,7 +107,7 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
         const owners = await usersContract.usersByIds(tx, [...new Set(keys.map((k) => k.user_id))]);
         // The generated secret key of a shared PostgreSQL database (platform/secret-key.ts) outlives a reset: every
         // running process still encrypts with it, and a process started later must read the same key.
-        const secretKey = await tx.selectFrom('kv').selectAll().where('key', '=', SECRET_KEY_KV).executeTakeFirst();
+        const secretKey = await kv.get(tx, SECRET_KEY_KV);
         if (store.dialect === 'postgres') {
           await sql.raw(`TRUNCATE ${tables.map((t) => `"${t}"`).join(', ')} CASCADE`).execute(tx);
         } else {
@@ -115,7 +117,7 @@ export function emulatorServiceFactory({ store, clock, scheduler, users, keysSer
         }
         await usersContract.restore(tx, owners);
         await bootstrapKeys.restore(tx, keys);
-        if (secretKey) await tx.insertInto('kv').values(secretKey).execute();
+        if (secretKey !== undefined) await kv.claim(tx, SECRET_KEY_KV, secretKey);
         for (const hook of resetHooks) await hook(tx);
       });
       await scheduler.saveVirtualNow();

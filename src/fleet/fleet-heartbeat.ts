@@ -11,6 +11,7 @@
  * `/_emu/clock/advance`). The kv row is both the chain's guard (one chain, with any number of processes: inserting it
  * is `ON CONFLICT DO NOTHING`) and the start of the next detection window, so each machine is reported once.
  */
+import { kvState } from '../platform/db/kv.js';
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
@@ -37,6 +38,7 @@ export interface HeartbeatDeps {
 export const isSilent = (fault: string | null) => (SILENT_FAULTS as readonly string[]).includes(fault ?? '');
 
 export function fleetHeartbeatFactory({ store, clock, scheduler }: HeartbeatDeps) {
+  const kv = kvState(store.db);
   const hooks: HostLostHook[] = [];
 
   /** Silent machines whose last beat is at or after `t` (partial index on `fault`: only faulted machines are read). */
@@ -50,13 +52,7 @@ export function fleetHeartbeatFactory({ store, clock, scheduler }: HeartbeatDeps
 
   /** Starts the chain unless one runs; the first run is one interval away. */
   async function ensureChain(tx: Tx, now: number): Promise<void> {
-    const inserted = await tx
-      .insertInto('kv')
-      .values({ key: CHAIN_KEY, value: String(now - HEARTBEAT_TIMEOUT_S) })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .returning('key')
-      .executeTakeFirst();
-    if (inserted) await scheduler.schedule(JOB_HEARTBEAT, now + HEARTBEAT_INTERVAL_S, {}, { tx, ref: JOB_HEARTBEAT });
+    if (await kv.claim(tx, CHAIN_KEY, String(now - HEARTBEAT_TIMEOUT_S))) await scheduler.schedule(JOB_HEARTBEAT, now + HEARTBEAT_INTERVAL_S, {}, { tx, ref: JOB_HEARTBEAT });
   }
 
   /**
@@ -69,8 +65,8 @@ export function fleetHeartbeatFactory({ store, clock, scheduler }: HeartbeatDeps
       .set({ heartbeat_at: now })
       .where((eb) => eb.or([eb('fault', 'is', null), eb('fault', 'not in', [...SILENT_FAULTS])]))
       .execute();
-    const row = await tx.selectFrom('kv').select('value').where('key', '=', CHAIN_KEY).executeTakeFirst();
-    const since = row ? Number(row.value) : now - HEARTBEAT_TIMEOUT_S - HEARTBEAT_INTERVAL_S;
+    const saved = await kv.get(tx, CHAIN_KEY);
+    const since = saved !== undefined ? Number(saved) : now - HEARTBEAT_TIMEOUT_S - HEARTBEAT_INTERVAL_S;
     const cutoff = now - HEARTBEAT_TIMEOUT_S;
     // Crossed the timeout since the previous run, and holding instances: only those machines matter.
     const lost = await tx
@@ -85,10 +81,10 @@ export function fleetHeartbeatFactory({ store, clock, scheduler }: HeartbeatDeps
       .execute();
     for (const { id } of lost) for (const hook of hooks) await hook(tx, id);
     if (await silentSince(tx, cutoff).limit(1).executeTakeFirst()) {
-      await tx.updateTable('kv').set({ value: String(cutoff) }).where('key', '=', CHAIN_KEY).execute();
+      await kv.set(tx, CHAIN_KEY, String(cutoff));
       await scheduler.schedule(JOB_HEARTBEAT, now + HEARTBEAT_INTERVAL_S, {}, { tx, ref: JOB_HEARTBEAT });
     } else {
-      await tx.deleteFrom('kv').where('key', '=', CHAIN_KEY).execute();
+      await kv.remove(tx, CHAIN_KEY);
     }
   }
 
@@ -121,7 +117,7 @@ export function fleetHeartbeatFactory({ store, clock, scheduler }: HeartbeatDeps
 
     /** Whether the chain runs (tests). */
     async watching(): Promise<boolean> {
-      return (await store.db.selectFrom('kv').select('key').where('key', '=', CHAIN_KEY).executeTakeFirst()) !== undefined;
+      return (await kv.get(store.db, CHAIN_KEY)) !== undefined;
     },
   };
 }
