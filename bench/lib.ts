@@ -164,7 +164,7 @@ export interface Load {
 const CLOCK_TICKS = 100;
 
 /** User + system CPU milliseconds a process has used so far, from /proc (NaN where there is no /proc). */
-function cpuMs(pid: number | undefined): number {
+export function cpuMs(pid: number | undefined): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     // After "pid (comm) ": utime and stime are the 12th and 13th fields.

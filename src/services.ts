@@ -139,6 +139,7 @@ export function createServices(deps: ServiceDeps) {
   const agent: AgentService = agentServiceFactory({
     store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
     accountKeys: (userId, tx) => sshKeys.publicKeysOf(userId, tx),
+    warn: (err) => log.warn({ err }, 'reading the desired state of held agent polls failed'),
   });
   // The autoscaler rents and destroys real instances inside its job's transaction, choosing offers as search does.
   const serverless = serverlessServiceFactory({

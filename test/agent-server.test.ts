@@ -169,6 +169,43 @@ forEachDialect('agent server', (app) => {
     assert.equal(back.actual_status, 'running');
   });
 
+  test('each silent machine goes offline at its own timeout (one that never reported too); the sweep ends with the last and starts again', async () => {
+    const online = async (h: { apiKey: string; machineId: number }) =>
+      (await app().request('GET', `/api/v0/machines/${h.machineId}`, { key: h.apiKey })).body[0].online as boolean;
+    const sweeps = async () => Number((await app().store.db.selectFrom('jobs').select((eb) => eb.fn.countAll().as('n')).where('kind', '=', 'agent.sweep').executeTakeFirstOrThrow()).n);
+    const a = await hostWithMachine(app());
+    const b = await hostWithMachine(app());
+    await report(app(), a, [], null);
+    await app().advance(10);
+    await report(app(), b, [], null);
+    const silent = await hostWithMachine(app()); // registered at +10, never reports
+    assert.equal(await sweeps(), 1, 'one sweep chain for every machine');
+    await app().advance(19); // +29
+    assert.deepEqual([await online(a), await online(b), await online(silent)], [true, true, true]);
+    await app().advance(1); // +30: a reported 30 s ago
+    assert.deepEqual([await online(a), await online(b), await online(silent)], [false, true, true]);
+    await app().advance(9); // +39
+    assert.deepEqual([await online(b), await online(silent)], [true, true]);
+    await app().advance(1); // +40: b reported and silent registered 30 s ago
+    assert.deepEqual([await online(b), await online(silent)], [false, false]);
+    assert.equal(await sweeps(), 0, 'no machine is online: the sweep chain ended');
+    await report(app(), a, [], null);
+    assert.equal(await online(a), true);
+    assert.equal(await sweeps(), 1, 'a report starts it again');
+    await app().advance(30);
+    assert.equal(await online(a), false);
+  });
+
+  test('more silent machines than one sweep takes go offline together, at their timeout', async () => {
+    const hosts = [];
+    for (let i = 0; i < 55; i++) hosts.push(await hostWithMachine(app(), { list: false }));
+    await app().advance(29);
+    const online = async () => (await app().request('GET', '/api/v0/machines?owner=all')).body.machines.filter((m: any) => hosts.some((h) => h.machineId === m.id) && m.online).length;
+    assert.equal(await online(), 55);
+    await app().advance(1);
+    assert.equal(await online(), 0);
+  });
+
   test('request_logs on a real host asks its agent, and result_url serves its answer', async () => {
     const host = await hostWithMachine(app());
     const renter = await app().createUser();

@@ -21,14 +21,14 @@ export const OFFLINE_MSG = 'host offline: its agent stopped reporting';
 const samePorts = (a: string | null, b: Record<string, unknown>) => a !== null && a === JSON.stringify(b);
 
 /**
- * Applies one report to the instances on the machine, inside `tx`. `converged`: the agent acted on the current
+ * Applies one report to the instances on the machine (`rows`, as read in `tx`), inside `tx`. `converged`: the agent acted on the current
  * desired state, so an instance it says nothing about has no container (else it may not have made it yet).
  * Returns how many instances changed.
  */
 export async function applyObserved(
   { store, lifecycle }: ObservedDeps,
   tx: Tx,
-  machineId: number,
+  rows: InstanceRow[],
   observed: ObservedInstanceT[],
   boots: Map<number, number>,
   converged: boolean,
@@ -36,7 +36,7 @@ export async function applyObserved(
 ): Promise<number> {
   const byId = new Map(observed.map((o) => [o.instance_id, o]));
   let changed = 0;
-  for (const row of await store.listOnMachine(machineId, tx)) {
+  for (const row of rows) {
     if (!wantsRunning(row)) continue;
     const o = byId.get(row.id);
     if (o && (o.generation !== GENERATION || o.boot !== (boots.get(row.id) ?? 0))) continue;

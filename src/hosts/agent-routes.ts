@@ -38,9 +38,10 @@ export async function agentRoutes(app: TypedApp, agent: AgentService): Promise<v
     preHandler: machineAuth,
     schema: { tags, summary: "The machine's desired state (long-poll)", querystring: DesiredQuery, response: { 200: DesiredReply, ...errors } },
   }, async (request) => {
-    let gone = false;
-    request.raw.once('close', () => (gone = true));
-    return agent.desired(machine(request), request.query, () => gone);
+    // The agent hanging up ends the hold (the socket closes; a finished reply closes nothing that is still waited on).
+    const hangUp = new AbortController();
+    request.raw.once('close', () => hangUp.abort());
+    return agent.desired(machine(request), request.query, hangUp.signal);
   });
 
   app.put('/api/v0/agent/status/', {

@@ -1,8 +1,9 @@
 /**
  * The server side of the agent protocol (docs/AGENT-PROTOCOL.md): registration of real hosts' machines, machine
  * keys, the desired state each agent long-polls, the status reports that drive its instances, log answers, and the
- * liveness timeout. The database is the truth; a held long-poll re-reads it on every local change and every
- * POLL_MS, so a change made by any server process reaches the agent within that.
+ * liveness timeout. The database is the truth; the held long-polls of a process are watched together
+ * (agent-watch.ts): on every local change and every POLL_MS, so a change made by any server process reaches the
+ * agent within that.
  */
 import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
@@ -18,14 +19,23 @@ import {
 import type { AgentLogAnswer, AgentRegisterRequest, AgentStatusRequest } from '../sdk/api/agent.js';
 import type { FleetService } from '../fleet/fleet-service.js';
 import type { Lifecycle } from '../instances/instances-lifecycle.js';
-import type { InstancesStore } from '../instances/instances-store.js';
+import type { InstanceRow, InstancesStore } from '../instances/instances-store.js';
+import { kvState } from '../platform/db/kv.js';
 import type { EventsHub } from '../instances/instances-events.js';
 import { agentStore } from './agent-store.js';
 import { desiredInstance, desiredVersion } from './agent-desired.js';
 import { applyObserved, markOffline } from './agent-observed.js';
+import { desiredWatch } from './agent-watch.js';
 import { machineFromHardware, hardwarePatch } from './agent-hardware.js';
 
-export const JOB_AGENT_OFFLINE = 'agent.offline';
+/** The liveness sweep: one chain of jobs across every process, each due when the next machine can go silent. */
+export const JOB_AGENT_SWEEP = 'agent.sweep';
+/** Per-machine timers of earlier versions; a left-over one only makes sure the sweep runs. */
+const JOB_AGENT_OFFLINE_LEGACY = 'agent.offline';
+/** kv row held while the sweep chain runs (the chain's lock, as fleet-heartbeat.ts does it). */
+const SWEEP_KV = 'agent.sweep';
+/** Machines one sweep job takes offline at most. */
+const SWEEP_BATCH = 50;
 /** A held long-poll re-reads the desired state this often (changes made by other server processes). */
 export const POLL_MS = 100;
 /** A log request the agent has not answered in this long is dropped from its desired state. */
@@ -33,7 +43,6 @@ export const LOG_ANSWER_TTL_S = 120;
 /** How long fetching a real host's log waits for its agent's answer before saying "not yet" (404; clients retry). */
 export const LOG_WAIT_MS = 5000;
 
-const refOf = (machineId: number) => `agent-machine:${machineId}`;
 
 export interface AgentDeps {
   store: Store;
@@ -45,32 +54,44 @@ export interface AgentDeps {
   fleet: FleetService;
   instances: { store: InstancesStore; lifecycle: Lifecycle; notify: () => void };
   hub: EventsHub;
+  /** A failed background read (the held polls' watch). */
+  warn?: (err: unknown) => void;
   /** Public keys on the renter's account, put in every container with the instance's own. */
   accountKeys?: (userId: number, tx?: Tx) => Promise<string[]>;
 }
 
 /** A real-time deadline for holding a connection (not service time: a virtual clock does not move by itself). */
-function deadline(ms: number): { passed: () => boolean; cancel: () => void } {
+function deadline(ms: number): { passed: () => boolean; left: () => number; cancel: () => void } {
+  const end = performance.now() + ms;
   let passed = false;
   const t = setTimeout(() => (passed = true), ms);
-  return { passed: () => passed, cancel: () => clearTimeout(t) };
+  return { passed: () => passed, left: () => Math.max(0, end - performance.now()), cancel: () => clearTimeout(t) };
+}
+
+interface DesiredState {
+  version: number;
+  instances: DesiredInstanceT[];
+  log_requests: LogRequestT[];
 }
 
 export function agentServiceFactory(deps: AgentDeps) {
   const { store, clock, random, scheduler, config, secretBox, fleet, hub } = deps;
   const db = store.db;
   const agents = agentStore(db);
+  const kv = kvState(db);
   const heartbeatInterval = Math.max(1, Math.floor(config.agentOfflineAfter / 3));
   const notify = () => deps.instances.notify();
+  const fingerprintOf = async (machineId: number): Promise<string> => (await agents.fingerprints([machineId])).get(machineId)!;
+  const watch = desiredWatch({ hub, pollMs: POLL_MS, fingerprints: (ids) => agents.fingerprints(ids), warn: deps.warn ?? (() => undefined) });
 
   async function transact<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return db.transaction().execute(fn);
   }
 
-  /** The machine's whole desired state and its version. */
-  async function desiredState(machineId: number, tx: Tx = db): Promise<{ version: number; instances: DesiredInstanceT[]; log_requests: LogRequestT[] }> {
+  /** The machine's whole desired state and its version, with the instance rows it was built from. */
+  async function desiredOf(machineId: number, tx: Tx = db): Promise<{ state: DesiredState; rows: InstanceRow[] }> {
     const rows = await deps.instances.store.listOnMachine(machineId, tx);
-    const machine = await fleet.machine(machineId, tx);
+    const machine = rows.length ? await fleet.machine(machineId, tx) : undefined;
     const ids = rows.map((r) => r.id);
     const boots = await agents.bootCounts(ids, tx);
     const keys = await agents.sshKeysOf(ids, tx);
@@ -90,29 +111,53 @@ export function agentServiceFactory(deps: AgentDeps) {
     const log_requests = (await agents.openLogRequests(machineId, clock.now(), tx)).map((l) => ({
       request_id: l.request_id, instance_id: l.instance_id, tail: l.tail, filter: l.filter,
     }));
-    return { version: desiredVersion(instances, log_requests), instances, log_requests };
+    return { state: { version: desiredVersion(instances, log_requests), instances, log_requests }, rows };
   }
 
-  async function ensureOfflineTimer(tx: Tx, machineId: number, now: number): Promise<void> {
-    await scheduler.cancel(refOf(machineId), { tx, kind: JOB_AGENT_OFFLINE });
-    await scheduler.schedule(JOB_AGENT_OFFLINE, now + config.agentOfflineAfter, { machineId }, { tx, ref: refOf(machineId) });
+  /** The machine's whole desired state and its version. */
+  const desiredState = async (machineId: number, tx: Tx = db): Promise<DesiredState> => (await desiredOf(machineId, tx)).state;
+
+  /**
+   * Starts the liveness sweep unless it runs. A running chain is due no later than `dueAt`: it is due when the machine
+   * that reported longest ago can go silent, and a machine that reports now can go silent only later.
+   */
+  async function ensureSweep(tx: Tx, dueAt: number): Promise<void> {
+    if (await kv.claim(tx, SWEEP_KV, String(dueAt))) await scheduler.schedule(JOB_AGENT_SWEEP, dueAt, {}, { tx, ref: SWEEP_KV });
   }
 
-  /** The liveness timeout passed without a report: the machine and its running instances are offline. */
-  async function wentSilent({ machineId }: { machineId: number }, { tx, now }: { tx: Tx; now: number }): Promise<void> {
-    const row = await agents.byMachine(machineId, tx);
-    if (!row || row.offline === 1) return;
-    if (row.last_report_at !== null && now - row.last_report_at < config.agentOfflineAfter) return;
-    await agents.update(machineId, { offline: 1 }, tx);
-    // Lock order of every writer (PostgreSQL): the instances first, the fleet after.
-    await markOffline(deps.instances, tx, machineId, now);
-    const machine = await fleet.machine(machineId, tx);
-    if (machine && machine.fault === null) await fleet.setMachineFault(tx, machineId, 'offline');
+  /**
+   * One sweep: every machine silent for the liveness timeout goes offline with its running instances; the next sweep
+   * is due when the next one can. A heartbeat is then one row update, with no timer to move.
+   */
+  async function sweep(_payload: unknown, { tx, now }: { tx: Tx; now: number }): Promise<void> {
+    const timeout = config.agentOfflineAfter;
+    const silent = await agents.silentSince(now - timeout, SWEEP_BATCH, tx);
+    for (const machineId of silent) {
+      await agents.update(machineId, { offline: 1 }, tx);
+      // Lock order of every writer (PostgreSQL): the machine's agent row, its instances, then the fleet.
+      await markOffline(deps.instances, tx, machineId, now);
+      const machine = await fleet.machine(machineId, tx);
+      if (machine && machine.fault === null) await fleet.setMachineFault(tx, machineId, 'offline');
+    }
+    let next = now;
+    // A full batch (a whole rack went silent): the rest in the next job, due now, so no transaction holds the fleet's
+    // lock for long.
+    if (silent.length < SWEEP_BATCH) {
+      const oldest = await agents.oldestOnlineReport(tx);
+      if (oldest === null) {
+        await kv.remove(tx, SWEEP_KV);
+        return;
+      }
+      next = Math.max(oldest + timeout, now + 1);
+    }
+    await kv.set(tx, SWEEP_KV, String(next));
+    await scheduler.schedule(JOB_AGENT_SWEEP, next, {}, { tx, ref: SWEEP_KV });
   }
 
-  scheduler.register(JOB_AGENT_OFFLINE, wentSilent);
+  scheduler.register(JOB_AGENT_SWEEP, sweep);
+  scheduler.register(JOB_AGENT_OFFLINE_LEGACY, (_p, { tx, now }) => ensureSweep(tx, now));
   scheduler.afterJob.push((kind) => {
-    if (kind === JOB_AGENT_OFFLINE) notify();
+    if (kind === JOB_AGENT_SWEEP) notify();
   });
 
   return {
@@ -142,7 +187,7 @@ export function agentServiceFactory(deps: AgentDeps) {
           hardware_declared: hw.hardware_declared ? 1 : 0, hardware: JSON.stringify(hw), last_report_at: null, offline: 0, created_at: now,
         }, tx);
         // A machine that never reports goes offline like one that stopped reporting.
-        await ensureOfflineTimer(tx, id, now);
+        await ensureSweep(tx, now + config.agentOfflineAfter);
         return id;
       });
       let machineId: number;
@@ -175,21 +220,20 @@ export function agentServiceFactory(deps: AgentDeps) {
 
     /**
      * `GET /api/v0/agent/desired/`: at once when the version is not `after`, else when it changes, else after `wait`
-     * seconds. `gone()` is true once the agent hung up.
+     * seconds. `signal` aborts once the agent hung up.
      */
-    async desired(machineId: number, q: { after?: number; wait?: number }, gone: () => boolean = () => false) {
+    async desired(machineId: number, q: { after?: number; wait?: number }, signal?: AbortSignal) {
       const wait = q.wait ?? 0;
       const limit = deadline(wait * 1000);
       try {
         for (;;) {
-          const seen = await agents.fingerprint(machineId);
+          const seen = await fingerprintOf(machineId);
           const d = await desiredState(machineId);
-          if (q.after === undefined || d.version !== q.after || wait === 0) return { success: true as const, ...d };
-          // Held: one cheap read per wake-up; the whole state is rebuilt only when what it is built from changed.
-          do {
-            if (limit.passed() || gone() || hub.closed) return { success: true as const, ...(await desiredState(machineId)) };
-            await hub.next(POLL_MS);
-          } while ((await agents.fingerprint(machineId)) === seen);
+          if (q.after === undefined || d.version !== q.after || wait === 0 || limit.passed() || signal?.aborted || hub.closed) {
+            return { success: true as const, ...d };
+          }
+          // Held: the whole state is rebuilt only when what it is built from changed (agent-watch.ts).
+          await watch.changed(machineId, seen, limit.left(), signal);
         }
       } finally {
         limit.cancel();
@@ -208,11 +252,11 @@ export function agentServiceFactory(deps: AgentDeps) {
           patch.hardware_declared = body.hardware.hardware_declared ? 1 : 0;
         }
         await agents.update(machineId, patch, tx);
-        await ensureOfflineTimer(tx, machineId, now);
-        const current = await desiredState(machineId, tx);
-        const boots = new Map(current.instances.map((i) => [i.instance_id, i.boot]));
+        if (row.offline === 1) await ensureSweep(tx, now + config.agentOfflineAfter);
+        const current = await desiredOf(machineId, tx);
+        const boots = new Map(current.state.instances.map((i) => [i.instance_id, i.boot]));
         // Lock order of every writer (PostgreSQL): the instances first, the fleet after.
-        let n = await applyObserved(deps.instances, tx, machineId, body.observed, boots, body.desired_version === current.version, now);
+        let n = await applyObserved(deps.instances, tx, current.rows, body.observed, boots, body.desired_version === current.state.version, now);
         if (body.hardware) await fleet.updateAgentMachine(tx, machineId, hardwarePatch(body.hardware));
         if (row.offline === 1) {
           const machine = await fleet.machine(machineId, tx);
@@ -220,7 +264,7 @@ export function agentServiceFactory(deps: AgentDeps) {
           n++;
         }
         // Applying a report changes actual states only, never what the desired state is built from: its version holds.
-        return { n, version: current.version };
+        return { n, version: current.state.version };
       });
       if (changed.n) notify();
       return { success: true, desired_version: changed.version, heartbeat_interval: heartbeatInterval };

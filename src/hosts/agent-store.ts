@@ -1,9 +1,12 @@
-import { sql, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Db, Tx } from '../platform/db/connect.js';
 import type { AgentLogRequestsTable, AgentMachinesTable } from './agent-tables.js';
 
 export type AgentMachineRow = Selectable<AgentMachinesTable>;
 export type AgentLogRequestRow = Selectable<AgentLogRequestsTable>;
+
+/** Machines per fingerprint query (bound parameters stay far below SQLite's and PostgreSQL's limits). */
+const FINGERPRINT_BATCH = 1000;
 
 /** The agent tables (agent-tables.ts). */
 export function agentStore(db: Db) {
@@ -26,6 +29,20 @@ export function agentStore(db: Db) {
 
     async update(machineId: number, patch: Partial<Omit<AgentMachineRow, 'machine_id'>>, tx: Tx = db): Promise<void> {
       await tx.updateTable('agent_machines').set(patch).where('machine_id', '=', machineId).execute();
+    },
+
+    /** Online machines (with a live key) whose last report, or registration, is at or before `cutoff`; `limit` at most. */
+    async silentSince(cutoff: number, limit: number, tx: Tx = db): Promise<number[]> {
+      const rows = await tx.selectFrom('agent_machines').select('machine_id').where('offline', '=', 0).where('key_hash', 'is not', null)
+        .where((eb) => eb(eb.fn.coalesce('last_report_at', 'created_at'), '<=', cutoff)).orderBy('machine_id').limit(limit).execute();
+      return rows.map((r) => r.machine_id);
+    },
+
+    /** When the online machine that reported longest ago last reported (or registered); null when none is online. */
+    async oldestOnlineReport(tx: Tx = db): Promise<number | null> {
+      const r = await tx.selectFrom('agent_machines').select((eb) => eb.fn.min(eb.fn.coalesce('last_report_at', 'created_at')).as('t'))
+        .where('offline', '=', 0).where('key_hash', 'is not', null).executeTakeFirst();
+      return r?.t === null || r?.t === undefined ? null : Number(r.t);
     },
 
     async insertLogRequest(row: AgentLogRequestRow, tx: Tx = db): Promise<void> {
@@ -51,20 +68,29 @@ export function agentStore(db: Db) {
     },
 
     /**
-     * A cheap digest of what the machine's desired state is built from (one query): its live instances (each state
-     * change bumps `state_version`), their SSH keys, and its open log requests. A held long-poll rebuilds the desired
-     * state only when this changes.
+     * A cheap digest of what each machine's desired state is built from (three queries for any number of machines):
+     * its live instances (each state change bumps `state_version`), their SSH keys, and its open log requests. A held
+     * long-poll rebuilds the desired state only when its machine's digest changes (agent-watch.ts).
      */
-    async fingerprint(machineId: number, tx: Tx = db): Promise<string> {
-      const { rows } = await sql<{ n: number; sv: number; k: number; kmax: number; l: number }>`
-        SELECT
-          (SELECT COUNT(*) FROM instances WHERE machine_id = ${machineId} AND destroyed_at IS NULL) AS n,
-          (SELECT COALESCE(SUM(state_version), 0) FROM instances WHERE machine_id = ${machineId} AND destroyed_at IS NULL) AS sv,
-          (SELECT COUNT(*) FROM instance_ssh_keys k JOIN instances i ON i.id = k.instance_id WHERE i.machine_id = ${machineId} AND i.destroyed_at IS NULL) AS k,
-          (SELECT COALESCE(MAX(k.id), 0) FROM instance_ssh_keys k JOIN instances i ON i.id = k.instance_id WHERE i.machine_id = ${machineId} AND i.destroyed_at IS NULL) AS kmax,
-          (SELECT COUNT(*) FROM agent_log_requests WHERE machine_id = ${machineId} AND answered_at IS NULL) AS l`.execute(tx);
-      const r = rows[0];
-      return [r.n, r.sv, r.k, r.kmax, r.l].map(Number).join(':');
+    async fingerprints(machineIds: number[], tx: Tx = db): Promise<Map<number, string>> {
+      const parts = new Map<number, [number, number, number, number, number]>();
+      for (let i = 0; i < machineIds.length; i += FINGERPRINT_BATCH) {
+        const ids = machineIds.slice(i, i + FINGERPRINT_BATCH);
+        for (const id of ids) parts.set(id, [0, 0, 0, 0, 0]);
+        const [inst, keys, logs] = await Promise.all([
+          tx.selectFrom('instances').select(['machine_id', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('state_version').as('sv')])
+            .where('machine_id', 'in', ids).where('destroyed_at', 'is', null).groupBy('machine_id').execute(),
+          tx.selectFrom('instance_ssh_keys as k').innerJoin('instances as i', 'i.id', 'k.instance_id')
+            .select(['i.machine_id', (eb) => eb.fn.countAll<number>().as('k'), (eb) => eb.fn.max<number>('k.id').as('kmax')])
+            .where('i.machine_id', 'in', ids).where('i.destroyed_at', 'is', null).groupBy('i.machine_id').execute(),
+          tx.selectFrom('agent_log_requests').select(['machine_id', (eb) => eb.fn.countAll<number>().as('l')])
+            .where('machine_id', 'in', ids).where('answered_at', 'is', null).groupBy('machine_id').execute(),
+        ]);
+        for (const r of inst) Object.assign(parts.get(r.machine_id!)!, { 0: Number(r.n), 1: Number(r.sv) });
+        for (const r of keys) Object.assign(parts.get(r.machine_id!)!, { 2: Number(r.k), 3: Number(r.kmax) });
+        for (const r of logs) parts.get(r.machine_id)![4] = Number(r.l);
+      }
+      return new Map([...parts].map(([id, p]) => [id, p.join(':')]));
     },
 
     /** How many times each instance was booted: its `boot` counter (events where a boot began: status null). */
