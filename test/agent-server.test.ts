@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
-import { desired, hardware, hostWithMachine, observed, registrationId, report } from './agent-server-fixtures.js';
+import { desired, hardware, hostWithMachine, observed, registrationId, report, type Host } from './agent-server-fixtures.js';
 import { rentOk, statusOf } from './instances-fixtures.js';
 
 forEachDialect('agent server', (app) => {
@@ -197,7 +197,7 @@ forEachDialect('agent server', (app) => {
   });
 
   test('more silent machines than one sweep takes go offline together, at their timeout', async () => {
-    const hosts = [];
+    const hosts: Host[] = [];
     for (let i = 0; i < 55; i++) hosts.push(await hostWithMachine(app(), { list: false }));
     await app().advance(29);
     const online = async () => (await app().request('GET', '/api/v0/machines?owner=all')).body.machines.filter((m: any) => hosts.some((h) => h.machineId === m.id) && m.online).length;

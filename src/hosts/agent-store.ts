@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db, Tx } from '../platform/db/connect.js';
+import { prepared, preparedByKeys } from '../platform/db/prepared.js';
 import type { AgentLogRequestsTable, AgentMachinesTable } from './agent-tables.js';
 
 export type AgentMachineRow = Selectable<AgentMachinesTable>;
@@ -10,17 +11,27 @@ const FINGERPRINT_BATCH = 1000;
 
 /** The agent tables (agent-tables.ts). */
 export function agentStore(db: Db) {
+  // Every agent request and heartbeat runs these (platform/db/prepared.ts): 10,000 machines report every 10 s.
+  const selectByKeyHash = prepared(['key_hash'], (q: { key_hash: string }) => db.selectFrom('agent_machines').selectAll().where('key_hash', '=', q.key_hash));
+  const selectByMachine = prepared(['machine_id'], (q: { machine_id: number }) => db.selectFrom('agent_machines').selectAll().where('machine_id', '=', q.machine_id));
+  const updateMachine = preparedByKeys((q: Partial<AgentMachineRow> & { machine_id: number }) => {
+    const { machine_id, ...patch } = q;
+    return db.updateTable('agent_machines').set(patch).where('machine_id', '=', machine_id);
+  });
+  const selectOpenLogRequests = prepared(['machine_id', 'now'], (q: { machine_id: number; now: number }) =>
+    db.selectFrom('agent_log_requests').selectAll().where('machine_id', '=', q.machine_id).where('answered_at', 'is', null)
+      .where('expires_at', '>', q.now).orderBy('request_id'));
   return {
     async byRegistration(userId: number, registrationId: string, tx: Tx = db): Promise<AgentMachineRow | undefined> {
       return tx.selectFrom('agent_machines').selectAll().where('user_id', '=', userId).where('registration_id', '=', registrationId).executeTakeFirst();
     },
 
     async byKeyHash(keyHash: string, tx: Tx = db): Promise<AgentMachineRow | undefined> {
-      return tx.selectFrom('agent_machines').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+      return (await selectByKeyHash(tx, { key_hash: keyHash })).rows[0];
     },
 
     async byMachine(machineId: number, tx: Tx = db): Promise<AgentMachineRow | undefined> {
-      return tx.selectFrom('agent_machines').selectAll().where('machine_id', '=', machineId).executeTakeFirst();
+      return (await selectByMachine(tx, { machine_id: machineId })).rows[0];
     },
 
     async insert(row: AgentMachineRow, tx: Tx): Promise<void> {
@@ -28,7 +39,7 @@ export function agentStore(db: Db) {
     },
 
     async update(machineId: number, patch: Partial<Omit<AgentMachineRow, 'machine_id'>>, tx: Tx = db): Promise<void> {
-      await tx.updateTable('agent_machines').set(patch).where('machine_id', '=', machineId).execute();
+      await updateMachine(tx, { ...patch, machine_id: machineId });
     },
 
     /** Online machines (with a live key) whose last report, or registration, is at or before `cutoff`; `limit` at most. */
@@ -51,8 +62,7 @@ export function agentStore(db: Db) {
 
     /** The machine's log requests its agent has yet to answer (not expired). */
     async openLogRequests(machineId: number, now: number, tx: Tx = db): Promise<AgentLogRequestRow[]> {
-      return tx.selectFrom('agent_log_requests').selectAll().where('machine_id', '=', machineId).where('answered_at', 'is', null)
-        .where('expires_at', '>', now).orderBy('request_id').execute();
+      return (await selectOpenLogRequests(tx, { machine_id: machineId, now })).rows;
     },
 
     async logRequest(requestId: string, tx: Tx = db): Promise<AgentLogRequestRow | undefined> {

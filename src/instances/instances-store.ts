@@ -21,6 +21,9 @@ export function instancesStore(db: Tx, dialect: DialectName) {
   const live = (q: { id: number }) => db.selectFrom('instances').selectAll().where('id', '=', q.id).where('destroyed_at', 'is', null);
   const findLive = prepared(['id'], live);
   const lockLive = prepared(['id'], (q: { id: number }) => (dialect === 'postgres' ? live(q).forUpdate() : live(q)));
+  // Every status report of a real host's agent reads its machine's instances.
+  const selectLiveOnMachine = prepared(['machine_id'], (q: { machine_id: number }) =>
+    db.selectFrom('instances').selectAll().where('machine_id', '=', q.machine_id).where('destroyed_at', 'is', null).orderBy('id'));
   const insertEventRow = preparedByKeys((e: Omit<InstanceEventRow, 'id'>) => db.insertInto('instance_events').values(e));
 
   return {
@@ -65,7 +68,7 @@ export function instancesStore(db: Tx, dialect: DialectName) {
     },
 
     async listOnMachine(machineId: number, tx: Tx = db): Promise<InstanceRow[]> {
-      return tx.selectFrom('instances').selectAll().where('machine_id', '=', machineId).where('destroyed_at', 'is', null).orderBy('id').execute();
+      return (await selectLiveOnMachine(tx, { machine_id: machineId })).rows;
     },
 
     async insertEvent(e: Omit<InstanceEventRow, 'id'>, tx: Tx = db): Promise<void> {
