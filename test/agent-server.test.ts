@@ -147,6 +147,24 @@ forEachDialect('agent server', (app) => {
     assert.deepEqual(got.instances.map((i: any) => i.instance_id), [id]);
   });
 
+  test("a held long-poll answers when a renter adds an SSH key to the account (the key goes into the container)", async () => {
+    const host = await hostWithMachine(app());
+    const renter = await app().createUser();
+    const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
+    const d = await desired(app(), host);
+    assert.deepEqual(d.instances[0].ssh_keys, []);
+    const held = desired(app(), host, { after: String(d.version), wait: '30' });
+    await new Promise((r) => setImmediate(r));
+    const key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl renter@laptop';
+    const added = await app().request('POST', '/api/v0/ssh/', { key: renter.api_key, body: { ssh_key: key } });
+    assert.equal(added.status, 200, added.raw);
+    const t0 = performance.now();
+    const got = await held;
+    assert.ok(performance.now() - t0 < 5000, 'answered on the change, not at the end of the 30 s hold');
+    assert.equal(got.instances[0].instance_id, id);
+    assert.deepEqual(got.instances[0].ssh_keys, [key]);
+  });
+
   test('a silent machine goes offline with its instances, and comes back with them running', async () => {
     const host = await hostWithMachine(app());
     const renter = await app().createUser();
