@@ -11,9 +11,10 @@ import { scopeOf, type Principal, type Scope } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { SecretBox } from '../platform/crypto.js';
 import type { Store, Tx } from '../platform/db/connect.js';
-import { ApiError } from '../platform/errors.js';
+import { ApiError, badRequest } from '../platform/errors.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import type { CreateRequest } from '../instances/instances-create.js';
+import { EnvParseError, parseDockerEnv } from '../templates/template-merge.js';
 import type { BlobStore } from './serverless-blob.js';
 import { deploymentsStore, type DeploymentRow, type VersionRow } from './serverless-deployments-store.js';
 import { AUTOSCALE_JOB, workergroupRef, type scalerFactory } from './serverless-scaler.js';
@@ -219,6 +220,13 @@ export function deploymentsFactory(deps: DeploymentsDeps) {
       const scope = scopeOf(principal);
       const tag = b.tag ?? DEFAULT_TAG;
       const filter = deps.searchFilter(b.search_params ?? '');
+      // The container options are read as a template's are (`-e NAME=value -p 3000:3000/tcp`): a mistake is a 400 now.
+      try {
+        parseDockerEnv(b.env);
+      } catch (err) {
+        if (err instanceof EnvParseError) throw badRequest(`env: ${err.message}`);
+        throw err;
+      }
       const now = clock.now();
       return tx(async (t) => {
         const [existing] = await ds.byName(scope, b.name, tag, t, true);
@@ -306,7 +314,8 @@ export function deploymentsFactory(deps: DeploymentsDeps) {
       const d = wg.deployment_id === null ? undefined : await ds.byId(wg.deployment_id, t);
       const v = d && (await ds.version(d.current_version_id, t));
       if (!d || !v) return undefined;
-      const env = [v.env ?? '', `-e IS_DEPLOYMENT=true -e DEPLOYMENT_ID=${d.id}`].filter(Boolean).join(' ');
+      // What the SDK's bootstrap (serve_deployment.py) reads to fetch this deployment's tarball.
+      const env = { ...parseDockerEnv(v.env), IS_DEPLOYMENT: 'true', DEPLOYMENT_ID: String(d.id) };
       const login = v.image_login_sealed === null ? null : secretBox.open(v.image_login_sealed);
       return { image: v.image, env, disk: v.storage, runtype: 'args', ...(login ? { image_login: login } : {}) };
     },
