@@ -11,7 +11,7 @@ import { digestEqual } from '../platform/crypto.js';
 import type { Tx } from '../platform/db/connect.js';
 import type { ServerlessKeys } from './serverless-keys.js';
 import type { RouteBody, RouteReply } from './serverless-sdk-schemas.js';
-import type { ServerlessStore } from './serverless-store.js';
+import type { EndpointRow, ServerlessStore } from './serverless-store.js';
 
 /** The pyworker's port inside the container when the instance's env sets no WORKER_PORT (its start_server.sh). */
 export const DEFAULT_WORKER_PORT = 3000;
@@ -39,11 +39,16 @@ export function workerUrl(w: WorkerAddress): string | null {
 
 export function routerFactory({ store, keys, instances }: { store: ServerlessStore; keys: ServerlessKeys; instances: RouterInstancesPort }) {
   return {
-    async route(presented: string | null, body: Static<typeof RouteBody>): Promise<Static<typeof RouteReply>> {
-      if (presented === null) throw new ApiError('auth_error', 'the endpoint\'s API key is required: send "Authorization: Bearer <endpoint api_key>" (the api_key of GET /api/v0/endptjobs/)');
+    /** The live endpoint whose own key was presented, or a 401. */
+    async authenticate(presented: string | null): Promise<EndpointRow> {
+      if (presented === null) throw new ApiError('auth_error', 'the endpoint\'s API key is required: send "Authorization: Bearer <key>" with the api_key shown with the endpoint');
       const hash = keys.hashOf(presented);
       const ep = await store.endpointByKeyHash(hash);
       if (!ep || !digestEqual(ep.api_key_hash ?? '', hash)) throw new ApiError('auth_error', 'invalid endpoint API key');
+      return ep;
+    },
+
+    async route(ep: EndpointRow, body: Static<typeof RouteBody>): Promise<Static<typeof RouteReply>> {
       if (ep.endpoint_name !== body.endpoint) throw new ApiError('permission_denied', `this key is not the key of endpoint ${JSON.stringify(body.endpoint)}`);
       const cost = body.cost ?? DEFAULT_COST;
       const requestIdx = body.request_idx || (await store.nextReqnum(ep.id));

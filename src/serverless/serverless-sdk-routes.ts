@@ -4,11 +4,13 @@
  * call `POST /route/` with its public key `GET /pubkey/`. The SDK adds `?api_key=` to every request: these routes
  * take the key from there when no Authorization header is sent (`queryKey`).
  */
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { bearerKey, principalOf, queryApiKey } from '../platform/auth.js';
 import type { TypedApp } from '../platform/http.js';
 import { ErrorReply } from '../platform/schemas.js';
 import type { ServerlessService } from './serverless-service.js';
+import type { EndpointRow } from './serverless-store.js';
 import { CreateWorkergroupReply, EndpointReply, IdParams, ServerlessOk, WorkergroupSdkBody, WorkergroupsReply } from './serverless-schemas.js';
 import {
   DeleteByNameBody,
@@ -119,18 +121,22 @@ export async function serverlessSdkRoutes(app: TypedApp, { serverless }: { serve
     },
   }, async (request) => deployments.updateWorkers(principalOf(request), request.body.workergroup_id));
 
+  // Authenticated by the route itself, with the endpoint's own key (not an account key), once the body is checked
+  // (as the agent's machine-key routes do).
+  const endpointOf = new WeakMap<FastifyRequest, EndpointRow>();
   app.post('/route/', {
-    // Authenticated by the route itself, with the endpoint's own key (not an account key).
     config: { category: 'public', customAuth: true },
+    preHandler: async (request: FastifyRequest) => {
+      const bodyKey = (request.body as { api_key?: string | null }).api_key;
+      const key = bearerKey(request.headers.authorization) ?? queryApiKey(request.query) ?? (bodyKey || null);
+      endpointOf.set(request, await serverless.router.authenticate(key));
+    },
     schema: {
       summary: 'Route a request to a ready worker of an endpoint: its address, signed (key at /pubkey/); without one, a reply with no url to poll again',
       description: 'Authenticated with the endpoint\'s api_key: as Bearer, else ?api_key=, else the body\'s api_key.',
       tags, body: RouteBody, querystring: RouteQuery, response: { 200: RouteReply, ...errors },
     },
-  }, async (request) => {
-    const key = bearerKey(request.headers.authorization) ?? queryApiKey(request.query) ?? (request.body.api_key || null);
-    return serverless.router.route(key, request.body);
-  });
+  }, async (request) => serverless.router.route(endpointOf.get(request)!, request.body));
 
   app.get('/pubkey/', {
     config: { category: 'public' },
