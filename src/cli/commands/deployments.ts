@@ -75,7 +75,7 @@ export function registerDeployments(g: Groups): void {
     .argument('[id]', 'deployment id', intArg('id'))
     .option('--name <name>', 'delete the deployments of this name (every tag unless --tag)')
     .option('--tag <tag>', 'with --name: only this tag')
-    .addHelpText('after', '\nExamples:\n  gpuplane delete deployment 4\n  gpuplane delete deployment --name my-app --tag prod')
+    .addHelpText('after', '\nExample:\n  gpuplane delete deployment 4\n  gpuplane delete deployment --name my-app --tag prod')
     .action(
       action(async (ctx, id: number | undefined, o: { name?: string; tag?: string }) => {
         if (id !== undefined && o.name !== undefined) throw new UsageError('give a deployment id or --name, not both');
