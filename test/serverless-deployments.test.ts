@@ -266,6 +266,20 @@ forEachDialect('deployments with a blob store', (app) => {
     assert.equal((await app().request('GET', `/api/v0/endptjobs/${made.body.endpoint_id}/`, { key: api_key })).status, 404);
   });
 
+  test('two PUTs creating the same deployment at once make one deployment and one endpoint', async () => {
+    const { api_key } = await app().createUser();
+    const body = config({ name: 'raced', search_params: 'num_gpus=999', cold_workers: 0 });
+    const [a, b] = await Promise.all([put(app(), api_key, body), put(app(), api_key, body)]);
+    const outcomes = [a, b].map((r) => (r.status === 200 ? r.body.action : `${r.status} ${r.body.error}`)).sort();
+    // SQLite runs the two one after the other; on PostgreSQL the second loses the race on the unique index, rolls
+    // back and runs again: either way it finds the first.
+    assert.deepEqual(outcomes, ['created', 'exists']);
+    const listed = (await app().request('GET', '/api/v0/deployments/', { key: api_key })).body.deployments;
+    assert.equal(listed.length, 1);
+    const endpoints = (await app().request('GET', '/api/v0/endptjobs/', { key: api_key })).body.results;
+    assert.deepEqual(endpoints.map((e: any) => e.id), [listed[0].endpoint_id], 'the loser\'s endpoint was rolled back');
+  });
+
   test('delete by id, and by name (every tag, or one)', async () => {
     const { api_key } = await app().createUser();
     const q = { search_params: 'num_gpus=999', cold_workers: 0 };

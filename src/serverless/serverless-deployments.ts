@@ -55,6 +55,9 @@ export interface DeploymentsDeps {
 
 const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 
+/** Another request created the same deployment first (PostgreSQL: the unique index); `put` runs again and finds it. */
+class RaceLost extends Error {}
+
 function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
@@ -134,7 +137,7 @@ export function deploymentsFactory(deps: DeploymentsDeps) {
         created_at: now, updated_at: now, deleted_at: null,
       }, t);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiError('conflict', `deployment ${JSON.stringify(b.name)} (tag ${JSON.stringify(tag)}) is being created by another request: retry`);
+      if (isUniqueViolation(err)) throw new RaceLost();
       throw err;
     }
     const version = versionOf(b, id, now);
@@ -228,10 +231,21 @@ export function deploymentsFactory(deps: DeploymentsDeps) {
         throw err;
       }
       const now = clock.now();
-      return tx(async (t) => {
+      const attempt = () => tx(async (t) => {
         const [existing] = await ds.byName(scope, b.name, tag, t, true);
         return existing ? update(t, existing, b, filter, now) : create(t, scope, b, tag, filter, now);
       });
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!(err instanceof RaceLost)) throw err;
+      }
+      try {
+        return await attempt();
+      } catch (err) {
+        if (err instanceof RaceLost) throw new ApiError('conflict', `deployment ${JSON.stringify(b.name)} (tag ${JSON.stringify(tag)}) is being created by another request: retry`);
+        throw err;
+      }
     },
 
     async list(principal: Principal) {
