@@ -53,6 +53,11 @@ export interface Config {
   smsToken: string | undefined;
   /** Fraction of what renters paid that the platform keeps; a host earns the rest (`show earnings`). @default 0.1 */
   hostServiceFee: number;
+  /**
+   * S3-compatible bucket for serverless deployment tarballs (src/serverless/serverless-blob.ts); unset, deployment
+   * uploads answer 503 `service_unavailable` naming this variable.
+   */
+  blobStoreUrl: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -143,12 +148,17 @@ export const SETTINGS = {
     default: '0.1',
     help: 'fraction (0 to 1) of what renters pay that the platform keeps; hosts earn the rest',
   },
+  blobStoreUrl: {
+    env: 'GPUPLANE_BLOB_STORE_URL',
+    flag: 'blob-store-url',
+    help: 'S3-compatible bucket for serverless deployment tarballs, https://ACCESS_KEY:SECRET_KEY@host/bucket?region=R (default: none; deployment uploads are refused)',
+  },
 } satisfies Record<keyof Config, Setting>;
 
 type Raw = Partial<Record<keyof Config, string>>;
 
 /** Settings whose values are secrets (or may hold one, such as a URL with a password): never echoed in errors. */
-const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set(['secretKey', 'bootstrapApiKey', 'metricsToken', 'smtpUrl', 'smsToken', 'databaseUrl']);
+const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set(['secretKey', 'bootstrapApiKey', 'metricsToken', 'smtpUrl', 'smsToken', 'databaseUrl', 'blobStoreUrl']);
 
 /** Reads `gpuplane serve` flags; a flag wins over its environment variable. */
 export function parseServeFlags(argv: string[]): Raw {
@@ -241,6 +251,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
   const smsUrl = get('smsUrl');
   if (smsUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(smsUrl)) fail('smsUrl', 'must be an http(s):// URL');
 
+  const blobStoreUrl = get('blobStoreUrl');
+  if (blobStoreUrl !== undefined) {
+    try {
+      if (!/^https?:$/.test(new URL(blobStoreUrl).protocol)) throw new Error();
+    } catch {
+      fail('blobStoreUrl', 'must be an http:// or https:// URL');
+    }
+  }
+
   const metricsToken = get('metricsToken');
   if (metricsToken !== undefined && metricsToken.length < 16) fail('metricsToken', 'must be at least 16 characters');
 
@@ -275,5 +294,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     smsToken: get('smsToken'),
     agentOfflineAfter: int('agentOfflineAfter', 3, 86_400),
     hostServiceFee: fraction('hostServiceFee'),
+    blobStoreUrl,
   };
 }

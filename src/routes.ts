@@ -23,6 +23,7 @@ import { instancesRoutes } from './instances/instances-routes.js';
 import { volumesRoutes } from './volumes/volumes-routes.js';
 import { serverlessRoutes } from './serverless/serverless-routes.js';
 import { serverlessEmuRoutes } from './serverless/serverless-emu-routes.js';
+import { serverlessSdkRoutes } from './serverless/serverless-sdk-routes.js';
 import { agentRoutes } from './hosts/agent-routes.js';
 import { hostingRoutes } from './hosting/hosting-routes.js';
 
@@ -47,6 +48,7 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await instancesRoutes(app, services.instances);
   await volumesRoutes(app, services);
   await serverlessRoutes(app, services);
+  await serverlessSdkRoutes(app, services);
   await agentRoutes(app, services.agent);
   await hostingRoutes(app, services);
   // The emulator control API, /_emu/ (contract §2): every such route is registered here, in emulator mode only.

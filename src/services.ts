@@ -143,7 +143,8 @@ export function createServices(deps: ServiceDeps) {
   });
   // The autoscaler rents and destroys real instances inside its job's transaction, choosing offers as search does.
   const serverless = serverlessServiceFactory({
-    store, clock, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,
+    store, clock, random, secretBox, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,
+    blobStoreUrl: config.blobStoreUrl,
     offersIn: offersInTx({ machines: (tx) => fleet.machineRecords(tx), gpus: (ids, tx) => fleet.gpusOf(ids, tx) }, clock),
   });
   // Health, readiness, version and the Prometheus metrics.

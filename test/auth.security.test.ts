@@ -15,8 +15,11 @@ function pathOf(route: RouteInfo): string {
 }
 
 const guarded = (t: TestApp) => t.routes.filter((r) => r.category !== 'public' && r.category !== undefined && !r.customAuth);
-/** The 2FA routes; the agent's machine-key routes authenticate by themselves too (agent-server.security.test.ts). */
-const customAuth = (t: TestApp) => t.routes.filter((r) => r.customAuth && !r.url.startsWith('/api/v0/agent/'));
+/**
+ * The 2FA routes; the agent's machine-key routes (agent-server.security.test.ts) and the serverless router's
+ * endpoint-key `POST /route/` (serverless-sdk.test.ts) authenticate by themselves too.
+ */
+const customAuth = (t: TestApp) => t.routes.filter((r) => r.customAuth && !r.url.startsWith('/api/v0/agent/') && r.url !== '/route/');
 
 /** Sends `{}` on methods that carry a body, so the reply is about the credential, whatever the body schema. */
 async function call(t: TestApp, route: RouteInfo, headers: Record<string, string>): Promise<Reply> {

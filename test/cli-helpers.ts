@@ -115,7 +115,7 @@ export function runCliProcess(args: string[], env: Record<string, string | undef
  * One server per test file: registers before/after hooks and returns `cli(args, env)` (the owner's key and a private
  * config directory unless overridden; an `undefined` value removes a variable) and the server's URL.
  */
-export function useServer(): {
+export function useServer(extraFlags: string[] = []): {
   cli: (args: string[], env?: Record<string, string | undefined>, onStderr?: (text: string) => void, input?: string) => Promise<CliResult>;
   url: () => string;
   home: () => string;
@@ -123,7 +123,7 @@ export function useServer(): {
   let srv: ServerProcess | undefined;
   let home: ReturnType<typeof tempConfigHome> | undefined;
   before(async () => {
-    srv = await startServer();
+    srv = await startServer(extraFlags);
     home = tempConfigHome();
   });
   after(async () => {

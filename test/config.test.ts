@@ -68,6 +68,7 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   smsToken: ['tok_456', { smsToken: 'tok_456' }],
   agentOfflineAfter: ['45', { agentOfflineAfter: 45 }],
   hostServiceFee: ['0.25', { hostServiceFee: 0.25 }],
+  blobStoreUrl: ['https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1', { blobStoreUrl: 'https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1' }],
 };
 
 describe('config: every variable, and its flag mirror', () => {
@@ -110,6 +111,8 @@ describe('config: every variable, and its flag mirror', () => {
 
 /** Bad values: each must fail at start with a message naming the variable (and its flag). */
 const BAD: [keyof Config, string, Record<string, string>?][] = [
+  ['blobStoreUrl', 's3://bucket'],
+  ['blobStoreUrl', 'not a url'],
   ['hostServiceFee', '1.5'],
   ['hostServiceFee', '-0.1'],
   ['hostServiceFee', 'ten percent'],
@@ -164,6 +167,7 @@ describe('config: bad values fail at start, naming the variable', () => {
       ['GPUPLANE_METRICS_TOKEN', 'tooshort-m3tr'],
       ['GPUPLANE_SMTP_URL', 'http://u:hunter2pw@mail'],
       ['GPUPLANE_DATABASE_URL', 'mysql://u:hunter2pw@db/x'],
+      ['GPUPLANE_BLOB_STORE_URL', 's3://AKIA:hunter2pw@bucket'],
     ];
     for (const [env, raw] of secrets) {
       assert.throws(() => loadConfig({ [env]: raw }), (e: Error) => {

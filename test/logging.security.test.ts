@@ -23,9 +23,9 @@ function capture(format: LogFormat) {
 /** A readable request line: `[12:00:00.000] INFO: GET /url 200 0.4 ms user 3`. */
 const PRETTY_REQUEST = /^\[\d\d:\d\d:\d\d\.\d{3}\] [A-Z]+: ([A-Z]+) (\S+) (\d{3}) \d+(?:\.\d)? ms(?: user \d+)?$/;
 
-/** Strings in a reply that are secrets by their prefix (API keys, sessions, instance keys). */
+/** Strings in a reply that are secrets by their prefix (API keys, sessions, instance keys, endpoint keys). */
 function secretsIn(reply: Reply): string[] {
-  return [...reply.raw.matchAll(/gp[ksi]_[A-Za-z0-9_-]{20,}/g)].map((m) => m[0]);
+  return [...reply.raw.matchAll(/gp[ksie]_[A-Za-z0-9_-]{20,}/g)].map((m) => m[0]);
 }
 
 for (const format of ['json', 'pretty'] as const) for (const dialect of DIALECTS) {
@@ -66,6 +66,13 @@ for (const format of ['json', 'pretty'] as const) for (const dialect of DIALECTS
       assert.equal((await send('GET', '/api/v0/users/current', { key: guessed })).status, 401);
       assert.equal((await send('GET', '/api/v0/users/current', { key: null, headers: { authorization: `Token ${userKey}` } })).status, 401);
       assert.equal((await send('GET', `/nowhere?api_key=${urlKey}`)).status, 404);
+      // The serverless SDK's routes take the key from ?api_key= (client-compat-more "Everywhere"); so does the router,
+      // with an endpoint's own key (which the endpoint's reply shows, and secretsIn collects).
+      assert.equal((await send('GET', `/api/v0/endptjobs/?client_id=me&api_key=${userKey}`, { key: null })).status, 200);
+      const ep = await send('POST', `/api/v0/endptjobs/?api_key=${userKey}`, { key: null, body: { endpoint_name: 'logged' } });
+      assert.equal(ep.status, 200, ep.raw);
+      const shown = await send('GET', `/api/v0/endptjobs/${ep.body.result}/?api_key=${userKey}`, { key: null });
+      assert.equal((await send('POST', `/route/?api_key=${shown.body.result.api_key}`, { key: null, body: { endpoint: 'logged' } })).status, 200);
 
       // 2FA material: a code and a tfa_secret in a body and in a query string, whatever the route answers.
       const code = '918273';
@@ -99,7 +106,7 @@ for (const format of ['json', 'pretty'] as const) for (const dialect of DIALECTS
         assert.equal(r.req, undefined, 'no raw request (headers) is logged');
       }
       const redacted = requestLines.filter((r) => r.url.includes('api_key='));
-      assert.equal(redacted.length, 3);
+      assert.equal(redacted.length, 7);
       for (const r of redacted) assert.match(r.url, /api_key=\[REDACTED\]/);
       assert.ok(requestLines.some((r) => r.url === '/api/v0/users/current/?owner=me&api_key=[REDACTED]&x=1'), 'the rest of the URL is kept');
       assert.ok(records.some((r) => r.level >= 50 && r.err), 'the 500 was logged as an error');
@@ -109,7 +116,7 @@ for (const format of ['json', 'pretty'] as const) for (const dialect of DIALECTS
       const requestLines = out.lines.map((l) => PRETTY_REQUEST.exec(l)).filter((m) => m !== null);
       assert.equal(requestLines.length, requests);
       const urls = requestLines.map((m) => m[2]);
-      assert.equal(urls.filter((u) => u.includes('api_key=')).length, 3);
+      assert.equal(urls.filter((u) => u.includes('api_key=')).length, 7);
       for (const u of urls.filter((x) => x.includes('api_key='))) assert.match(u, /api_key=\[REDACTED\]/);
       assert.ok(urls.includes('/api/v0/users/current/?owner=me&api_key=[REDACTED]&x=1'), 'the rest of the URL is kept');
       assert.ok(out.lines.some((l) => /^\[[\d:.]+\] ERROR: /.test(l)), 'the 500 was logged as an error');

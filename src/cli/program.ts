@@ -15,6 +15,7 @@ import { registerTfa } from './commands/tfa.js';
 import { registerInstances } from './commands/instances.js';
 import { splitRemainder } from './instance-args.js';
 import { registerServerless } from './commands/serverless.js';
+import { registerDeployments } from './commands/deployments.js';
 import { registerSession } from './commands/session.js';
 import { registerAgent } from './commands/agent.js';
 import { bindRun, CliRun, processIO, type CliIO } from './io.js';
@@ -73,11 +74,11 @@ export function buildProgram(io: CliIO = processIO()): Command {
   };
   const groups: Groups = {
     set: verb('set', 'save client settings: api-key'),
-    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, connections, api-keys, charges, members, team-roles, volumes, endpoints, workergroups'),
+    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, connections, api-keys, charges, members, team-roles, volumes, endpoints, workergroups, deployments, deployment, deployment-versions'),
     search: verb('search', 'search offers, templates, volumes or invoices with a query'),
     create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account'),
     update: verb('update', 'change: template, ssh-key, env-var, team-role, endpoint, workergroup'),
-    delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup'),
+    delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup, deployment'),
     emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, advance, create-user, outbox, fault, credit, add-machine, load, reset'),
   };
   registerAccount(program, groups);
@@ -90,6 +91,7 @@ export function buildProgram(io: CliIO = processIO()): Command {
   registerPayments(groups, verb);
   registerAudit(groups);
   registerServerless(groups);
+  registerDeployments(groups);
   registerTfa(program);
   registerSession(program, verb);
   registerEmulator(groups.emu);

@@ -81,6 +81,22 @@ export function instancesModule(deps: InstancesModuleDeps) {
       if (ids.length === 0) return [];
       return (await tx.selectFrom('instances').select('id').where('id', 'in', ids).where('destroyed_at', 'is', null).execute()).map((r) => r.id);
     },
+    /**
+     * The running ones of `ids` and where they listen (the serverless router): their machine's public address, the
+     * host ports of their container ports (`{"3000/tcp": [{HostIp, HostPort}]}`) and their environment variables.
+     */
+    async runningAddresses(tx: Tx, ids: number[]): Promise<WorkerAddress[]> {
+      if (ids.length === 0) return [];
+      const rows = await tx.selectFrom('instances').select(['id', 'machine_id', 'ports', 'env']).where('id', 'in', ids)
+        .where('actual_status', '=', 'running').where('destroyed_at', 'is', null).orderBy('id').execute();
+      const out: WorkerAddress[] = [];
+      for (const r of rows) {
+        const machine = r.machine_id === null ? undefined : await deps.fleet.machine(r.machine_id, tx);
+        if (!machine || !r.ports) continue;
+        out.push({ id: r.id, public_ipaddr: machine.public_ipaddr, ports: JSON.parse(r.ports), env: JSON.parse(r.env) });
+      }
+      return out;
+    },
     /** Live instances per state (metrics). */
     countByState: () => store.countByState(),
     /** The emulator faults this feature implements (registered by the root in emulator mode). */
@@ -108,6 +124,14 @@ export function instancesModule(deps: InstancesModuleDeps) {
 }
 
 export type InstancesModule = ReturnType<typeof instancesModule>;
+
+/** A running instance's address (`runningAddresses`). */
+export interface WorkerAddress {
+  id: number;
+  public_ipaddr: string;
+  ports: Record<string, { HostIp: string; HostPort: string }[]>;
+  env: Record<string, string>;
+}
 
 /** An instance as the hosting feature sees it: where it ran and for whom (no renter data beyond ids). */
 export interface PlacedInstance {

@@ -56,6 +56,12 @@ declare module 'fastify' {
     adminOnly?: boolean;
     /** The route authenticates by itself (2FA routes, which also accept a `tfa_secret`). */
     customAuth?: boolean;
+    /**
+     * Without an Authorization header, the key may come as `?api_key=` (the serverless SDK's routes, which add it to
+     * every request: docs/spec/client-compat-more.md "Everywhere"). Elsewhere that parameter is ignored. The request
+     * log redacts it (`redactUrl`).
+     */
+    queryKey?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -70,6 +76,12 @@ export function bearerKey(header: string | undefined): string | null {
   const m = BEARER.exec(header.trim());
   if (!m) throw new ApiError('auth_error', 'malformed Authorization header; expected "Bearer <api key>"');
   return m[1];
+}
+
+/** `?api_key=` of a request, when it is one string (a repeated parameter is no key). */
+export function queryApiKey(query: unknown): string | null {
+  const v = typeof query === 'object' && query !== null ? (query as Record<string, unknown>).api_key : undefined;
+  return typeof v === 'string' && v !== '' ? v : null;
 }
 
 /** The UI's login session cookie (set by `POST /api/v0/auth/login/` and the 2FA login; see src/login/sessions.ts). */
@@ -116,8 +128,10 @@ export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
 
   /** Authenticates a request to a route of this category: a live key that covers it, or an ApiError. */
   async function authenticate(request: FastifyRequest, config: FastifyContextConfig, category: Category): Promise<void> {
-    const bearer = bearerKey(request.headers.authorization);
-    // Without a Bearer key, the UI's session cookie; a cookie never carries an API key, only a session.
+    const header = bearerKey(request.headers.authorization);
+    // The header wins; `?api_key=` counts only on the routes that take it.
+    const bearer = header ?? (config.queryKey ? queryApiKey(request.query) : null);
+    // Without a key, the UI's session cookie; a cookie never carries an API key, only a session.
     const cookie = bearer === null ? sessionCookie(request.headers.cookie) : null;
     const secret = bearer ?? cookie;
     if (secret === null) throw new ApiError('auth_error', 'an API key is required: send "Authorization: Bearer <api key>"');

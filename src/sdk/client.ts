@@ -19,6 +19,7 @@ import { apiKeysApi, teamApi } from './api/keys.js';
 import { offersApi } from './api/offers.js';
 import { instancesApi } from './api/instances.js';
 import { serverlessApi, volumesApi } from './api/serverless.js';
+import { deploymentsApi } from './api/serverless-deployments.js';
 import { sshKeysApi, templatesApi } from './api/templates.js';
 import { loginApi, tfaApi } from './api/tfa.js';
 import { machinesApi } from './api/machines.js';
@@ -46,6 +47,8 @@ export function createClient(options: ClientOptions) {
     instances: instancesApi(t),
     volumes: volumesApi(t),
     serverless: serverlessApi(t),
+    /** Serverless deployments and their versions. */
+    deployments: deploymentsApi(t),
     templates: templatesApi(t),
     sshKeys: sshKeysApi(t),
     envVars: envVarsApi(t),

@@ -23,25 +23,29 @@ const Ok = ServerlessOk;
 export async function serverlessRoutes(app: TypedApp, { serverless }: { serverless: ServerlessService }): Promise<void> {
   const write = { category: 'instance_write' } as const;
   const read = { category: 'instance_read' } as const;
+  // The serverless SDK calls the endpoint routes too, with `?api_key=` (serverless-sdk-routes.ts); vastai's
+  // /autojobs/ are not its routes.
+  const sdkWrite = { ...write, queryKey: true } as const;
+  const sdkRead = { ...read, queryKey: true } as const;
 
   app.post('/api/v0/endptjobs/', {
-    config: write,
+    config: sdkWrite,
     schema: { summary: 'Create a serverless endpoint', tags, body: EndpointBody, response: { 200: CreateEndpointReply, ...errors } },
   }, async (request) => serverless.createEndpoint(principalOf(request), request.body));
 
   app.get('/api/v0/endptjobs/', {
-    config: read,
+    config: sdkRead,
     schema: { summary: 'List serverless endpoints', tags, response: { 200: EndpointsReply, ...errors } },
   }, async (request) => serverless.listEndpoints(principalOf(request)));
 
   app.put('/api/v0/endptjobs/:id/', {
-    config: write,
+    config: sdkWrite,
     schema: { summary: 'Update a serverless endpoint', tags, params: IdParams, body: EndpointUpdateBody, response: { 200: Ok, ...errors } },
   }, async (request) => serverless.updateEndpoint(principalOf(request), request.params.id, request.body));
 
   app.delete('/api/v0/endptjobs/:id/', {
-    config: write,
-    schema: { summary: 'Delete a serverless endpoint; its workers are destroyed', tags, params: IdParams, response: { 200: Ok, ...errors } },
+    config: sdkWrite,
+    schema: { summary: 'Delete a serverless endpoint; its workers are destroyed', tags, params: IdParams, response: { 200: Ok, ...errors, 409: ErrorReply } },
   }, async (request) => serverless.deleteEndpoint(principalOf(request), request.params.id));
 
   app.post('/api/v0/autojobs/', {
@@ -64,7 +68,7 @@ export async function serverlessRoutes(app: TypedApp, { serverless }: { serverle
 
   app.delete('/api/v0/autojobs/:id/', {
     config: write,
-    schema: { summary: 'Delete a workergroup; its workers are destroyed', tags, params: IdParams, response: { 200: Ok, ...errors } },
+    schema: { summary: 'Delete a workergroup; its workers are destroyed', tags, params: IdParams, response: { 200: Ok, ...errors, 409: ErrorReply } },
   }, async (request) => serverless.deleteWorkergroup(principalOf(request), request.params.id));
 
   app.get('/api/v0/autojobs/:id/decisions/', {

@@ -37,6 +37,8 @@ export interface ScalerDeps {
   billing: Pick<BillingApi, 'setServerlessGroup'>;
   instances: ScalerInstancesPort;
   offersIn: OffersInTx;
+  /** What a workergroup's new workers run when it is not its template (a deployment's current version). */
+  launchOf(tx: Tx, wg: WorkergroupRow): Promise<CreateRequest | undefined>;
 }
 
 export function settingsOf(ep: EndpointRow, wg: WorkergroupRow): ScalingSettings {
@@ -64,7 +66,7 @@ async function attempt<T>(tx: Tx, fn: () => Promise<T>): Promise<T | ApiError> {
   }
 }
 
-export function scalerFactory({ store, scheduler, billing, instances, offersIn }: ScalerDeps) {
+export function scalerFactory({ store, scheduler, billing, instances, offersIn, launchOf }: ScalerDeps) {
   /** The owner acting: the autoscaler rents and destroys in the workergroup's scope, as its owner would. */
   async function ownerOf(tx: Tx, wg: WorkergroupRow): Promise<Principal | undefined> {
     const user = await usersContract.byId(tx, wg.user_id);
@@ -85,7 +87,9 @@ export function scalerFactory({ store, scheduler, billing, instances, offersIn }
   async function scaleUp(tx: Tx, owner: Principal, ep: EndpointRow, wg: WorkergroupRow, count: number, at: number): Promise<{ rented: number[]; note: string }> {
     const offers = await offersIn(tx, JSON.parse(wg.search_filter) as Record<string, unknown>, count + SPARE_OFFERS);
     const rented: number[] = [];
-    const body: CreateRequest = { template_hash_id: wg.template_hash, label: `endpoint ${ep.id} workergroup ${wg.id}` };
+    const label = `endpoint ${ep.id} workergroup ${wg.id}`;
+    const launch = await launchOf(tx, wg);
+    const body: CreateRequest = launch ? { ...launch, label } : { template_hash_id: wg.template_hash, label };
     if (wg.launch_args) body.args_str = wg.launch_args;
     let lastError = '';
     // An offer is a bundle size on a machine: it can be rented again while the machine has free GPUs.
@@ -147,6 +151,19 @@ export function scalerFactory({ store, scheduler, billing, instances, offersIn }
     await scheduler.schedule(AUTOSCALE_JOB, ctx.dueAt + AUTOSCALE_PERIOD_S, payload, { tx, ref: workergroupRef(wg.id) });
   }
 
+  /**
+   * Replaces a workergroup's workers (`POST /update_workers/`, after a deployment's new version): they are destroyed
+   * now and the autoscaler's run, due at once, rents new ones with what the workergroup launches now.
+   */
+  async function replaceWorkers(tx: Tx, wg: WorkergroupRow, at: number): Promise<number[]> {
+    const ids = (await store.workers([wg.id], tx)).map((w) => w.instance_id);
+    await release(tx, await ownerOf(tx, wg), [...ids].reverse(), at);
+    await store.insertDecision({ workergroup_id: wg.id, at, load: 0, workers_before: ids.length, target: 0, action: 'release', reason: 'update_workers: workers replaced with the current version', instances: JSON.stringify(ids) }, tx);
+    await scheduler.cancel(workergroupRef(wg.id), { tx, kind: AUTOSCALE_JOB });
+    await scheduler.schedule(AUTOSCALE_JOB, at, { workergroup_id: wg.id }, { tx, ref: workergroupRef(wg.id) });
+    return ids;
+  }
+
   /** Stops a workergroup's autoscaler and destroys its workers (workergroup or endpoint deleted). */
   async function retire(tx: Tx, wg: WorkergroupRow, at: number, why: string): Promise<void> {
     await scheduler.cancel(workergroupRef(wg.id), { tx, kind: AUTOSCALE_JOB });
@@ -157,5 +174,5 @@ export function scalerFactory({ store, scheduler, billing, instances, offersIn }
   }
 
   scheduler.register(AUTOSCALE_JOB, tick);
-  return { tick, retire, settingsOf };
+  return { tick, retire, replaceWorkers, settingsOf };
 }

@@ -63,6 +63,18 @@ const workergroupClientKeys = {
 };
 /** Closed, as the endpoint's body. */
 export const WorkergroupBody = Type.Object({ ...workergroupFields, ...workergroupClientKeys }, { additionalProperties: false });
+/**
+ * `POST /workergroups/` (the serverless SDK's WorkergroupConfig, docs/spec/client-compat-more.md §e): the same fields;
+ * `search_params` is always sent and may also be a filter object (the offers' filter body) instead of a query string.
+ */
+export const WorkergroupSdkBody = Type.Object(
+  {
+    ...workergroupFields,
+    ...workergroupClientKeys,
+    search_params: Type.Optional(Type.Unsafe<string | Record<string, unknown> | null>({ type: ['string', 'object', 'null'], maxLength: 4096 })),
+  },
+  { additionalProperties: false },
+);
 /** `PUT /autojobs/{id}/`: the same, plus `autojob_id`, which vastai and vast.py repeat from the path. */
 export const WorkergroupUpdateBody = Type.Object(
   { ...workergroupFields, ...workergroupClientKeys, autojob_id: int() },
@@ -82,6 +94,9 @@ export const EndpointObject = Type.Object(
     max_queue_time: NNum, target_queue_time: NNum, inactivity_timeout: NNum,
     load: Type.Number({ description: 'perf units per second (set through the emulator)' }), created_at: Num,
     endpoint_state: Type.Literal('active'), workers: Int,
+    api_key: Type.String({ description: 'the endpoint\'s own key: POST /route/ authenticates with it' }),
+    auto_delete_in_seconds: Type.Null({ description: 'endpoints are never deleted automatically' }),
+    auto_delete_due_24h: Type.Boolean(),
   },
   { additionalProperties: true },
 );
@@ -98,6 +113,7 @@ export const WorkergroupObject = Type.Object(
     endpoint_name: Type.Union([Type.String(), Type.Null()]),
     search_query: Type.Object({}, { additionalProperties: true, description: 'the offer filter body search_params parses to' }),
     effective: Type.Union([ScalingSettings, Type.Null()]), workers: Type.Array(Int),
+    deployment_id: Type.Union([Int, Type.Null()], { description: 'the deployment this workergroup runs, if any' }),
   },
   { additionalProperties: true },
 );
@@ -114,6 +130,8 @@ export const DecisionObject = Type.Object(
 
 export const CreateEndpointReply = Type.Object({ success: Type.Boolean(), result: Type.Integer() });
 export const EndpointsReply = Type.Object({ success: Type.Boolean(), results: Type.Array(EndpointObject) });
+/** `GET /endptjobs/{id}/` (the serverless SDK's fetch_endpoint). */
+export const EndpointReply = Type.Object({ success: Type.Boolean(), result: EndpointObject });
 export const CreateWorkergroupReply = Type.Object({ success: Type.Boolean(), id: Type.Integer() });
 export const WorkergroupsReply = Type.Object({ success: Type.Boolean(), results: Type.Array(WorkergroupObject) });
 export const DecisionsReply = Type.Object({ success: Type.Boolean(), decisions: Type.Array(DecisionObject) });

@@ -15,6 +15,7 @@ function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, scope: Scope): Q
 export function serverlessStore(db: Tx, dialect: DialectName) {
   const pg = dialect === 'postgres';
   return {
+    db,
     async insertEndpoint(row: Insertable<ServerlessEndpointsTable>, tx: Tx = db): Promise<number> {
       return (await tx.insertInto('serverless_endpoints').values(row).returning('id').executeTakeFirstOrThrow()).id;
     },
@@ -29,6 +30,19 @@ export function serverlessStore(db: Tx, dialect: DialectName) {
     },
     async endpoint(id: number, tx: Tx = db): Promise<EndpointRow | undefined> {
       return tx.selectFrom('serverless_endpoints').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    },
+    async endpointByKeyHash(hash: string, tx: Tx = db): Promise<EndpointRow | undefined> {
+      return tx.selectFrom('serverless_endpoints').selectAll().where('api_key_hash', '=', hash).where('deleted_at', 'is', null).executeTakeFirst();
+    },
+    /** Gives an endpoint made before 0025 its key, unless another request just did; returns the row as it is now. */
+    async setEndpointKeyIfNone(id: number, hash: string, sealed: string, tx: Tx = db): Promise<EndpointRow> {
+      await tx.updateTable('serverless_endpoints').set({ api_key_hash: hash, api_key_sealed: sealed }).where('id', '=', id).where('api_key_sealed', 'is', null).execute();
+      return tx.selectFrom('serverless_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    },
+    /** The next routed request's number (one atomic increment). */
+    async nextReqnum(id: number, tx: Tx = db): Promise<number> {
+      const row = await tx.updateTable('serverless_endpoints').set((eb) => ({ reqnum: eb('reqnum', '+', 1) })).where('id', '=', id).returning('reqnum').executeTakeFirstOrThrow();
+      return Number(row.reqnum);
     },
     async endpointsInScope(scope: Scope, tx: Tx = db): Promise<EndpointRow[]> {
       return inScope(tx.selectFrom('serverless_endpoints').selectAll().where('deleted_at', 'is', null).orderBy('id'), scope).execute();

@@ -22,6 +22,15 @@ export interface ServerlessEndpointsTable {
   load: number;
   created_at: number;
   deleted_at: number | null;
+  /**
+   * The endpoint's own API key (`api_key` of the endpoint object; `POST /route/` authenticates with it): its SHA-256
+   * for the lookup and the key sealed with the secret key to show it. Null on endpoints made before 0025 until first
+   * read (serverless-keys.ts).
+   */
+  api_key_hash: string | null;
+  api_key_sealed: string | null;
+  /** Requests routed so far: the `reqnum` of the next `POST /route/` reply. */
+  reqnum: number;
 }
 
 export interface ServerlessWorkergroupsTable {
@@ -44,6 +53,8 @@ export interface ServerlessWorkergroupsTable {
   test_workers: number | null;
   created_at: number;
   deleted_at: number | null;
+  /** The deployment whose workers this group runs (their image and env come from its current version); else null. */
+  deployment_id: number | null;
 }
 
 /** Instances a workergroup rented; `released_at` once destroyed by the autoscaler or with the endpoint. */
@@ -68,9 +79,53 @@ export interface ServerlessDecisionsTable {
   instances: string;
 }
 
+/**
+ * A deployment (the serverless SDK's `vastai.serverless.remote`): a named, tagged bundle of code (a tarball in the blob
+ * store), an image and autoscaling settings, run by an endpoint and one workergroup made with it.
+ */
+export interface ServerlessDeploymentsTable {
+  id: Generated<number>;
+  user_id: number;
+  team_id: number | null;
+  name: string;
+  tag: string;
+  endpoint_id: number;
+  workergroup_id: number;
+  current_version_id: number;
+  last_healthy_version_id: number | null;
+  /** Seconds without a client heartbeat after which the deployment is deleted; null keeps it. */
+  ttl: number | null;
+  last_client_heartbeat: number | null;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+/** One version of a deployment: what its workers run while it is current. */
+export interface ServerlessDeploymentVersionsTable {
+  id: Generated<number>;
+  deployment_id: number;
+  version_label: string | null;
+  file_hash: string;
+  file_size: number;
+  image: string;
+  /** The container options as the SDK sends them (`-p 3000:3000/tcp -e K=V`), or null. */
+  env: string | null;
+  search_params: string | null;
+  /** Worker disk, GB. */
+  storage: number;
+  /** Registry login (`-u USER -p PASS REPO`), sealed with the secret key; never shown. */
+  image_login_sealed: string | null;
+  /** The tarball's key in the blob store. */
+  s3_key: string;
+  created_at: number;
+}
+
 export interface ServerlessTables {
   serverless_endpoints: ServerlessEndpointsTable;
   serverless_workergroups: ServerlessWorkergroupsTable;
   serverless_workers: ServerlessWorkersTable;
   serverless_decisions: ServerlessDecisionsTable;
+  serverless_deployments: ServerlessDeploymentsTable;
+  serverless_deployment_versions: ServerlessDeploymentVersionsTable;
 }

@@ -5,17 +5,23 @@ import type {
   CreateWorkergroupReply,
   DecisionsReply,
   EndpointBody,
+  EndpointReply,
   EndpointsReply,
   ServerlessOk,
   WorkergroupBody,
+  WorkergroupSdkBody,
   WorkergroupsReply,
 } from '../../serverless/serverless-schemas.js';
+import type { RouteBody, RouteReply } from '../../serverless/serverless-sdk-schemas.js';
 import type { CreateVolumeBody, CreateVolumeReply, DeleteVolumeReply, VolumeSearchReply, VolumesReply } from '../../volumes/volumes-schemas.js';
 import type { Transport } from '../transport.js';
 import type { OfferSearch } from './offers.js';
 
 export type EndpointFields = Static<typeof EndpointBody>;
 export type WorkergroupFields = Static<typeof WorkergroupBody>;
+/** A workergroup as the serverless SDK makes it: `search_params` may also be an offer filter object. */
+export type WorkergroupSdkFields = Static<typeof WorkergroupSdkBody>;
+export type RouteRequest = Static<typeof RouteBody>;
 export type CreateVolume = Static<typeof CreateVolumeBody>;
 type Ok = Static<typeof ServerlessOk>;
 
@@ -35,6 +41,8 @@ export function serverlessApi(t: Transport) {
     createEndpoint: (body: EndpointFields) =>
       t.request<Static<typeof CreateEndpointReply>>('POST', '/api/v0/endptjobs/', { body: { client_id: 'me', ...body }, idempotent: true }),
     endpoints: () => t.request<Static<typeof EndpointsReply>>('GET', '/api/v0/endptjobs/'),
+    /** One endpoint, with its own `api_key` (what `route` needs). */
+    endpoint: (id: number) => t.request<Static<typeof EndpointReply>>('GET', `/api/v0/endptjobs/${id}/`),
     updateEndpoint: (id: number, body: EndpointFields) => t.request<Ok>('PUT', `/api/v0/endptjobs/${id}/`, { body }),
     deleteEndpoint: (id: number) => t.request<Ok>('DELETE', `/api/v0/endptjobs/${id}/`, { body: {} }),
     createWorkergroup: (body: WorkergroupFields) =>
@@ -42,6 +50,21 @@ export function serverlessApi(t: Transport) {
     workergroups: () => t.request<Static<typeof WorkergroupsReply>>('GET', '/api/v0/autojobs/'),
     updateWorkergroup: (id: number, body: WorkergroupFields) => t.request<Ok>('PUT', `/api/v0/autojobs/${id}/`, { body }),
     deleteWorkergroup: (id: number) => t.request<Ok>('DELETE', `/api/v0/autojobs/${id}/`, { body: {} }),
+    /** `POST /workergroups/`, the serverless SDK's form of createWorkergroup. */
+    addWorkergroup: (body: WorkergroupSdkFields) =>
+      t.request<Static<typeof CreateWorkergroupReply>>('POST', '/api/v0/workergroups/', { body, idempotent: true }),
+    /** Workergroups at `/workergroups/` (the same records as `workergroups()`). */
+    listWorkergroups: () => t.request<Static<typeof WorkergroupsReply>>('GET', '/api/v0/workergroups/'),
+    removeWorkergroup: (id: number) => t.request<Ok>('DELETE', `/api/v0/workergroups/${id}/`),
+    /**
+     * A ready worker of an endpoint, or a reply without `url` to call again with its `request_idx`. The client's key
+     * must be the endpoint's own `api_key` (from `endpoint(id)`): make a client with it for this call.
+     */
+    route: (body: RouteRequest) => t.request<Static<typeof RouteReply>>('POST', '/route/', { body }),
+    /** The PEM public key workers verify `route` signatures with. */
+    publicKey: () => t.request<string>('GET', '/pubkey/'),
+    /** Replaces a workergroup's workers with its current version (after a deployment's soft_update). */
+    updateWorkers: (workergroupId: number) => t.request<Ok>('POST', '/update_workers/', { body: { workergroup_id: workergroupId } }),
     /** The autoscaler's decisions for a workergroup, newest first, each with its reason. */
     decisions: (id: number) =>
       t.request<Static<typeof DecisionsReply>>('GET', `/api/v0/autojobs/${id}/decisions/`),
