@@ -202,22 +202,29 @@ forEachDialect('hosting', (app) => {
 
     // A renter sees the windows of the machine it rents on; before the window the machine is offered.
     assert.equal((await app().request('GET', `/api/v0/machines/maintenances?machine_ids=[${m.machine_id}]`, { key: renter.key })).status, 404);
-    await rentOk(app(), offerFor(m, 1), {}, renter.key);
+    const { id } = await rentOk(app(), offerFor(m, 1), {}, renter.key);
     const seen = await app().request('GET', `/api/v0/machines/maintenances?owner=me&machine_ids=${encodeURIComponent(`[${m.machine_id}]`)}`, { key: renter.key });
     assert.equal(seen.status, 200, seen.raw);
     assert.deepEqual(seen.body, expected);
+    // ... and in its instance's status message.
+    const iso = (t: number) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
+    const statusMsg = async () => (await app().request('GET', `/api/v0/instances/${id}/`, { key: renter.key })).body.instances.status_msg as string | null;
+    assert.match((await statusMsg()) ?? '', new RegExp(`host maintenance scheduled at ${iso(start)} for 2 hours \\(power\\)$`));
 
     await app().advance(3600);
     assert.deepEqual(await selfTestSearch(app(), m.machine_id, renter.key), [], 'no offer during the window');
     assert.equal((await rent(app(), offerFor(m, 1), {}, renter.key)).status, 410);
     assert.equal((await app().request('GET', `/api/v0/machines/${m.machine_id}`, { key: host.key })).body[0].rentable, false);
+    assert.match((await statusMsg()) ?? '', new RegExp(`host maintenance under way since ${iso(start)} for 2 hours \\(power\\)$`));
     await app().advance(7200);
+    assert.match((await statusMsg()) ?? '', new RegExp(`host maintenance scheduled at ${iso(start + 86_400)} for 1.5 hours \\(not provided\\)$`));
     assert.equal((await selfTestSearch(app(), m.machine_id, renter.key)).length, 1, 'offered again after it');
     assert.deepEqual((await app().request('GET', '/api/v0/machines/maintenances', { key: host.key })).body, [expected[1]], 'past windows are not shown');
 
     const cancel = await app().request('PUT', `/api/v0/machines/${m.machine_id}/cancel_maint/`, { key: host.key, body: { client_id: 'me', machine_id: m.machine_id } });
     assert.equal(cancel.status, 200, cancel.raw);
     assert.deepEqual((await app().request('GET', '/api/v0/machines/maintenances', { key: host.key })).body, []);
+    assert.doesNotMatch((await statusMsg()) ?? '', /maintenance/);
 
     const past = await app().request('PUT', `/api/v0/machines/${m.machine_id}/dnotify/`, { key: host.key, body: { client_id: 'me', sdate: app().clock.now() - 7200, duration: 1 } });
     assert.equal(past.status, 400);

@@ -36,6 +36,14 @@ export interface Allocation {
   outbid: number[];
 }
 
+/** A planned downtime the host announced (`schedule maint`): epoch seconds, hours, free-text category. */
+export interface MaintWindow {
+  start: number;
+  end: number;
+  hours: number;
+  category: string;
+}
+
 export interface MachineInfo {
   id: number;
   host_id: number;
@@ -57,6 +65,8 @@ export interface MachineInfo {
   fault: null | 'offline' | 'unknown' | 'exited' | 'stall';
   /** Run by `gpuplane agent`: its instances' states come from the agent's reports, not from simulated boot timers. */
   agent: boolean;
+  /** Maintenance windows the host announced (`schedule maint`), oldest first. */
+  maint: readonly MaintWindow[];
 }
 
 export interface FleetApi {

@@ -7,7 +7,7 @@
  * machine and size without a lookup.
  */
 import type { MachineSpec } from './fleet-catalogue.js';
-import type { HoldKind } from './fleet-contract.js';
+import type { HoldKind, MaintWindow } from './fleet-contract.js';
 import type { Static } from 'typebox';
 import type { OfferObject } from '../offers/offers-schemas.js';
 import { diskHourly, toDollars } from '../platform/money.js';
@@ -57,13 +57,7 @@ export interface MachineRecord {
   driver_code: number;
 }
 
-/** A planned downtime the host announced (`schedule maint`): epoch seconds, hours, free-text category. */
-export interface MaintWindow {
-  start: number;
-  end: number;
-  hours: number;
-  category: string;
-}
+export type { MaintWindow } from './fleet-contract.js';
 
 /** At most this many maintenance windows per machine (the offer columns hold them: offers/offer-fields.ts). */
 export const MAX_MAINT_WINDOWS = 4;

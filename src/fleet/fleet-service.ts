@@ -81,6 +81,7 @@ function machineInfo(m: MachineRecord): MachineInfo {
     gpu_name: m.gpu_name,
     fault: m.fault,
     agent: m.spec.agent === true,
+    maint: m.maint,
   };
 }
 

@@ -12,6 +12,18 @@ export type InstanceObject = Record<string, unknown> & { id: number; actual_stat
 const num = (v: unknown, fallback = 0): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : v === undefined || v === null ? null : String(v));
 
+/**
+ * A live instance's status message names its machine's next maintenance window (or the one under way), so renters
+ * see planned downtime where they look (client-compat-more §a: "notify by instance status message").
+ */
+function withMaintenance(inst: InstanceRow, machine: MachineInfo | undefined, now: number): string | null {
+  const w = inst.destroyed_at === null ? machine?.maint.find((m) => m.end > now) : undefined;
+  if (!w) return inst.status_msg;
+  const when = new Date(w.start * 1000).toISOString().replace('.000Z', 'Z');
+  const note = `${w.start <= now ? 'host maintenance under way since' : 'host maintenance scheduled at'} ${when} for ${w.hours} hours (${w.category})`;
+  return inst.status_msg ? `${inst.status_msg}; ${note}` : note;
+}
+
 export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undefined, now: number): InstanceObject {
   const offer = JSON.parse(inst.offer_snapshot) as Record<string, unknown>;
   const options = JSON.parse(inst.options) as Record<string, unknown>;
@@ -41,7 +53,7 @@ export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undef
     intended_status: inst.intended_status,
     cur_state: running ? 'running' : 'stopped',
     next_state: inst.intended_status === 'running' ? 'running' : 'stopped',
-    status_msg: inst.status_msg,
+    status_msg: withMaintenance(inst, machine, now),
     label: inst.label,
     num_gpus: inst.num_gpus,
     gpu_name: str(offer.gpu_name),
