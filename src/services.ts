@@ -180,6 +180,7 @@ export function createServices(deps: ServiceDeps) {
   // The host side: a host's machines, listings, maintenance windows, earnings (src/hosting/).
   const hostingServices = hostingWiring({
     store, clock, scheduler, config, fleet, instances, billing,
+    volumesOn: (ids) => volumes.contractsOn(ids),
     // Deleting a machine revokes its agent's machine key (src/hosts/).
     onMachineDeleted: (tx, machineId) => agent.revoke(machineId, tx),
   });

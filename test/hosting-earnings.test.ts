@@ -1,4 +1,4 @@
-// `show earnings` (GET /users/me/machine-earnings): what renters paid for instances on the host's machines, from the
+// `show earnings` (GET /users/me/machine-earnings): what renters paid for instances and volumes on the host's machines, from the
 // billing ledger, less the service fee of the configuration (GPUPLANE_HOST_SERVICE_FEE); days since the epoch.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,6 +7,7 @@ import { offerFor, rentOk, untilRunning } from './instances-fixtures.js';
 import { hostMachine, newHost } from './hosting-fixtures.js';
 import { cumulativeMicro } from '../src/billing/billing-accrual.js';
 import { HOURS_PER_MONTH } from '../src/platform/money.js';
+import { OFFER_ID_STRIDE } from '../src/fleet/fleet-offers.js';
 
 const FEE = 0.25;
 
@@ -63,5 +64,26 @@ forEachDialect('host earnings', (app) => {
       assert.equal(bad.status, 400, `${q}: ${bad.raw}`);
       assert.equal(bad.body.error, 'bad_request');
     }
+  });
+
+  test("a renter's volume on the host's machine is storage the host earns", async () => {
+    const host = await newHost(app());
+    const renter = await newHost(app(), 100);
+    const m = await hostMachine(app(), host.id, { num_gpus: 1, price_disk: 0.73 });
+    const start = Math.floor(app().clock.now());
+    const made = await app().request('PUT', '/api/v0/volumes/', { key: renter.key, body: { id: m.machine_id * OFFER_ID_STRIDE, size: 500 } });
+    assert.equal(made.status, 200, made.raw);
+    await app().advance(1000);
+    const end = Math.floor(app().clock.now());
+    assert.equal((await app().request('DELETE', `/api/v0/volumes/?id=${made.body.volume_id}`, { key: renter.key })).status, 200);
+    // 0.73 $/GB/month × 500 GB / 730 h = 0.5 $/h.
+    const sto = cumulativeMicro(Math.round((730_000 * 500) / HOURS_PER_MONTH), end - start);
+    const fee = Math.round(sto * FEE);
+    const today = Math.floor(end / 86_400);
+    const res = await earnings(app(), host.key, `sday=${today}.0&eday=${today}.0&machid=null`);
+    assert.equal(res.status, 200, res.raw);
+    const money = { gpu_earn: 0, sto_earn: sto / 1e6, bw_earn: 0, gross: sto / 1e6, fee: fee / 1e6, earn: (sto - fee) / 1e6 };
+    assert.deepEqual(res.body.summary, money);
+    assert.deepEqual(res.body.per_machine, [{ machine_id: m.machine_id, ...money }]);
   });
 }, { config: { GPUPLANE_HOST_SERVICE_FEE: String(FEE) } });

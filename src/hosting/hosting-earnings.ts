@@ -1,6 +1,7 @@
 /**
- * `show earnings` (`GET /users/me/machine-earnings`): what renters paid for instances on the host's machines, from
- * the billing ledger's settled daily charges, less the platform's service fee (GPUPLANE_HOST_SERVICE_FEE).
+ * `show earnings` (`GET /users/me/machine-earnings`): what renters paid for instances and volumes on the host's
+ * machines, from the billing ledger's settled daily charges, less the platform's service fee
+ * (GPUPLANE_HOST_SERVICE_FEE).
  * `sday`/`eday` are days since 1970-01-01 (floats, as the client sends them); the days from floor(sday) to
  * floor(eday) count, both included, so `sday == eday` (the client's default) is that one day.
  */
@@ -23,6 +24,7 @@ export interface EarningsDeps {
   fleet: FleetHosting;
   hosting: Pick<HostingService, 'own'>;
   instancesOn: (machineIds: readonly number[], tx?: Tx) => Promise<PlacedInstance[]>;
+  volumesOn: (machineIds: readonly number[]) => Promise<{ source: string; machine_id: number }[]>;
   dailyCharges: (sources: readonly string[], fromDay: number, toDay: number) => Promise<DailyCharge[]>;
   /** Fraction of what renters paid that the platform keeps. */
   serviceFee: number;
@@ -43,7 +45,7 @@ function day(name: string, raw: string | undefined, fallback: number): number {
 }
 
 export function hostingEarningsFactory(deps: EarningsDeps) {
-  const { clock, fleet, hosting, instancesOn, dailyCharges, serviceFee } = deps;
+  const { clock, fleet, hosting, instancesOn, volumesOn, dailyCharges, serviceFee } = deps;
 
   function money(s: Sums) {
     const gross = s.gpu + s.sto + s.bw;
@@ -69,6 +71,7 @@ export function hostingEarningsFactory(deps: EarningsDeps) {
       }
       const placed = await instancesOn(machineIds);
       const machineOf = new Map(placed.map((i) => [`instance-${i.id}`, i.machine_id]));
+      for (const v of await volumesOn(machineIds)) machineOf.set(v.source, v.machine_id);
       const charges = machineOf.size ? await dailyCharges([...machineOf.keys()], sday * DAY_S, eday * DAY_S) : [];
       const total: Sums = { gpu: 0, sto: 0, bw: 0 };
       const perMachine = new Map<number, Sums>();

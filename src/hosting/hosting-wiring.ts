@@ -6,7 +6,7 @@ import type { FleetService } from '../fleet/fleet-service.js';
 import type { InstancesModule } from '../instances/instances-module.js';
 import type { BillingService } from '../billing/billing-service.js';
 import { hostingServiceFactory } from './hosting-service.js';
-import { hostingEarningsFactory } from './hosting-earnings.js';
+import { hostingEarningsFactory, type EarningsDeps } from './hosting-earnings.js';
 
 /** The hosting feature's services over the fleet, instances and billing (called once from services.ts). */
 export function hostingWiring(d: {
@@ -17,6 +17,8 @@ export function hostingWiring(d: {
   fleet: Pick<FleetService, 'hosting'>;
   instances: Pick<InstancesModule, 'onMachines'>;
   billing: Pick<BillingService, 'dailyCharges'>;
+  /** The billing contracts of the volumes made on machines (their storage is the host's too). */
+  volumesOn: EarningsDeps['volumesOn'];
   /** A machine was deleted (inside its transaction): e.g. its agent's key is revoked. */
   onMachineDeleted?: (tx: Tx, machineId: number) => Promise<void>;
 }) {
@@ -26,6 +28,7 @@ export function hostingWiring(d: {
     fleet: d.fleet.hosting,
     hosting,
     instancesOn: d.instances.onMachines,
+    volumesOn: d.volumesOn,
     dailyCharges: (sources, from, to) => d.billing.dailyCharges(sources, from, to),
     serviceFee: d.config.hostServiceFee,
   });

@@ -149,6 +149,10 @@ export function volumesServiceFactory({ store, clock, billing, fleet }: VolumesD
 
   return {
     port,
+    /** For the hosting feature's earnings: the billing contract of every volume made on these machines. */
+    async contractsOn(machineIds: readonly number[], tx?: Tx): Promise<{ source: string; machine_id: number }[]> {
+      return (await volumes.onMachines(machineIds, tx)).map((v) => ({ source: volumeContractOf(v.id), machine_id: v.machine_id }));
+    },
 
     /** `POST /api/v0/volumes/search/`: the offers' filter body over volume offers. */
     async search(body: unknown): Promise<{ offers: VolumeOffer[] }> {

@@ -54,6 +54,12 @@ export function volumesStore(db: Tx, dialect: DialectName) {
       return new Map(rows.map((r) => [r.machine_id, Number(r.gb)]));
     },
 
+    /** Every volume ever made on these machines (deleted ones too: their charges count in earnings). */
+    async onMachines(machineIds: readonly number[], tx: Tx = db): Promise<{ id: number; machine_id: number }[]> {
+      if (!machineIds.length) return [];
+      return tx.selectFrom('volumes').select(['id', 'machine_id']).where('machine_id', 'in', [...machineIds]).execute();
+    },
+
     async markDeleted(id: number, at: number, tx: Tx = db): Promise<void> {
       await tx.updateTable('volumes').set({ deleted_at: at }).where('id', '=', id).execute();
     },
