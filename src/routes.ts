@@ -24,6 +24,7 @@ import { volumesRoutes } from './volumes/volumes-routes.js';
 import { serverlessRoutes } from './serverless/serverless-routes.js';
 import { serverlessEmuRoutes } from './serverless/serverless-emu-routes.js';
 import { serverlessSdkRoutes } from './serverless/serverless-sdk-routes.js';
+import { serverlessAutoscalerRoutes } from './serverless/serverless-autoscaler-routes.js';
 import { agentRoutes } from './hosts/agent-routes.js';
 import { hostingRoutes } from './hosting/hosting-routes.js';
 
@@ -49,6 +50,7 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await volumesRoutes(app, services);
   await serverlessRoutes(app, services);
   await serverlessSdkRoutes(app, services);
+  await serverlessAutoscalerRoutes(app, services);
   await agentRoutes(app, services.agent);
   await hostingRoutes(app, services);
   // The emulator control API, /_emu/ (contract §2): every such route is registered here, in emulator mode only.

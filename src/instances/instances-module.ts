@@ -97,6 +97,12 @@ export function instancesModule(deps: InstancesModuleDeps) {
       }
       return out;
     },
+    /** The live ones of `ids` with their state and times (the serverless autoscaler's worker list). */
+    async workerStates(tx: Tx, ids: number[]): Promise<WorkerState[]> {
+      if (ids.length === 0) return [];
+      return tx.selectFrom('instances').select(['id', 'actual_status', 'created_at', 'running_since', 'disk']).where('id', 'in', ids)
+        .where('destroyed_at', 'is', null).orderBy('id').execute();
+    },
     /** Live instances per state (metrics). */
     countByState: () => store.countByState(),
     /** The emulator faults this feature implements (registered by the root in emulator mode). */
@@ -124,6 +130,15 @@ export function instancesModule(deps: InstancesModuleDeps) {
 }
 
 export type InstancesModule = ReturnType<typeof instancesModule>;
+
+/** A live instance's state and times (`workerStates`). */
+export interface WorkerState {
+  id: number;
+  actual_status: string | null;
+  created_at: number;
+  running_since: number | null;
+  disk: number;
+}
 
 /** A running instance's address (`runningAddresses`). */
 export interface WorkerAddress {

@@ -62,6 +62,12 @@ declare module 'fastify' {
      * log redacts it (`redactUrl`).
      */
     queryKey?: boolean;
+    /**
+     * Without a header or `?api_key=`, the key may come as the JSON body's `api_key` (the autoscaler routes the
+     * serverless SDK posts with no Authorization header: `/get_endpoint_workers/` …). Such a route authenticates in
+     * its preHandler, once the body is parsed and checked against its schema.
+     */
+    bodyKey?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -78,7 +84,7 @@ export function bearerKey(header: string | undefined): string | null {
   return m[1];
 }
 
-/** `?api_key=` of a request, when it is one string (a repeated parameter is no key). */
+/** `?api_key=` of a request (or `api_key` of a parsed JSON body), when it is one string (a repeated parameter is no key). */
 export function queryApiKey(query: unknown): string | null {
   const v = typeof query === 'object' && query !== null ? (query as Record<string, unknown>).api_key : undefined;
   return typeof v === 'string' && v !== '' ? v : null;
@@ -129,8 +135,8 @@ export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
   /** Authenticates a request to a route of this category: a live key that covers it, or an ApiError. */
   async function authenticate(request: FastifyRequest, config: FastifyContextConfig, category: Category): Promise<void> {
     const header = bearerKey(request.headers.authorization);
-    // The header wins; `?api_key=` counts only on the routes that take it.
-    const bearer = header ?? (config.queryKey ? queryApiKey(request.query) : null);
+    // The header wins; `?api_key=`, then the body's `api_key`, count only on the routes that take them.
+    const bearer = header ?? (config.queryKey ? queryApiKey(request.query) : null) ?? (config.bodyKey ? queryApiKey(request.body) : null);
     // Without a key, the UI's session cookie; a cookie never carries an API key, only a session.
     const cookie = bearer === null ? sessionCookie(request.headers.cookie) : null;
     const secret = bearer ?? cookie;

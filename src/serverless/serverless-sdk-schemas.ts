@@ -128,3 +128,35 @@ export const RouteReply = Type.Object({
 });
 
 export const PubkeyReply = Type.String({ description: 'the router\'s RSA public key, PEM (SubjectPublicKeyInfo)' });
+
+/** Decisions an autoscaler log reply shows at most (the newest); `tail` asks for fewer lines. */
+export const LOG_DECISIONS_MAX = 1000;
+
+/**
+ * `POST /get_endpoint_workers/`, `/get_endpoint_logs/`, `/get_autogroup_logs/` (autoscaler routes): the endpoint's or
+ * workergroup's `id`; `api_key` is the caller's account key (the serverless SDK sends it here, with no header).
+ */
+export const AutoscalerIdBody = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1, maximum: 2 ** 31 - 1 }),
+    api_key: str(512),
+    tail: int({ minimum: 1, maximum: LOG_DECISIONS_MAX }),
+  },
+  { additionalProperties: false },
+);
+
+/** A worker as the serverless SDK's `Worker.from_dict` reads it. */
+export const EndpointWorker = Type.Object({
+  id: Int,
+  status: Type.String({ description: 'the instance\'s actual_status (loading while it has none yet)' }),
+  cur_load: Num, new_load: Num, cur_load_rolling_avg: Num, cur_perf: Num, perf: Num, measured_perf: Num, dlperf: Num,
+  reliability: Num, reqs_working: Int, disk_usage: Num,
+  loaded_at: Type.Number({ description: 'when it became running (epoch s), 0 before' }),
+  started_at: Type.Number({ description: 'when it was rented (epoch s)' }),
+});
+export const EndpointWorkersReply = Type.Array(EndpointWorker);
+
+/** The autoscaler's log at the four levels `vastai get endpt-logs --level 0..3` prints: one line per decision. */
+export const EndpointLogsReply = Type.Object({
+  success: Type.Boolean(), info0: Type.String(), info1: Type.String(), trace: Type.String(), debug: Type.String(),
+});

@@ -22,6 +22,7 @@ import { ENDPOINT_SETTABLE, type DecisionObject, type EndpointBody, type Endpoin
 import { serverlessStore, type EndpointRow, type WorkergroupRow } from './serverless-store.js';
 import { serverlessKeysFactory } from './serverless-keys.js';
 import { routerFactory, type RouterInstancesPort } from './serverless-router.js';
+import { serverlessInsightFactory, type WorkerStatePort } from './serverless-insight.js';
 import { blobStore } from './serverless-blob.js';
 import { deploymentsFactory } from './serverless-deployments.js';
 import { checkSettings, type Settings } from './serverless-settings.js';
@@ -38,7 +39,7 @@ export interface ServerlessDeps {
   secretBox: SecretBox;
   scheduler: Scheduler;
   billing: Pick<BillingApi, 'setServerlessGroup'>;
-  instances: ScalerInstancesPort & RouterInstancesPort;
+  instances: ScalerInstancesPort & RouterInstancesPort & WorkerStatePort;
   /** `GPUPLANE_BLOB_STORE_URL`: where deployment tarballs go; undefined refuses uploads (serverless-blob.ts). */
   blobStoreUrl?: string;
   templates: Pick<TemplatesPort, 'getForCreate'>;
@@ -65,6 +66,7 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
     launchOf: (t, wg) => (wg.deployment_id !== null && deploymentLaunch ? deploymentLaunch(t, wg) : Promise.resolve(undefined)),
   });
   const router = routerFactory({ store: sls, keys, instances: deps.instances });
+  const insight = serverlessInsightFactory({ db: store.db, store: sls, instances: deps.instances });
 
   /**
    * The offer filter of a workergroup's `search_params`: the vastai query string, or (from the serverless SDK) the
@@ -131,6 +133,8 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
   return {
     scaler,
     router,
+    /** The autoscaler's worker list and log (serverless-insight.ts). */
+    insight,
     deployments,
     /** The router's public key, PEM (`GET /pubkey/`). */
     publicKey: () => keys.publicPem(),
