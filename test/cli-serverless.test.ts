@@ -73,6 +73,21 @@ describe('endpoints and workergroups', () => {
     const load = await cli(['emu', 'load', String(eid), '250']);
     assert.equal(load.code, 0, load.stderr);
     assert.equal(load.stdout.trim(), `endpoint ${eid} load 250`);
+    assert.equal((await cli(['emu', 'advance', '120'])).code, 0);
+    // What the autoscaler did: its workers and its log.
+    const workers = JSON.parse((await cli(['get', 'endpt-workers', String(eid), '--raw'])).stdout);
+    const group = JSON.parse((await cli(['show', 'workergroups', '--raw'])).stdout).find((g: { id: number }) => g.id === wid);
+    assert.ok(group.workers.length > 0);
+    assert.deepEqual(workers.map((x: { id: number }) => x.id), [...group.workers].sort((a: number, b: number) => a - b));
+    const table = await cli(['get', 'endpt-workers', String(eid)]);
+    assert.match(table.stdout.split('\n')[0], /^\s*Instance\s+Status\s+Started\s+Running since\s+Reliability$/i);
+    const logs = await cli(['get', 'endpt-logs', String(eid), '--level', '0']);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.match(logs.stdout, new RegExp(`workergroup ${wid}: scale_up`));
+    const one = await cli(['get', 'wrkgrp-logs', String(wid), '--tail', '1']);
+    assert.equal(one.stdout.trim().split('\n').length, 1);
+    assert.match(one.stdout, /workers\): /, 'level 1: with the reason');
+    assert.equal((await cli(['get', 'endpt-logs', String(eid), '--level', '7'])).code, 2);
     assert.equal((await cli(['delete', 'workergroup', String(wid)])).code, 0);
     assert.equal((await cli(['delete', 'endpoint', String(eid)])).code, 0);
     const gone = await cli(['delete', 'endpoint', String(eid)]);

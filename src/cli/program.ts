@@ -14,6 +14,7 @@ import { registerAudit } from './commands/audit.js';
 import { registerTfa } from './commands/tfa.js';
 import { registerInstances } from './commands/instances.js';
 import { splitRemainder } from './instance-args.js';
+import { registerAutoscaler } from './commands/serverless-autoscaler.js';
 import { registerServerless } from './commands/serverless.js';
 import { registerDeployments } from './commands/deployments.js';
 import { registerSession } from './commands/session.js';
@@ -91,6 +92,7 @@ export function buildProgram(io: CliIO = processIO()): Command {
   registerPayments(groups, verb);
   registerAudit(groups);
   registerServerless(groups);
+  registerAutoscaler(verb);
   registerDeployments(groups);
   registerTfa(program);
   registerSession(program, verb);

@@ -12,7 +12,7 @@ import type {
   WorkergroupSdkBody,
   WorkergroupsReply,
 } from '../../serverless/serverless-schemas.js';
-import type { RouteBody, RouteReply } from '../../serverless/serverless-sdk-schemas.js';
+import type { EndpointLogsReply, EndpointWorkersReply, RouteBody, RouteReply } from '../../serverless/serverless-sdk-schemas.js';
 import type { CreateVolumeBody, CreateVolumeReply, DeleteVolumeReply, VolumeSearchReply, VolumesReply } from '../../volumes/volumes-schemas.js';
 import type { Transport } from '../transport.js';
 import type { OfferSearch } from './offers.js';
@@ -68,5 +68,14 @@ export function serverlessApi(t: Transport) {
     /** The autoscaler's decisions for a workergroup, newest first, each with its reason. */
     decisions: (id: number) =>
       t.request<Static<typeof DecisionsReply>>('GET', `/api/v0/autojobs/${id}/decisions/`),
+    /** An endpoint's workers (the instances of its workergroups), as the serverless SDK's Worker. */
+    endpointWorkers: (endpointId: number) =>
+      t.request<Static<typeof EndpointWorkersReply>>('POST', '/get_endpoint_workers/', { body: { id: endpointId } }),
+    /** The autoscaler's log of an endpoint (all its workergroups), oldest first; `tail`: the newest lines only. */
+    endpointLogs: (endpointId: number, tail?: number) =>
+      t.request<Static<typeof EndpointLogsReply>>('POST', '/get_endpoint_logs/', { body: { id: endpointId, ...(tail ? { tail } : {}) } }),
+    /** The autoscaler's log of one workergroup, oldest first. */
+    workergroupLogs: (workergroupId: number, tail?: number) =>
+      t.request<Static<typeof EndpointLogsReply>>('POST', '/get_autogroup_logs/', { body: { id: workergroupId, ...(tail ? { tail } : {}) } }),
   };
 }
