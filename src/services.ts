@@ -47,6 +47,8 @@ import { opsServiceFactory } from './ops/ops-service.js';
 import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
 import { agentServiceFactory, type AgentService } from './hosts/agent-service.js';
+import { scheduledJobsStore } from './scheduled-jobs/scheduled-jobs-store.js';
+import { scheduledJobsServiceFactory } from './scheduled-jobs/scheduled-jobs-service.js';
 
 /** What the app is built from: main.ts and the tests make these. */
 export interface AppDeps {
@@ -147,6 +149,11 @@ export function createServices(deps: ServiceDeps) {
     blobStoreUrl: config.blobStoreUrl,
     offersIn: offersInTx({ machines: (tx) => fleet.machineRecords(tx), gpus: (ids, tx) => fleet.gpusOf(ids, tx) }, clock),
   });
+  // Scheduled jobs: API requests replayed as their user on a timetable (app.ts gives them the app to replay through).
+  const scheduledJobs = scheduledJobsServiceFactory({
+    store, jobs: scheduledJobsStore(db), clock, scheduler, keys, keysService,
+    lockInstance: (scope, id, tx) => instances.lockInScope(scope, id, tx),
+  });
   // Health, readiness, version and the Prometheus metrics.
   const ops = opsServiceFactory({
     store, clock, scheduler, metrics, config, log, version: VERSION,
@@ -165,6 +172,8 @@ export function createServices(deps: ServiceDeps) {
   billing.onCreditExhausted(instances.creditExhausted);
   // A simulated host that stops heartbeating: its instances turn unknown, then offline (fleet-heartbeat.ts).
   fleet.onHostLost((tx, machineId) => instances.hostLost(tx, machineId));
+  // A destroyed instance takes its scheduled jobs with it.
+  instances.onDestroy((tx, instanceId) => scheduledJobs.instanceDestroyed(tx, instanceId));
   // A team with live instances is not deleted (409 conflict).
   teams.onDelete((teamId, tx) => instances.refuseTeamDelete(teamId, tx));
   if (emulatorMode) {
@@ -212,6 +221,7 @@ export function createServices(deps: ServiceDeps) {
     volumes,
     agent,
     serverless,
+    scheduledJobs,
     ops,
     /** GPU model names on offer; the fleet fills it in. */
     fleetNames: (): Promise<string[]> => fleet.gpuNames(),

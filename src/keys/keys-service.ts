@@ -7,8 +7,11 @@ import { ApiError, badRequest, notFound } from '../platform/errors.js';
 import type { Principal } from '../platform/auth.js';
 import type { KeyRow, KeysStore, NewKey } from './keys-store.js';
 
-/** Fixed prefixes make leaked secrets easy to spot (and to scan for). */
-export const KEY_PREFIX = { user: 'gpk_', session: 'gps_', instance: 'gpi_' } as const;
+/**
+ * Fixed prefixes make leaked secrets easy to spot (and to scan for). `job`: made for one replay of a scheduled job and
+ * revoked after it (src/scheduled-jobs/).
+ */
+export const KEY_PREFIX = { user: 'gpk_', session: 'gps_', instance: 'gpi_', job: 'gpj_' } as const;
 
 /** Keys whose last use was recorded within this many seconds are not written again (one write per minute at most). */
 export const KEY_TOUCH_INTERVAL_S = 60;

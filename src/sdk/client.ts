@@ -23,6 +23,7 @@ import { deploymentsApi } from './api/serverless-deployments.js';
 import { sshKeysApi, templatesApi } from './api/templates.js';
 import { loginApi, tfaApi } from './api/tfa.js';
 import { machinesApi } from './api/machines.js';
+import { scheduledJobsApi } from './api/scheduled-jobs.js';
 import { createTransport, type ClientOptions } from './transport.js';
 import { waitForInstance, type InstanceState, type WaitOptions } from './wait.js';
 import { GpuplaneError } from './errors.js';
@@ -67,6 +68,8 @@ export function createClient(options: ClientOptions) {
     agent: agentApi(t),
     /** The host side: your machines, their listings, maintenance windows and earnings. */
     machines: machinesApi(t),
+    /** API requests the server replays as you, hourly, daily or weekly. */
+    scheduledJobs: scheduledJobsApi(t),
     /**
      * Waits until instance `id` is in `until` (default `running`), on the server's instance events. Rejects with
      * InstanceFailedError on `exited`/`unknown`/`offline` and with WaitTimeoutError after `timeout` seconds.
