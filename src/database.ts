@@ -22,6 +22,7 @@ import { instancesIdempotencySealedMigration } from './instances/instances-idemp
 import { instancesAccountEnvMigration } from './instances/instances-account-env-migration.js';
 import { serverlessSdkMigration } from './serverless/serverless-sdk-migration.js';
 import { scheduledJobsMigration } from './scheduled-jobs/scheduled-jobs-migration.js';
+import { subaccountsMigration } from './subaccounts/subaccounts-migration.js';
 import type { UsersTables } from './users/users-tables.js';
 import type { KeysTables } from './keys/keys-tables.js';
 import type { OutboxTables } from './emulator/outbox-tables.js';
@@ -39,6 +40,7 @@ import type { AuditTables } from './audit/audit-tables.js';
 import type { AgentTables } from './hosts/agent-tables.js';
 import type { HostingTables } from './hosting/hosting-tables.js';
 import type { ScheduledJobsTables } from './scheduled-jobs/scheduled-jobs-tables.js';
+import type { SubaccountsTables } from './subaccounts/subaccounts-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and migrations. A feature declares its tables in
@@ -49,7 +51,7 @@ declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
       InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
-      ScheduledJobsTables {}
+      ScheduledJobsTables, SubaccountsTables {}
 }
 
 /**
@@ -80,6 +82,7 @@ export const MIGRATIONS: MigrationList = {
     ['0019_instances_idempotency_sealed', instancesIdempotencySealedMigration],
     ['0020_instances_account_env', instancesAccountEnvMigration],
     ['0023_scheduled_jobs', scheduledJobsMigration],
+    ['0024_subaccounts', subaccountsMigration],
     ['0025_serverless_sdk', serverlessSdkMigration],
   ],
   lastUnordered: '0012_billing_rates',

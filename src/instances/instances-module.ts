@@ -41,6 +41,8 @@ export interface InstancesModuleDeps {
   agentLogs?: AgentLogsPort;
   /** The account environment variables new instances start with. */
   accountEnv?: AccountEnvPort;
+  /** Throws ApiError when the account may not rent (a host-only subaccount). */
+  mayRent?: (userId: number, tx?: Tx) => Promise<void>;
 }
 
 export function instancesModule(deps: InstancesModuleDeps) {
