@@ -162,7 +162,7 @@ export function apiKeysServiceFactory({ db, keys, keysService, clock, memberPerm
      * name, rights and team takes its place (its secret is in this reply only). One transaction: never both, never none.
      */
     async reset(p: Principal): Promise<{ success: true; new_api_key: string; id: number; msg: string }> {
-      if (p.key.kind !== 'user') throw badRequest('reset api-key works on API keys; this request was made with a session or an instance key');
+      if (p.key.kind !== 'user') throw badRequest('reset api-key works on API keys; this request was made with a session, instance or scheduled-job key');
       const made = await db.transaction().execute(async (tx) => {
         if (!(await keys.revokeLive(p.key.id, clock.now(), tx))) throw new ApiError('auth_error', 'this API key was revoked');
         return keysService.create(
