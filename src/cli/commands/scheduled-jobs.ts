@@ -120,7 +120,7 @@ export function registerScheduledJobs(g: Groups): void {
     .addHelpText('after', `
 The job runs with the rights of the API key that creates it, and stops sending while that key is revoked.
 
-Examples:
+Example:
   gpuplane create scheduled-job --endpoint /api/v0/instances/bid_price/12/ --body '{"price": 0.4}' --schedule DAILY --hour 3 --instance 12
   gpuplane create scheduled-job --endpoint /api/v0/instances/12/ --method DELETE --schedule WEEKLY --day 0 --hour 23 --instance 12`)
     .action(
