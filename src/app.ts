@@ -110,6 +110,16 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   await installOpenApi(app, deps.config.publicUrl);
 
   await registerRoutes(typed(app), services, deps.config.mode);
+  // Scheduled jobs replay their requests through the routes, as any client's would be served.
+  services.scheduledJobs.useTransport(async (r) => {
+    const res = await app.inject({
+      method: r.method as 'PUT' | 'POST' | 'DELETE',
+      url: r.url,
+      headers: { authorization: `Bearer ${r.bearer}`, 'content-type': 'application/json', 'user-agent': 'gpuplane-scheduled-job' },
+      payload: JSON.stringify(r.body),
+    });
+    return { status: res.statusCode, body: res.body };
+  });
 
   app.get(OPENAPI_PATH, { config: { category: 'public' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();

@@ -21,6 +21,8 @@ import { auditMigration } from './audit/audit-migration.js';
 import { instancesIdempotencySealedMigration } from './instances/instances-idempotency-migration.js';
 import { instancesAccountEnvMigration } from './instances/instances-account-env-migration.js';
 import { serverlessSdkMigration } from './serverless/serverless-sdk-migration.js';
+import { scheduledJobsMigration } from './scheduled-jobs/scheduled-jobs-migration.js';
+import { subaccountsMigration } from './subaccounts/subaccounts-migration.js';
 import type { UsersTables } from './users/users-tables.js';
 import type { KeysTables } from './keys/keys-tables.js';
 import type { OutboxTables } from './emulator/outbox-tables.js';
@@ -37,6 +39,8 @@ import type { EnvVarsTables } from './env-vars/env-vars-tables.js';
 import type { AuditTables } from './audit/audit-tables.js';
 import type { AgentTables } from './hosts/agent-tables.js';
 import type { HostingTables } from './hosting/hosting-tables.js';
+import type { ScheduledJobsTables } from './scheduled-jobs/scheduled-jobs-tables.js';
+import type { SubaccountsTables } from './subaccounts/subaccounts-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and migrations. A feature declares its tables in
@@ -46,7 +50,8 @@ import type { HostingTables } from './hosting/hosting-tables.js';
 declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
-      InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables {}
+      InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
+      ScheduledJobsTables, SubaccountsTables {}
 }
 
 /**
@@ -76,6 +81,8 @@ export const MIGRATIONS: MigrationList = {
     ['0018_audit', auditMigration],
     ['0019_instances_idempotency_sealed', instancesIdempotencySealedMigration],
     ['0020_instances_account_env', instancesAccountEnvMigration],
+    ['0023_scheduled_jobs', scheduledJobsMigration],
+    ['0024_subaccounts', subaccountsMigration],
     ['0025_serverless_sdk', serverlessSdkMigration],
   ],
   lastUnordered: '0012_billing_rates',

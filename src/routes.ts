@@ -27,6 +27,8 @@ import { serverlessSdkRoutes } from './serverless/serverless-sdk-routes.js';
 import { serverlessAutoscalerRoutes } from './serverless/serverless-autoscaler-routes.js';
 import { agentRoutes } from './hosts/agent-routes.js';
 import { hostingRoutes } from './hosting/hosting-routes.js';
+import { scheduledJobsRoutes } from './scheduled-jobs/scheduled-jobs-routes.js';
+import { subaccountsRoutes } from './subaccounts/subaccounts-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, mode: Config['mode']): Promise<void> {
@@ -53,6 +55,8 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await serverlessAutoscalerRoutes(app, services);
   await agentRoutes(app, services.agent);
   await hostingRoutes(app, services);
+  await scheduledJobsRoutes(app, services);
+  await subaccountsRoutes(app, services);
   // The emulator control API, /_emu/ (contract §2): every such route is registered here, in emulator mode only.
   if (mode === 'emulator') {
     await emulatorRoutes(app, services);

@@ -47,6 +47,11 @@ import { opsServiceFactory } from './ops/ops-service.js';
 import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
 import { agentServiceFactory, type AgentService } from './hosts/agent-service.js';
+import { scheduledJobsStore } from './scheduled-jobs/scheduled-jobs-store.js';
+import { scheduledJobsServiceFactory } from './scheduled-jobs/scheduled-jobs-service.js';
+import { subaccountsStore } from './subaccounts/subaccounts-store.js';
+import { subaccountsServiceFactory } from './subaccounts/subaccounts-service.js';
+import { usersContract } from './users/users-contract.js';
 
 /** What the app is built from: main.ts and the tests make these. */
 export interface AppDeps {
@@ -108,6 +113,14 @@ export function createServices(deps: ServiceDeps) {
   });
   const sessions = sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl: config.publicUrl });
   const login = loginServiceFactory({ users: usersDb, usersService: users, store: loginStore(db, tfaStore), tfaStore, verifier, sessions, messenger, clock, random });
+  // Subaccounts: accounts made by another account, which sees and funds them; host-only ones may not rent.
+  const subaccounts = subaccountsServiceFactory({
+    db, subaccounts: subaccountsStore(db), clock,
+    createUser: (input, tx) => users.createUser(input, tx),
+    usersByIds: (ids) => usersContract.usersByIds(db, ids),
+    sendVerification: (userId, email) => login.sendVerification(userId, email),
+    balance: (user) => billing.balanceOf(user, undefined),
+  });
   const teams = teamsServiceFactory({
     db, teams: teamsDb, users: usersDb, clock, random, publicUrl: config.publicUrl,
     revokeTeamKeys: keys.revokeByTeam,
@@ -126,12 +139,14 @@ export function createServices(deps: ServiceDeps) {
   // Volumes: each machine's free disk is a volume offer.
   const volumes = volumesServiceFactory({
     store, clock, billing,
+    mayRent: (userId, tx) => subaccounts.assertMayRent(userId, tx),
     fleet: { machines: () => fleet.machineRecords(), machine: (id, tx) => fleet.machineRecord(id, tx) },
   });
   // Renting and the instance lifecycle. `volumes` is a hook the volumes feature fills in (instances-ports.ts).
   const instances = instancesModule({
     store, clock, random, scheduler, config, secretBox, keys, keysService, fleet, billing,
     templates: templates.instancesPort, sshKeys, volumes: volumes.port, accountEnv: envVars,
+    mayRent: (userId, tx) => subaccounts.assertMayRent(userId, tx),
     // Real hosts: `request_logs` of an instance on an agent-run machine asks its agent (src/hosts/).
     agentLogs: { requested: (r) => agent.logs.requested(r), textOf: (id) => agent.logs.textOf(id) },
   });
@@ -146,6 +161,11 @@ export function createServices(deps: ServiceDeps) {
     store, clock, random, secretBox, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,
     blobStoreUrl: config.blobStoreUrl,
     offersIn: offersInTx({ machines: (tx) => fleet.machineRecords(tx), gpus: (ids, tx) => fleet.gpusOf(ids, tx) }, clock),
+  });
+  // Scheduled jobs: API requests replayed as their user on a timetable (app.ts gives them the app to replay through).
+  const scheduledJobs = scheduledJobsServiceFactory({
+    store, jobs: scheduledJobsStore(db), clock, scheduler, keys, keysService,
+    lockInstance: (scope, id, tx) => instances.lockInScope(scope, id, tx),
   });
   // Health, readiness, version and the Prometheus metrics.
   const ops = opsServiceFactory({
@@ -165,6 +185,8 @@ export function createServices(deps: ServiceDeps) {
   billing.onCreditExhausted(instances.creditExhausted);
   // A simulated host that stops heartbeating: its instances turn unknown, then offline (fleet-heartbeat.ts).
   fleet.onHostLost((tx, machineId) => instances.hostLost(tx, machineId));
+  // A destroyed instance takes its scheduled jobs with it.
+  instances.onDestroy((tx, instanceId) => scheduledJobs.instanceDestroyed(tx, instanceId));
   // A team with live instances is not deleted (409 conflict).
   teams.onDelete((teamId, tx) => instances.refuseTeamDelete(teamId, tx));
   if (emulatorMode) {
@@ -212,6 +234,8 @@ export function createServices(deps: ServiceDeps) {
     volumes,
     agent,
     serverless,
+    scheduledJobs,
+    subaccounts,
     ops,
     /** GPU model names on offer; the fleet fills it in. */
     fleetNames: (): Promise<string[]> => fleet.gpuNames(),

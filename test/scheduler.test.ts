@@ -100,6 +100,32 @@ for (const dialect of DIALECTS) {
       assert.equal(await scheduler.pending(), 0);
     });
 
+    test('work after a job runs once it committed, outside its transaction, at its due time, before the next job', async () => {
+      const { clock, scheduler } = fresh();
+      const seen: string[] = [];
+      let attempts = 0;
+      scheduler.register('then', async (p: { name: string; fail?: boolean }, ctx) => {
+        attempts++;
+        await ctx.tx.insertInto('kv').values({ key: `then-${p.name}-${attempts}`, value: 'x' }).execute();
+        ctx.afterCommit(async () => {
+          // Outside the job's transaction: a query of its own connection (on SQLite it would wait forever inside).
+          const row = await store.db.selectFrom('kv').select('key').where('key', '=', `then-${p.name}-${attempts}`).executeTakeFirst();
+          seen.push(`${p.name}@${clock.now() - T0}:${row ? 'committed' : 'missing'}`);
+          // The virtual clock stands at the due time for requests of another process too (it reads the database).
+          seen.push(`saved ${Number(await kvValue(store, 'virtual_clock_now')) - T0}`);
+        });
+        if (p.fail) throw new Error('rolled back');
+      });
+      scheduler.register('next', async (_p, ctx) => void seen.push(`next@${ctx.dueAt - T0}`));
+      await scheduler.schedule('then', T0 + 5, { name: 'a' });
+      await scheduler.schedule('next', T0 + 6, {});
+      await scheduler.schedule('then', T0 + 7, { name: 'b', fail: true });
+      await scheduler.runDue(T0 + 8);
+      assert.deepEqual(seen, ['a@5:committed', 'saved 5', 'next@6'], 'no work after the job that rolled back');
+      await store.db.deleteFrom('jobs').execute();
+      await store.db.deleteFrom('kv').where('key', 'like', 'then-%').execute();
+    });
+
     test('cancel removes the jobs about a ref (of one kind when given); an unknown kind is dropped', async () => {
       const { scheduler } = fresh();
       const ran: string[] = [];

@@ -30,6 +30,12 @@ export const AUDITED_ROUTES: Record<string, string> = {
   'PUT /api/v0/team/members/:id/': 'team.member_role_changed',
   'POST /api/v0/team/invite/': 'team.member_invited',
   'DELETE /api/v0/team/members/:id/': 'team.member_removed',
+  // Subaccounts: the sign-up route made by a signed-in account (a plain sign-up has no user to record it for)
+  'POST /api/v0/users/': 'subaccount.created',
+  // Scheduled jobs (their replays are recorded as the routes they replay, with the key made for the run)
+  'POST /api/v0/commands/schedule_job/': 'scheduled_job.created',
+  'PUT /api/v0/commands/schedule_job/:id/': 'scheduled_job.changed',
+  'DELETE /api/v0/commands/schedule_job/:id/': 'scheduled_job.deleted',
   // Account environment variables (the values are secrets; only the change is recorded)
   'POST /api/v0/secrets/': 'env_var.created',
   'PUT /api/v0/secrets/': 'env_var.changed',

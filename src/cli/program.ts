@@ -19,6 +19,8 @@ import { registerServerless } from './commands/serverless.js';
 import { registerDeployments } from './commands/deployments.js';
 import { registerSession } from './commands/session.js';
 import { registerAgent } from './commands/agent.js';
+import { registerScheduledJobs } from './commands/scheduled-jobs.js';
+import { registerSubaccounts } from './commands/subaccounts.js';
 import { bindRun, CliRun, processIO, type CliIO } from './io.js';
 import pkg from '../../package.json' with { type: 'json' };
 
@@ -75,11 +77,11 @@ export function buildProgram(io: CliIO = processIO()): Command {
   };
   const groups: Groups = {
     set: verb('set', 'save client settings: api-key'),
-    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, connections, api-keys, charges, members, team-roles, volumes, endpoints, workergroups, deployments, deployment, deployment-versions'),
+    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, connections, api-keys, charges, members, team-roles, volumes, endpoints, workergroups, deployments, deployment, deployment-versions, scheduled-jobs, subaccounts'),
     search: verb('search', 'search offers, templates, volumes or invoices with a query'),
-    create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account'),
-    update: verb('update', 'change: template, ssh-key, env-var, team-role, endpoint, workergroup'),
-    delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup, deployment'),
+    create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account, scheduled-job, subaccount'),
+    update: verb('update', 'change: template, ssh-key, env-var, team-role, endpoint, workergroup, scheduled-job'),
+    delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup, deployment, scheduled-job'),
     emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, advance, create-user, outbox, fault, credit, add-machine, load, reset'),
   };
   registerAccount(program, groups);
@@ -99,6 +101,8 @@ export function buildProgram(io: CliIO = processIO()): Command {
   registerEmulator(groups.emu);
   registerAgent(program);
   registerMachines(program, groups, verb);
+  registerScheduledJobs(groups);
+  registerSubaccounts(groups);
   return program;
 }
 

@@ -64,12 +64,15 @@ export interface CreateDeps {
   accountEnv?: AccountEnvPort;
   /** Wakes event streams after a commit. */
   notify: () => void;
+  /** Throws ApiError when the account may not rent (a host-only subaccount, src/subaccounts/). */
+  mayRent?: (userId: number, tx?: Tx) => Promise<void>;
 }
 
 const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 
 /** The body's options after the spec's rules, before the offer is looked at. */
 async function readBody(body: CreateRequest, principal: Principal, deps: CreateDeps, tx?: Tx) {
+  await deps.mayRent?.(principal.user.id, tx);
   if (given(body.template_id)) throw badRequest('body.template_id is not accepted for creation; use template_hash_id (spec rule 7)');
   if (given(body.env)) parseEnvObject(body.env); // rule 5, checked before the template's env is merged in
   let runtype = given(body.runtype) && body.runtype !== '' ? parseRuntype(body.runtype) : null;

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
 import type { SecretBox } from '../platform/crypto.js';
 import type { Store, Tx } from '../platform/db/connect.js';
+import type { Scope } from '../platform/auth.js';
 import { ApiError } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
@@ -20,7 +21,7 @@ import { EventsHub, instanceEventsFactory } from './instances-events.js';
 import { INSTANCE_FAULTS, instanceJobsFactory } from './instances-jobs.js';
 import { lifecycleFactory } from './instances-lifecycle.js';
 import type { AgentLogsPort, SshKeysPort, TemplatesPort, VolumesPort, AccountEnvPort } from './instances-ports.js';
-import { instancesServiceFactory } from './instances-service.js';
+import { instancesServiceFactory, type DestroyHook } from './instances-service.js';
 import { instancesStore } from './instances-store.js';
 
 export interface InstancesModuleDeps {
@@ -40,6 +41,8 @@ export interface InstancesModuleDeps {
   agentLogs?: AgentLogsPort;
   /** The account environment variables new instances start with. */
   accountEnv?: AccountEnvPort;
+  /** Throws ApiError when the account may not rent (a host-only subaccount). */
+  mayRent?: (userId: number, tx?: Tx) => Promise<void>;
 }
 
 export function instancesModule(deps: InstancesModuleDeps) {
@@ -49,7 +52,8 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const notify = () => hub.notify();
   const lifecycle = lifecycleFactory({ store, fleet: deps.fleet, billing: deps.billing, scheduler: deps.scheduler, config: deps.config });
   const creator = createFactory({ ...deps, db, store, lifecycle, notify });
-  const service = instancesServiceFactory({ ...deps, db, store, lifecycle, notify });
+  const destroyHooks: DestroyHook[] = [];
+  const service = instancesServiceFactory({ ...deps, db, store, lifecycle, notify, destroyHooks });
   const events = instanceEventsFactory({ store, hub, clock: deps.clock });
   const jobs = instanceJobsFactory({ db, store, lifecycle, fleet: deps.fleet, scheduler: deps.scheduler, clock: deps.clock, notify });
 
@@ -113,6 +117,17 @@ export function instancesModule(deps: InstancesModuleDeps) {
     real: { store, lifecycle, notify },
     /** For the hosting feature: the instances placed on machines (earnings, force_delete, renters' maintenance view). */
     onMachines: (machineIds: readonly number[], tx: Tx = db) => instancesOnMachines(tx, machineIds),
+    /** Another feature's work when an instance is destroyed, in the destroy's transaction (scheduled jobs go with it). */
+    onDestroy(hook: DestroyHook): void {
+      destroyHooks.push(hook);
+    },
+    /**
+     * Whether `id` is a live instance of `scope`, its row locked until `tx` ends on PostgreSQL: something made about it
+     * in `tx` (a scheduled job) either sees a destroy that came first, or makes the destroy wait and then go with it.
+     */
+    async lockInScope(scope: Scope, id: number, tx: Tx): Promise<boolean> {
+      return Boolean((await store.findInScope(id, scope, tx)) && (await store.lock(id, tx)));
+    },
     /** For the fleet's host runtime: a host that stopped heartbeating. */
     hostLost: jobs.hostLost,
     /**

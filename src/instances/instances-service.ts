@@ -44,7 +44,12 @@ export interface ServiceDeps {
   agentLogs?: AgentLogsPort;
   /** Called after a state change commits (wakes event streams and waiters in this process). */
   notify: () => void;
+  /** Other features' work when an instance is destroyed, inside the destroy's transaction (instances-module onDestroy). */
+  destroyHooks?: readonly DestroyHook[];
 }
+
+/** Called inside a destroy's transaction, after the instance is marked destroyed (e.g. its scheduled jobs go). */
+export type DestroyHook = (tx: Tx, instanceId: number) => Promise<void>;
 
 /** An instance key reaches only its own instance; a user key only its scope's. Someone else's instance is 404. */
 export function checkInstanceKey(principal: Principal, id: number): void {
@@ -124,6 +129,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     await deps.volumes.detachAll(tx, id);
     await lifecycle.transition(tx, inst, { actual_status: 'destroyed', intended_status: 'destroyed', status_msg: null, ports: null, running_since: null, gpu_indexes: '[]' }, now);
     await store.update(id, { destroyed_at: now }, tx);
+    for (const hook of deps.destroyHooks ?? []) await hook(tx, id);
     for (const k of await keys.listByUser(inst.user_id, tx)) {
       if (k.kind === 'instance' && k.instance_id === id) await keys.revoke(k.id, now, tx);
     }

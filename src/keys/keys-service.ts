@@ -7,8 +7,11 @@ import { ApiError, badRequest, notFound } from '../platform/errors.js';
 import type { Principal } from '../platform/auth.js';
 import type { KeyRow, KeysStore, NewKey } from './keys-store.js';
 
-/** Fixed prefixes make leaked secrets easy to spot (and to scan for). */
-export const KEY_PREFIX = { user: 'gpk_', session: 'gps_', instance: 'gpi_' } as const;
+/**
+ * Fixed prefixes make leaked secrets easy to spot (and to scan for). `job`: made for one replay of a scheduled job and
+ * revoked after it (src/scheduled-jobs/).
+ */
+export const KEY_PREFIX = { user: 'gpk_', session: 'gps_', instance: 'gpi_', job: 'gpj_' } as const;
 
 /** Keys whose last use was recorded within this many seconds are not written again (one write per minute at most). */
 export const KEY_TOUCH_INTERVAL_S = 60;
@@ -159,7 +162,7 @@ export function apiKeysServiceFactory({ db, keys, keysService, clock, memberPerm
      * name, rights and team takes its place (its secret is in this reply only). One transaction: never both, never none.
      */
     async reset(p: Principal): Promise<{ success: true; new_api_key: string; id: number; msg: string }> {
-      if (p.key.kind !== 'user') throw badRequest('reset api-key works on API keys; this request was made with a session or an instance key');
+      if (p.key.kind !== 'user') throw badRequest('reset api-key works on API keys; this request was made with a session, instance or scheduled-job key');
       const made = await db.transaction().execute(async (tx) => {
         if (!(await keys.revokeLive(p.key.id, clock.now(), tx))) throw new ApiError('auth_error', 'this API key was revoked');
         return keysService.create(

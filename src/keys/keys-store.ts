@@ -17,7 +17,7 @@ declare module '../platform/auth.js' {
 export interface NewKey {
   user_id: number;
   key_hash: string;
-  kind: 'user' | 'session' | 'instance';
+  kind: 'user' | 'session' | 'instance' | 'job';
   name?: string | null;
   permissions?: string | null;
   team_id?: number | null;

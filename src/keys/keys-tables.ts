@@ -8,7 +8,10 @@ export interface ApiKeysTable {
   name: string | null;
   /** SHA-256 of the secret, hex. The secret itself is never stored. */
   key_hash: string;
-  /** `user`, `session` (login / 2FA), or `instance` (the restricted `instance_api_key`). */
+  /**
+   * `user`, `session` (login / 2FA), `instance` (the restricted `instance_api_key`), or `job` (one replay of a
+   * scheduled job, revoked after it).
+   */
   kind: string;
   /** JSON permission document `{"api": {...}}`; null means full access. */
   permissions: string | null;

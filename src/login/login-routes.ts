@@ -1,5 +1,9 @@
+import { Type } from 'typebox';
 import type { TypedApp } from '../platform/http.js';
-import { principalOf } from '../platform/auth.js';
+import { principalOf, type Authenticator } from '../platform/auth.js';
+import { badRequest } from '../platform/errors.js';
+import type { SubaccountsService } from '../subaccounts/subaccounts-service.js';
+import { SubaccountCreated } from '../subaccounts/subaccounts-schemas.js';
 import { ErrorReply } from '../platform/schemas.js';
 import type { TfaAuthenticator } from '../tfa/tfa-auth.js';
 import { Bodies, Errors, Replies } from '../tfa/tfa-schemas.js';
@@ -10,17 +14,33 @@ const tags = ['auth'];
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 409: ErrorReply, 429: ErrorReply, 503: ErrorReply };
 const Ok = LoginOk;
 
-/** Sign-up with e-mail verification, password login, logout (contract §3). */
-export async function loginRoutes(app: TypedApp, { login }: { login: LoginService }): Promise<void> {
+/** Sign-up with e-mail verification, password login, logout (contract §3); subaccounts are made on the sign-up route. */
+export async function loginRoutes(
+  app: TypedApp,
+  { login, auth, subaccounts }: { login: LoginService; auth: Authenticator; subaccounts: SubaccountsService },
+): Promise<void> {
+  // A subaccount is made with the parent's key, which needs user_write (the category of this route at the real service).
+  const asParent = auth.hookFor({ category: 'user_write' })!;
   app.post('/api/v0/users/', {
     config: { category: 'public' },
     schema: {
       tags,
       summary: 'Sign up; a verification code is e-mailed to the address',
+      description: 'With `parent_id: "me"` and an API key (user_write): a subaccount of that key\'s account '
+        + '(`username`, `host_only` as `vastai create subaccount` sends them); its address is verified the same way.',
       body: SignUpBody,
-      response: { 200: SignUpReply, ...errors },
+      // The subaccount reply first: a sign-up's reply has no parent_id, so it falls through to SignUpReply.
+      response: { 200: Type.Union([SubaccountCreated, SignUpReply]), ...errors },
     },
-  }, async (request) => login.signUp(request.body));
+  }, async (request) => {
+    const { parent_id: parent, username, host_only: hostOnly, ...signUp } = request.body;
+    if (parent === undefined) {
+      if (username !== undefined || hostOnly !== undefined) throw badRequest('body.username and body.host_only are for a subaccount: give parent_id "me" and your API key');
+      return login.signUp(signUp);
+    }
+    await asParent(request);
+    return subaccounts.create(principalOf(request), { ...signUp, parent_id: parent, username, host_only: hostOnly });
+  });
 
   app.post('/api/v0/users/verify-email/', {
     config: { category: 'public' },

@@ -5,15 +5,23 @@
 import { Type } from 'typebox';
 import { UserObject } from '../users/users-types.js';
 import { Method } from '../tfa/tfa-schemas.js';
+import { Id } from '../platform/schemas.js';
 
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' });
 
 export const LoginOk = Type.Object({ success: Type.Boolean(), msg: Type.String() });
 
+/**
+ * Sign-up; with `parent_id` (and the caller's key), a subaccount of the caller's account, as `vastai create subaccount`
+ * sends it: `{email, username, password, host_only, parent_id: "me"}` (docs/spec/client-compat-more.md §b).
+ */
 export const SignUpBody = Type.Object({
   email: Email,
   password: Type.String({ minLength: 8, maxLength: 1024 }),
   full_name: Type.Optional(Type.String({ maxLength: 200 })),
+  parent_id: Type.Optional(Type.Union([Type.Literal('me'), Id()], { description: 'Makes a subaccount of the account of the key in use: "me"' })),
+  username: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A subaccount\'s name, shown by show subaccounts' })),
+  host_only: Type.Optional(Type.Boolean({ description: 'A subaccount that may host machines but not rent' })),
 });
 export const SignUpReply = Type.Object({ success: Type.Boolean(), msg: Type.String(), user: UserObject });
 

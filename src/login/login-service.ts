@@ -61,7 +61,10 @@ export function loginServiceFactory(deps: LoginDeps) {
   }
 
   return {
-    async signUp(body: Static<typeof SignUpBody>) {
+    /** E-mails a code that verifies the address (sign-up; subaccounts made by another account). */
+    sendVerification,
+
+    async signUp(body: Pick<Static<typeof SignUpBody>, 'email' | 'password' | 'full_name'>) {
       const user = await usersService.createUser({ email: body.email, password: body.password, full_name: body.full_name, email_verified: false, credit: 0 });
       await sendVerification(user.id, user.email);
       return { success: true, msg: `a verification code was sent to ${user.email}`, user: toUserObject(user) };

@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   // emulator control
   clock_not_virtual: 400,
+  // scheduled jobs: a create repeating an existing job (client-compat-more §d: the client then offers to update it)
+  scheduled_job_exists: 422,
   // instances: `wait` ends in a failure state (exited/unknown/offline), or its timeout passes first
   instance_failed: 409,
   wait_timeout: 408,

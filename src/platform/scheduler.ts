@@ -10,6 +10,14 @@ export interface JobContext {
   /** When the job was due; with a virtual clock the clock stands at this time while the job runs. */
   dueAt: number;
   now: number;
+  /**
+   * Adds work to run once this job's transaction has committed: work that needs connections of its own (on SQLite a
+   * query outside `tx` waits for the transaction, so it cannot run inside it), such as a request replayed through the
+   * app. The scheduler awaits it before it takes the next job, so with a virtual clock it runs at the job's due time.
+   * It runs at most once: not when the job rolls back, and not if the process stops between the commit and it.
+   * A failure is logged, never retried (the job has committed).
+   */
+  afterCommit(work: () => Promise<void>): void;
 }
 
 export type JobHandler = (payload: any, ctx: JobContext) => Promise<void>;
@@ -104,6 +112,7 @@ export class Scheduler {
 
   private async runOne(until: number): Promise<'ran' | 'failed' | 'none'> {
     let claimed: { id: number; kind: string; payload: string; due_at: number } | undefined;
+    let after: Array<() => Promise<void>> = [];
     try {
       await this.store.db.transaction().execute(async (tx) => {
         let q = tx
@@ -115,11 +124,13 @@ export class Scheduler {
           .limit(1);
         if (this.store.dialect === 'postgres') q = q.forUpdate().skipLocked();
         claimed = await q.executeTakeFirst();
+        after = [];
         if (!claimed) return;
         if (isVirtual(this.clock)) this.clock.set(claimed.due_at);
         const handler = this.handlers.get(claimed.kind);
         if (handler) {
-          await handler(JSON.parse(claimed.payload), { tx, dueAt: claimed.due_at, now: this.clock.now() });
+          const ctx = { tx, dueAt: claimed.due_at, now: this.clock.now(), afterCommit: (work: () => Promise<void>) => void after.push(work) };
+          await handler(JSON.parse(claimed.payload), ctx);
         } else {
           this.log.warn({ kind: claimed.kind }, 'no handler for job kind; dropped');
         }
@@ -137,7 +148,17 @@ export class Scheduler {
     }
     if (!claimed) return 'none';
     for (const fn of this.afterJob) fn(claimed.kind, JSON.parse(claimed.payload));
+    if (after.length) await this.runAfterCommit(claimed, after);
     return 'ran';
+  }
+
+  private async runAfterCommit(job: { id: number; kind: string }, work: Array<() => Promise<void>>): Promise<void> {
+    // A request made by this work reads the virtual clock from the database (app.ts): it must find the time the
+    // clock stands at now, the job's due time, not the time the advance in progress started from.
+    if (isVirtual(this.clock)) await this.saveVirtualNow();
+    for (const w of work) {
+      await w().catch((err: unknown) => this.log.error({ err, kind: job.kind, job: job.id }, 'work after a job failed'));
+    }
   }
 
   /** Moves a virtual clock forward by `seconds`, running everything that fell due on the way. */

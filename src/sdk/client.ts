@@ -23,6 +23,8 @@ import { deploymentsApi } from './api/serverless-deployments.js';
 import { sshKeysApi, templatesApi } from './api/templates.js';
 import { loginApi, tfaApi } from './api/tfa.js';
 import { machinesApi } from './api/machines.js';
+import { scheduledJobsApi } from './api/scheduled-jobs.js';
+import { subaccountsApi } from './api/subaccounts.js';
 import { createTransport, type ClientOptions } from './transport.js';
 import { waitForInstance, type InstanceState, type WaitOptions } from './wait.js';
 import { GpuplaneError } from './errors.js';
@@ -67,6 +69,10 @@ export function createClient(options: ClientOptions) {
     agent: agentApi(t),
     /** The host side: your machines, their listings, maintenance windows and earnings. */
     machines: machinesApi(t),
+    /** API requests the server replays as you, hourly, daily or weekly. */
+    scheduledJobs: scheduledJobsApi(t),
+    /** Accounts made under yours: list (with balances), create; fund them with `payments.transferCredit`. */
+    subaccounts: subaccountsApi(t),
     /**
      * Waits until instance `id` is in `until` (default `running`), on the server's instance events. Rejects with
      * InstanceFailedError on `exited`/`unknown`/`offline` and with WaitTimeoutError after `timeout` seconds.

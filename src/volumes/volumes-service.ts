@@ -38,11 +38,13 @@ export interface VolumesDeps {
   clock: Clock;
   billing: Pick<BillingApi, 'startMeter' | 'stopContract' | 'assertCredit'>;
   fleet: VolumesFleetPort;
+  /** Throws ApiError when the account may not rent (a host-only subaccount, src/subaccounts/). */
+  mayRent?: (userId: number, tx?: Tx) => Promise<void>;
 }
 
 export const volumeContractOf = (id: number) => `volume-${id}`;
 
-export function volumesServiceFactory({ store, clock, billing, fleet }: VolumesDeps) {
+export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }: VolumesDeps) {
   const volumes = volumesStore(store.db, store.dialect);
 
   const searchOptions = {
@@ -170,6 +172,7 @@ export function volumesServiceFactory({ store, clock, billing, fleet }: VolumesD
 
     /** `PUT /api/v0/volumes/` `{id: volume offer id, size, name?}`. */
     async create(principal: Principal, body: Static<typeof CreateVolumeBody>) {
+      await mayRent?.(principal.user.id);
       const v = await store.db.transaction().execute((tx) => createIn(tx, scopeOf(principal), body.id, body.size, body.name ?? null));
       return { success: true as const, volume_id: v.id, id: v.id, msg: `volume ${v.id} created: ${v.size_gb} GB on machine ${v.machine_id}` };
     },

@@ -68,13 +68,15 @@ export interface TestApp extends Built {
 export interface TestAppOptions {
   config?: Partial<Record<string, string>>;
   log?: Logger;
+  /** PostgreSQL: the schema to use, shared with another app (several processes on one database); not dropped by close. */
+  pgSchema?: string;
 }
 
 let userCounter = 0;
 
 /** Builds an app on `dialect`. Config overrides use the env var names (e.g. `GPUPLANE_MODE`). */
 export async function createTestApp(dialect: DialectName, options: TestAppOptions = {}): Promise<TestApp> {
-  const schema = dialect === 'postgres' ? uniqueSchema() : undefined;
+  const schema = dialect === 'postgres' && !options.pgSchema ? uniqueSchema() : undefined;
   const config = loadConfig({
     GPUPLANE_DATABASE_URL: dialect === 'postgres' ? PG_URL : 'sqlite::memory:',
     GPUPLANE_CLOCK: 'virtual',
@@ -86,7 +88,7 @@ export async function createTestApp(dialect: DialectName, options: TestAppOption
     GPUPLANE_PORT: '0',
     ...options.config,
   });
-  const store = await openDatabase(config.databaseUrl, { pgSchema: schema, pgPoolSize: 5 });
+  const store = await openDatabase(config.databaseUrl, { pgSchema: options.pgSchema ?? schema, pgPoolSize: 5 });
   const clock = new VirtualClock(config.clockStart!);
   const log = options.log ?? pino({ level: 'silent' });
   const built = await buildApp({ config, store, clock, random: cryptoRandom, log, secretBox: new SecretBox(config.secretKey!, cryptoRandom) });
