@@ -78,8 +78,9 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
     // Authentication is each route's own onRequest hook, bound to its config; route hooks run after the global ones
     // (the virtual clock below), as this did when it was one global hook. Public routes get none.
     const authenticate = services.auth.hookFor(route.config);
-    // A route whose key may be in its body (`bodyKey`) authenticates once the body is parsed and checked.
-    if (authenticate && route.config?.bodyKey) route.preHandler = [authenticate, ...[route.preHandler ?? []].flat()];
+    // A route whose key may be in its body (`bodyKey`) authenticates once the body is parsed, before it is checked
+    // (a request without a valid key is a 401 whatever its body).
+    if (authenticate && route.config?.bodyKey) route.preValidation = [authenticate, ...[route.preValidation ?? []].flat()];
     else if (authenticate) route.onRequest = [...[route.onRequest ?? []].flat(), authenticate];
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;

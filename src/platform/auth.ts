@@ -65,7 +65,7 @@ declare module 'fastify' {
     /**
      * Without a header or `?api_key=`, the key may come as the JSON body's `api_key` (the autoscaler routes the
      * serverless SDK posts with no Authorization header: `/get_endpoint_workers/` …). Such a route authenticates in
-     * its preHandler, once the body is parsed and checked against its schema.
+     * its preValidation hook, once the body is parsed and before it is checked against its schema.
      */
     bodyKey?: boolean;
   }
