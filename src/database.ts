@@ -20,6 +20,7 @@ import { billingPaymentsMigration } from './billing/billing-payments-migration.j
 import { auditMigration } from './audit/audit-migration.js';
 import { instancesIdempotencySealedMigration } from './instances/instances-idempotency-migration.js';
 import { instancesAccountEnvMigration } from './instances/instances-account-env-migration.js';
+import { serverlessStateMigration } from './serverless/serverless-state-migration.js';
 import { serverlessSdkMigration } from './serverless/serverless-sdk-migration.js';
 import { scheduledJobsMigration } from './scheduled-jobs/scheduled-jobs-migration.js';
 import { subaccountsMigration } from './subaccounts/subaccounts-migration.js';
@@ -84,6 +85,7 @@ export const MIGRATIONS: MigrationList = {
     ['0023_scheduled_jobs', scheduledJobsMigration],
     ['0024_subaccounts', subaccountsMigration],
     ['0025_serverless_sdk', serverlessSdkMigration],
+    ['0026_serverless_endpoint_state', serverlessStateMigration],
   ],
   lastUnordered: '0012_billing_rates',
 };

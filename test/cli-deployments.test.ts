@@ -42,6 +42,12 @@ test('show deployments, show deployment, show deployment-versions, delete deploy
   assert.match(vlines[1], /^\s*\d+\s+yes\s+second\s+cafe02\s/);
   assert.match(vlines[2], /^\s*\d+\s+no\s+-?\s*cafe01\s/);
 
+  const stop = await cli(['stop', 'deployment', String(a.deployment_id)]);
+  assert.equal(stop.code, 0, stop.stderr);
+  assert.equal(stop.stdout.trim(), `deployment ${a.deployment_id} stopped`);
+  assert.match((await cli(['show', 'deployment', String(a.deployment_id)])).stdout, /^endpoint_state\s+stopped$/m);
+  assert.equal((await cli(['start', 'deployment', String(a.deployment_id)])).stdout.trim(), `deployment ${a.deployment_id} started`);
+
   const byTag = await cli(['delete', 'deployment', '--name', 'cli-app', '--tag', 'prod']);
   assert.equal(byTag.code, 0, byTag.stderr);
   assert.equal(byTag.stdout.trim(), 'deleted 1 deployment(s)');

@@ -111,6 +111,30 @@ forEachDialect('deployments with a blob store', (app) => {
     assert.deepEqual([env.IS_DEPLOYMENT, env.DEPLOYMENT_ID, env.REPORT_ADDR], ['true', String(dep.deployment_id), 'http://127.0.0.1:9']);
   });
 
+  test('stop: its endpoint releases every worker and keeps none; start: it scales again; another user is refused', async () => {
+    const id = dep.deployment_id;
+    await app().advance(1);
+    const show = async () => (await app().request('GET', `/api/v0/deployment/${id}/`, { key: owner })).body.deployment;
+    assert.deepEqual([(await show()).endpoint_state, (await show()).worker_count], ['active', 1]);
+    const stopped = await app().request('POST', `/api/v0/deployment/${id}/stop/`, { key: owner, body: {} });
+    assert.equal(stopped.status, 200, stopped.raw);
+    assert.equal(stopped.body.success, true);
+    assert.equal((await show()).endpoint_state, 'stopped');
+    await app().advance(1);
+    assert.equal((await show()).worker_count, 0, 'released at the autoscaler run due at once');
+    await app().advance(600);
+    assert.equal((await show()).worker_count, 0, 'none while stopped');
+    const again = await app().request('POST', `/api/v0/deployment/${id}/stop/`, { key: owner, body: {} });
+    assert.match(again.body.msg, /already stopped/);
+    const other = await app().createUser();
+    assert.equal((await app().request('POST', `/api/v0/deployment/${id}/start/`, { key: other.api_key, body: {} })).status, 404);
+    assert.equal((await app().request('POST', `/api/v0/deployment/${id}/start/`, { key: owner, body: { x: 1 } })).status, 400);
+    const started = await app().request('POST', `/api/v0/deployment/${id}/start/`, { key: owner, body: {} });
+    assert.equal(started.status, 200, started.raw);
+    await app().advance(1);
+    assert.deepEqual([(await show()).endpoint_state, (await show()).worker_count], ['active', 1]);
+  });
+
   test('the same config again: exists, no upload; a scaling change: autoscale_update', async () => {
     const same = await put(app(), owner, config());
     assert.equal(same.status, 200, same.raw);

@@ -95,7 +95,7 @@ export function buildProgram(io: CliIO = processIO()): Command {
   registerAudit(groups);
   registerServerless(groups);
   registerAutoscaler(verb);
-  registerDeployments(groups);
+  registerDeployments(groups, verb);
   registerTfa(program);
   registerSession(program, verb);
   registerEmulator(groups.emu);

@@ -18,6 +18,7 @@ import { EnvParseError, parseDockerEnv } from '../templates/template-merge.js';
 import type { BlobStore } from './serverless-blob.js';
 import { deploymentsStore, type DeploymentRow, type VersionRow } from './serverless-deployments-store.js';
 import { AUTOSCALE_JOB, workergroupRef, type scalerFactory } from './serverless-scaler.js';
+import type { EndpointState } from './serverless-tables.js';
 import type { EndpointBody } from './serverless-schemas.js';
 import { DEFAULT_TAG, type DeleteByNameBody, type DeploymentObject, type DeploymentPutBody, type DeploymentPutReply, type VersionObject } from './serverless-sdk-schemas.js';
 import { checkSettings } from './serverless-settings.js';
@@ -191,7 +192,7 @@ export function deploymentsFactory(deps: DeploymentsDeps) {
     if (!v) throw new Error(`deployment ${d.id}: its current version is missing`);
     return {
       id: d.id, name: d.name, tag: d.tag, image: v.image, env: v.env, search_params: v.search_params, storage: v.storage,
-      endpoint_id: d.endpoint_id, workergroup_id: d.workergroup_id, endpoint_state: 'active', worker_count: await deps.workerCount(d.endpoint_id, t),
+      endpoint_id: d.endpoint_id, workergroup_id: d.workergroup_id, endpoint_state: (await sls.endpoint(d.endpoint_id, t))?.endpoint_state ?? 'active', worker_count: await deps.workerCount(d.endpoint_id, t),
       file_hash: v.file_hash, file_size: v.file_size, s3_key: v.s3_key, version_label: v.version_label,
       current_version_id: d.current_version_id, last_healthy_version_id: d.last_healthy_version_id, ttl: d.ttl,
       last_client_heartbeat: d.last_client_heartbeat, created_at: d.created_at, updated_at: d.updated_at,
@@ -284,6 +285,21 @@ export function deploymentsFactory(deps: DeploymentsDeps) {
         const now = clock.now();
         for (const d of found) await remove(t, d, now, `deployment ${d.id} deleted: workers released`);
         return { success: true as const, count: found.length, msg: `deleted ${found.length} deployment(s)` };
+      });
+    },
+
+    /**
+     * `stop deployment` / `start deployment`: its endpoint stops (the autoscaler releases every worker at once and
+     * keeps none) or starts again (the autoscaler scales it as before). The deployment and its versions stay.
+     */
+    async setState(principal: Principal, id: number, state: EndpointState) {
+      return tx(async (t) => {
+        const d = await owned(principal, id, t, true);
+        const ep = await sls.endpoint(d.endpoint_id, t);
+        if (ep?.endpoint_state === state) return { success: true as const, msg: `deployment ${id} is already ${state === 'active' ? 'started' : 'stopped'}` };
+        await sls.updateEndpoint(d.endpoint_id, { endpoint_state: state }, t);
+        await scaler.runNow(t, d.workergroup_id, clock.now());
+        return { success: true as const, msg: `deployment ${id} ${state === 'active' ? 'started' : 'stopped'}` };
       });
     },
 

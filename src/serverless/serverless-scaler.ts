@@ -130,7 +130,9 @@ export function scalerFactory({ store, scheduler, billing, instances, offersIn, 
     const owner = await ownerOf(tx, wg);
     if (!owner) return;
     const workers = await liveWorkers(tx, wg, at);
-    const { target, reason } = decide(ep.load, settingsOf(ep, wg));
+    const { target, reason } = ep.endpoint_state === 'stopped'
+      ? { target: 0, reason: `endpoint ${ep.id} is stopped (start it to scale again)` }
+      : decide(ep.load, settingsOf(ep, wg));
     let action = 'hold';
     let changed: number[] = [];
     let note = '';
@@ -173,6 +175,12 @@ export function scalerFactory({ store, scheduler, billing, instances, offersIn, 
     await store.insertDecision({ workergroup_id: wg.id, at, load: 0, workers_before: ids.length, target: 0, action: 'release', reason: why, instances: JSON.stringify(ids) }, tx);
   }
 
+  /** The workergroup's next autoscaler run is due now (its endpoint was stopped or started). */
+  async function runNow(tx: Tx, workergroupId: number, at: number): Promise<void> {
+    await scheduler.cancel(workergroupRef(workergroupId), { tx, kind: AUTOSCALE_JOB });
+    await scheduler.schedule(AUTOSCALE_JOB, at, { workergroup_id: workergroupId }, { tx, ref: workergroupRef(workergroupId) });
+  }
+
   scheduler.register(AUTOSCALE_JOB, tick);
-  return { tick, retire, replaceWorkers, settingsOf };
+  return { tick, retire, replaceWorkers, runNow, settingsOf };
 }

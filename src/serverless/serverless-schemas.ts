@@ -6,6 +6,9 @@
 import { Type } from 'typebox';
 import { Id } from '../platform/schemas.js';
 
+/** An endpoint's state: `stopped` by `stop deployment` (its autoscaler keeps no workers), else `active`. */
+export const EndpointStateSchema = Type.Union([Type.Literal('active'), Type.Literal('stopped')]);
+
 export const ServerlessOk = Type.Object({ success: Type.Boolean(), msg: Type.String() });
 export const IdParams = Type.Object({ id: Id() });
 
@@ -93,7 +96,7 @@ export const EndpointObject = Type.Object(
     min_load: Num, min_cold_load: Num, target_util: Num, cold_mult: Num, cold_workers: Int, max_workers: Int,
     max_queue_time: NNum, target_queue_time: NNum, inactivity_timeout: NNum,
     load: Type.Number({ description: 'perf units per second (set through the emulator)' }), created_at: Num,
-    endpoint_state: Type.Literal('active'), workers: Int,
+    endpoint_state: EndpointStateSchema, workers: Int,
     api_key: Type.String({ description: 'the endpoint\'s own key: POST /route/ authenticates with it' }),
     auto_delete_in_seconds: Type.Null({ description: 'endpoints are never deleted automatically' }),
     auto_delete_due_24h: Type.Boolean(),

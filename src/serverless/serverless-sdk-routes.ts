@@ -21,6 +21,7 @@ import {
   DeploymentReply,
   DeploymentsReply,
   DownloadUrlReply,
+  EmptyBody,
   PubkeyReply,
   RouteBody,
   RouteQuery,
@@ -99,6 +100,16 @@ export async function serverlessSdkRoutes(app: TypedApp, { serverless }: { serve
     config: read,
     schema: { summary: 'A deployment\'s versions, newest first', tags, params: IdParams, response: { 200: VersionsReply, ...errors } },
   }, async (request) => deployments.versions(principalOf(request), request.params.id));
+
+  for (const [verb, state] of [['stop', 'stopped'], ['start', 'active']] as const) {
+    app.post(`/api/v0/deployment/:id/${verb}/`, {
+      config: write,
+      schema: {
+        summary: verb === 'stop' ? "Stop a deployment's endpoint: its workers are released and none are kept until it starts" : "Start a stopped deployment's endpoint again",
+        tags, params: IdParams, body: Type.Optional(EmptyBody), response: { 200: DeploymentOk, ...errors },
+      },
+    }, async (request) => deployments.setState(principalOf(request), request.params.id, state));
+  }
 
   app.post('/api/v0/deployment/:id/heartbeat/', {
     config: write,

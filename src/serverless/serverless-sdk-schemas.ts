@@ -4,6 +4,7 @@
  * validates.
  */
 import { Type } from 'typebox';
+import { EndpointStateSchema } from './serverless-schemas.js';
 
 const Int = Type.Integer();
 const Num = Type.Number();
@@ -75,7 +76,7 @@ export const DeploymentPutReply = Type.Object({
 /** A deployment as listed and shown (vastai's list and detail columns, the SDK's DeploymentData). */
 export const DeploymentObject = Type.Object({
   id: Int, name: Type.String(), tag: Type.String(), image: Type.String(), env: NStr, search_params: NStr, storage: Num,
-  endpoint_id: Int, workergroup_id: Int, endpoint_state: Type.Literal('active'), worker_count: Int,
+  endpoint_id: Int, workergroup_id: Int, endpoint_state: EndpointStateSchema, worker_count: Int,
   file_hash: Type.String(), file_size: Int, s3_key: Type.String(), version_label: NStr,
   current_version_id: Int, last_healthy_version_id: NInt, ttl: NNum, last_client_heartbeat: NNum,
   created_at: Num, updated_at: Num,
@@ -160,3 +161,6 @@ export const EndpointWorkersReply = Type.Array(EndpointWorker);
 export const EndpointLogsReply = Type.Object({
   success: Type.Boolean(), info0: Type.String(), info1: Type.String(), trace: Type.String(), debug: Type.String(),
 });
+
+/** `POST /api/v0/deployment/{id}/stop/` and `.../start/` (vastai sends `{}`). */
+export const EmptyBody = Type.Object({}, { additionalProperties: false });

@@ -92,7 +92,7 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
 
   async function endpointObject(e: EndpointRow, workers: number): Promise<Static<typeof EndpointObject>> {
     const { deleted_at: _d, api_key_hash: _h, api_key_sealed: _s, reqnum: _r, ...rest } = e;
-    return { ...rest, endpoint_state: 'active', workers, api_key: await endpointKey(e), auto_delete_in_seconds: null, auto_delete_due_24h: false };
+    return { ...rest, workers, api_key: await endpointKey(e), auto_delete_in_seconds: null, auto_delete_due_24h: false };
   }
 
   const workerCount = async (endpointId: number, t: Tx = store.db) => (await sls.workers((await sls.workergroupsOf(endpointId, t)).map((w) => w.id), t)).length;

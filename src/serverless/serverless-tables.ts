@@ -4,6 +4,8 @@ import type { Generated } from 'kysely';
  * Serverless: endpoints, their workergroups, the workers (real instances) the simulated autoscaler rents for them,
  * and every autoscaler decision. Booleans 0/1, times Unix seconds, as everywhere.
  */
+export type EndpointState = 'active' | 'stopped';
+
 export interface ServerlessEndpointsTable {
   id: Generated<number>;
   user_id: number;
@@ -20,6 +22,8 @@ export interface ServerlessEndpointsTable {
   inactivity_timeout: number | null;
   /** Current load (perf units per second), set through the emulator: what the simulated autoscaler follows. */
   load: number;
+  /** `active`, or `stopped` (`stop deployment`): a stopped endpoint keeps no workers. */
+  endpoint_state: Generated<EndpointState>;
   created_at: number;
   deleted_at: number | null;
   /**

@@ -3,6 +3,7 @@
  * ID`, `delete deployment ID | --name NAME [--tag TAG]`). Deployments are made by the serverless SDK's deploy flow;
  * the CLI shows and deletes them.
  */
+import type { Command } from 'commander';
 import { action, intArg, UsageError } from '../context.js';
 import { columnsOption, renderRecord, utc, yesNo, type RecordField } from '../output.js';
 import type { Groups } from '../program.js';
@@ -34,7 +35,20 @@ const detailFields: RecordField[] = [
   ...['last_client_heartbeat', 'created_at', 'updated_at'].map((key) => ({ key, label: `${key} (UTC)`, fmt: utc })),
 ];
 
-export function registerDeployments(g: Groups): void {
+export function registerDeployments(g: Groups, verb: (name: string, what: string) => Command): void {
+  for (const [name, what] of [['stop', "stop a deployment's endpoint: its workers are released, none run until it starts"], ['start', "start a stopped deployment's endpoint again"]] as const) {
+    verb(name, `${name}: instance, deployment`)
+      .command('deployment')
+      .description(what)
+      .argument('<id>', 'deployment id', intArg('id'))
+      .addHelpText('after', `\nExample:\n  gpuplane ${name} deployment 4`)
+      .action(
+        action(async (ctx, id: number) => {
+          const r = await ctx.client.deployments[name](id);
+          ctx.out.print(r, () => r.msg);
+        }),
+      );
+  }
   g.show
     .command('deployments')
     .description('list your serverless deployments (made with the serverless SDK)')

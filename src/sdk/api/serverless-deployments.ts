@@ -31,6 +31,10 @@ export function deploymentsApi(t: Transport) {
     /** Every deployment of `name` (only `tag`'s when given). */
     removeByName: (body: Static<typeof DeleteByNameBody>) => t.request<Static<typeof DeleteByNameReply>>('DELETE', '/api/v0/deployments/', { body }),
     heartbeat: (id: number) => t.request<Ok>('POST', `/api/v0/deployment/${id}/heartbeat/`),
+    /** Stops the deployment's endpoint: its workers are released, and none run until `start`. */
+    stop: (id: number) => t.request<Ok>('POST', `/api/v0/deployment/${id}/stop/`, { body: {} }),
+    /** Starts a stopped deployment's endpoint: the autoscaler scales it again. */
+    start: (id: number) => t.request<Ok>('POST', `/api/v0/deployment/${id}/start/`, { body: {} }),
     downloadUrl: (id: number) => t.request<Static<typeof DownloadUrlReply>>('GET', `/api/v0/deployment/${id}/download_url/`),
   };
 }
