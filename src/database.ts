@@ -20,6 +20,7 @@ import { billingPaymentsMigration } from './billing/billing-payments-migration.j
 import { auditMigration } from './audit/audit-migration.js';
 import { instancesIdempotencySealedMigration } from './instances/instances-idempotency-migration.js';
 import { instancesAccountEnvMigration } from './instances/instances-account-env-migration.js';
+import { prepayBenchmarksMigration } from './migration-0022-prepay-benchmarks.js';
 import { serverlessSdkMigration } from './serverless/serverless-sdk-migration.js';
 import type { UsersTables } from './users/users-tables.js';
 import type { KeysTables } from './keys/keys-tables.js';
@@ -76,6 +77,7 @@ export const MIGRATIONS: MigrationList = {
     ['0018_audit', auditMigration],
     ['0019_instances_idempotency_sealed', instancesIdempotencySealedMigration],
     ['0020_instances_account_env', instancesAccountEnvMigration],
+    ['0022_prepay_benchmarks', prepayBenchmarksMigration],
     ['0025_serverless_sdk', serverlessSdkMigration],
   ],
   lastUnordered: '0012_billing_rates',

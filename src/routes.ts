@@ -26,6 +26,7 @@ import { serverlessEmuRoutes } from './serverless/serverless-emu-routes.js';
 import { serverlessSdkRoutes } from './serverless/serverless-sdk-routes.js';
 import { agentRoutes } from './hosts/agent-routes.js';
 import { hostingRoutes } from './hosting/hosting-routes.js';
+import { depositsRoutes } from './deposits/deposits-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, mode: Config['mode']): Promise<void> {
@@ -51,6 +52,7 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await serverlessSdkRoutes(app, services);
   await agentRoutes(app, services.agent);
   await hostingRoutes(app, services);
+  await depositsRoutes(app, services);
   // The emulator control API, /_emu/ (contract §2): every such route is registered here, in emulator mode only.
   if (mode === 'emulator') {
     await emulatorRoutes(app, services);

@@ -58,6 +58,7 @@ export interface AppDeps {
   secretBox: SecretBox;
 }
 import { hostingWiring } from './hosting/hosting-wiring.js';
+import { depositsServiceFactory } from './deposits/deposits-service.js';
 
 export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
@@ -135,6 +136,11 @@ export function createServices(deps: ServiceDeps) {
     // Real hosts: `request_logs` of an instance on an agent-run machine asks its agent (src/hosts/).
     agentLogs: { requested: (r) => agent.logs.requested(r), textOf: (id) => agent.logs.textOf(id) },
   });
+  // Prepaid instances: a deposit their charges draw from first, at a discount (src/deposits/).
+  const deposits = depositsServiceFactory({
+    db, clock, billing, instances: instances.queries,
+    creditDiscountMax: async (machineId, tx) => (await fleet.machineRecord(machineId, tx))?.credit_discount_max,
+  });
   // Real hosts (`gpuplane agent`): registration, machine keys, desired state, status reports (src/hosts/).
   const agent: AgentService = agentServiceFactory({
     store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
@@ -209,6 +215,7 @@ export function createServices(deps: ServiceDeps) {
     fleet,
     offers,
     instances,
+    deposits,
     volumes,
     agent,
     serverless,

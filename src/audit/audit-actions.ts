@@ -22,6 +22,7 @@ export const AUDITED_ROUTES: Record<string, string> = {
   'DELETE /api/v0/instances/:id/': 'instance.destroyed',
   // Credit
   'PUT /api/v0/commands/transfer_credit/': 'credit.transferred',
+  'PUT /api/v0/instances/prepay/:id/': 'credit.prepaid',
   'POST /_emu/credit': 'credit.added',
   // Teams and roles
   'POST /api/v0/team/roles/': 'team.role_created',
