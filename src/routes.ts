@@ -27,6 +27,8 @@ import { serverlessSdkRoutes } from './serverless/serverless-sdk-routes.js';
 import { agentRoutes } from './hosts/agent-routes.js';
 import { hostingRoutes } from './hosting/hosting-routes.js';
 import { depositsRoutes } from './deposits/deposits-routes.js';
+import { launchRoutes } from './launch/launch-routes.js';
+import { instancesQueriesRoutes } from './instances/instances-queries-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, mode: Config['mode']): Promise<void> {
@@ -53,6 +55,8 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await agentRoutes(app, services.agent);
   await hostingRoutes(app, services);
   await depositsRoutes(app, services);
+  await launchRoutes(app, services);
+  await instancesQueriesRoutes(app, services.instances);
   // The emulator control API, /_emu/ (contract §2): every such route is registered here, in emulator mode only.
   if (mode === 'emulator') {
     await emulatorRoutes(app, services);

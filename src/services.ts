@@ -59,6 +59,7 @@ export interface AppDeps {
 }
 import { hostingWiring } from './hosting/hosting-wiring.js';
 import { depositsServiceFactory } from './deposits/deposits-service.js';
+import { launchServiceFactory } from './launch/launch-service.js';
 
 export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
@@ -141,6 +142,8 @@ export function createServices(deps: ServiceDeps) {
     db, clock, billing, instances: instances.queries,
     creditDiscountMax: async (machineId, tx) => (await fleet.machineRecord(machineId, tx))?.credit_discount_max,
   });
+  // `launch instance`: the offer search and the rent in one call (src/launch/).
+  const launch = launchServiceFactory({ offers, create: (p, offerId, body) => instances.create(p, offerId, body) });
   // Real hosts (`gpuplane agent`): registration, machine keys, desired state, status reports (src/hosts/).
   const agent: AgentService = agentServiceFactory({
     store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
@@ -216,6 +219,7 @@ export function createServices(deps: ServiceDeps) {
     offers,
     instances,
     deposits,
+    launch,
     volumes,
     agent,
     serverless,

@@ -19,6 +19,7 @@ export const AUDITED_ROUTES: Record<string, string> = {
   'PUT /api/v0/commands/reset_apikey/': 'api_key.reset',
   // Instances
   'PUT /api/v0/asks/:offer_id/': 'instance.created',
+  'PUT /api/v0/launch_instance/': 'instance.launched',
   'DELETE /api/v0/instances/:id/': 'instance.destroyed',
   // Credit
   'PUT /api/v0/commands/transfer_credit/': 'credit.transferred',

@@ -10,6 +10,8 @@ import { contractOf } from './instances-lifecycle.js';
 import { checkInstanceKey } from './instances-service.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import type { InstanceObject } from './instances-view.js';
+import type { Static } from 'typebox';
+import type { ContractObject as ContractObjectSchema } from './instances-queries-schemas.js';
 
 /** Most ids one `contracts/fetch` may name. */
 export const FETCH_MAX_IDS = 10_000;
@@ -35,16 +37,7 @@ const owned = (r: InstanceRow): OwnedInstance => ({
   rate_micro_per_hour: Number(r.gpu_rate_micro) + Number(r.disk_rate_micro),
 });
 
-export interface ContractObject {
-  id: number;
-  label: string | null;
-  machine_id: number | null;
-  num_gpus: number;
-  gpu_name: string | null;
-  actual_status: string | null;
-  start_date: number;
-  end_date: number | null;
-}
+export type ContractObject = Static<typeof ContractObjectSchema>;
 
 export function instanceQueriesFactory({ db, store, all }: { db: Db; store: InstancesStore; all: (p: Principal) => Promise<InstanceObject[]> }) {
   const notFound = (id: number) => new ApiError('not_found', `instance ${id} not found`);
