@@ -38,6 +38,7 @@ import type { EnvVarsTables } from './env-vars/env-vars-tables.js';
 import type { AuditTables } from './audit/audit-tables.js';
 import type { AgentTables } from './hosts/agent-tables.js';
 import type { HostingTables } from './hosting/hosting-tables.js';
+import type { BenchmarksTables } from './benchmarks/benchmarks-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and migrations. A feature declares its tables in
@@ -47,7 +48,8 @@ import type { HostingTables } from './hosting/hosting-tables.js';
 declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
-      InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables {}
+      InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
+      BenchmarksTables {}
 }
 
 /**

@@ -29,6 +29,7 @@ import { hostingRoutes } from './hosting/hosting-routes.js';
 import { depositsRoutes } from './deposits/deposits-routes.js';
 import { launchRoutes } from './launch/launch-routes.js';
 import { instancesQueriesRoutes } from './instances/instances-queries-routes.js';
+import { benchmarksEmuRoutes, benchmarksRoutes } from './benchmarks/benchmarks-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, mode: Config['mode']): Promise<void> {
@@ -57,11 +58,13 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await depositsRoutes(app, services);
   await launchRoutes(app, services);
   await instancesQueriesRoutes(app, services.instances);
+  await benchmarksRoutes(app, services);
   // The emulator control API, /_emu/ (contract §2): every such route is registered here, in emulator mode only.
   if (mode === 'emulator') {
     await emulatorRoutes(app, services);
     await billingEmuRoutes(app, services);
     await fleetEmuRoutes(app, services);
     await serverlessEmuRoutes(app, services);
+    await benchmarksEmuRoutes(app, services);
   }
 }

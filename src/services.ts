@@ -60,6 +60,7 @@ export interface AppDeps {
 import { hostingWiring } from './hosting/hosting-wiring.js';
 import { depositsServiceFactory } from './deposits/deposits-service.js';
 import { launchServiceFactory } from './launch/launch-service.js';
+import { benchmarksServiceFactory } from './benchmarks/benchmarks-service.js';
 
 export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
@@ -144,6 +145,8 @@ export function createServices(deps: ServiceDeps) {
   });
   // `launch instance`: the offer search and the rent in one call (src/launch/).
   const launch = launchServiceFactory({ offers, create: (p, offerId, body) => instances.create(p, offerId, body) });
+  // Benchmark results gpuplane has recorded (`search benchmarks`).
+  const benchmarks = benchmarksServiceFactory({ db, clock, machine: (id) => fleet.machineRecord(id) });
   // Real hosts (`gpuplane agent`): registration, machine keys, desired state, status reports (src/hosts/).
   const agent: AgentService = agentServiceFactory({
     store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
@@ -220,6 +223,7 @@ export function createServices(deps: ServiceDeps) {
     instances,
     deposits,
     launch,
+    benchmarks,
     volumes,
     agent,
     serverless,
