@@ -39,6 +39,7 @@ import type { AuditTables } from './audit/audit-tables.js';
 import type { AgentTables } from './hosts/agent-tables.js';
 import type { HostingTables } from './hosting/hosting-tables.js';
 import type { BenchmarksTables } from './benchmarks/benchmarks-tables.js';
+import type { ClustersTables } from './clusters/clusters-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and migrations. A feature declares its tables in
@@ -49,7 +50,7 @@ declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
       InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
-      BenchmarksTables {}
+      BenchmarksTables, ClustersTables {}
 }
 
 /**

@@ -61,6 +61,7 @@ import { hostingWiring } from './hosting/hosting-wiring.js';
 import { depositsServiceFactory } from './deposits/deposits-service.js';
 import { launchServiceFactory } from './launch/launch-service.js';
 import { benchmarksServiceFactory } from './benchmarks/benchmarks-service.js';
+import { clustersServiceFactory } from './clusters/clusters-service.js';
 
 export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
@@ -129,7 +130,10 @@ export function createServices(deps: ServiceDeps) {
   // Volumes: each machine's free disk is a volume offer.
   const volumes = volumesServiceFactory({
     store, clock, billing,
-    fleet: { machines: () => fleet.machineRecords(), machine: (id, tx) => fleet.machineRecord(id, tx) },
+    fleet: {
+      machines: () => fleet.machineRecords(), machine: (id, tx) => fleet.machineRecord(id, tx),
+      hostUserOf: async (id, tx) => (await fleet.hosting.machine(id, tx))?.userId ?? undefined,
+    },
   });
   // Renting and the instance lifecycle. `volumes` is a hook the volumes feature fills in (instances-ports.ts).
   const instances = instancesModule({
@@ -147,6 +151,14 @@ export function createServices(deps: ServiceDeps) {
   const launch = launchServiceFactory({ offers, create: (p, offerId, body) => instances.create(p, offerId, body) });
   // Benchmark results gpuplane has recorded (`search benchmarks`).
   const benchmarks = benchmarksServiceFactory({ db, clock, machine: (id) => fleet.machineRecord(id) });
+  // Clusters: a host's records of which of its machines share a LAN (src/clusters/).
+  const clusters = clustersServiceFactory({
+    db, dialect: store.dialect, clock,
+    hostOf: async (machineId, tx) => {
+      const m = await fleet.hosting.machine(machineId, tx);
+      return m && !m.record.deleted ? m.userId : undefined;
+    },
+  });
   // Real hosts (`gpuplane agent`): registration, machine keys, desired state, status reports (src/hosts/).
   const agent: AgentService = agentServiceFactory({
     store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
@@ -195,6 +207,8 @@ export function createServices(deps: ServiceDeps) {
     volumesOn: (ids) => volumes.contractsOn(ids),
     // Deleting a machine revokes its agent's machine key (src/hosts/).
     onMachineDeleted: (tx, machineId) => agent.revoke(machineId, tx),
+    // `list machine -v 0` unlists the machine's volume offer; any other vol_size offers it again.
+    volumeListing: (tx, machineId, listed) => volumes.setListed(tx, machineId, listed),
   });
 
   return {
@@ -224,6 +238,7 @@ export function createServices(deps: ServiceDeps) {
     deposits,
     launch,
     benchmarks,
+    clusters,
     volumes,
     agent,
     serverless,
