@@ -18,6 +18,11 @@ import { registerServerless } from './commands/serverless.js';
 import { registerDeployments } from './commands/deployments.js';
 import { registerSession } from './commands/session.js';
 import { registerAgent } from './commands/agent.js';
+import { registerDeposits } from './commands/deposits.js';
+import { registerLaunch } from './commands/launch.js';
+import { registerBenchmarks } from './commands/benchmarks.js';
+import { registerClusters } from './commands/clusters.js';
+import { registerNetwork } from './commands/network.js';
 import { bindRun, CliRun, processIO, type CliIO } from './io.js';
 import pkg from '../../package.json' with { type: 'json' };
 
@@ -97,6 +102,11 @@ export function buildProgram(io: CliIO = processIO()): Command {
   registerEmulator(groups.emu);
   registerAgent(program);
   registerMachines(program, groups, verb);
+  registerDeposits(groups, verb);
+  registerLaunch(groups, verb);
+  registerBenchmarks(groups.search, groups.emu);
+  registerClusters(program, groups, verb);
+  registerNetwork(groups, verb);
   return program;
 }
 
@@ -109,7 +119,7 @@ export type Groups = Record<'set' | 'show' | 'search' | 'create' | 'update' | 'd
 export async function runCli(argv: string[], io: CliIO = processIO()): Promise<number> {
   const program = buildProgram(io);
   // `create instance … --args …` takes every word after --args verbatim, options included (as the vastai client).
-  const split = argv.includes('create') && argv.includes('instance') ? splitRemainder(argv) : { head: argv, rest: undefined };
+  const split = (argv.includes('create') || argv.includes('launch')) && argv.includes('instance') ? splitRemainder(argv) : { head: argv, rest: undefined };
   const run = new CliRun(io, split.rest);
   bindRun(program, run);
   try {

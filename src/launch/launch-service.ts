@@ -22,10 +22,10 @@ export function launchServiceFactory({ offers, create }: LaunchDeps) {
     async launch(principal: Principal, body: Static<typeof LaunchBody>): Promise<Static<typeof LaunchReply>> {
       const { q, ...fields } = body as Static<typeof LaunchBody> & Record<string, unknown>;
       if (typeof q !== 'object' || q === null || Array.isArray(q)) throw badRequest('body.q must be the offer search\'s filter object');
-      if ('price' in fields && fields.price !== null) throw badRequest('body.price: launch_instance rents on-demand; rent a bid with PUT /api/v0/asks/{id}/');
+      if ('price' in fields && fields.price !== null) throw badRequest('body.price: launch_instance rents on-demand only; to bid, rent an offer with a price');
       const { ids, type } = await offers.selectIds(q);
       if (type !== 'ondemand') throw badRequest('q.type: launch_instance rents on-demand offers ("on-demand")');
-      if (ids.length === 0) throw new ApiError('offer_unavailable', 'no offer matches q: widen the search (`search offers` shows what there is)');
+      if (ids.length === 0) throw new ApiError('offer_unavailable', 'no offer matches q: widen the search');
       let lastRefusal = '';
       for (const offerId of ids) {
         try {
