@@ -1,4 +1,4 @@
-// Benchmark results (client-compat-more §a "Benchmarks"): `GET /api/v0/benchmarks` with the clients' query
+// Benchmark results (docs/spec/client-compat-more.md §a "Benchmarks"): `GET /api/v0/benchmarks` with the clients' query
 // (`select_cols`, `select_filters` JSON, `order_by` [{col, dir}], `limit`), a bare list; empty until results are
 // recorded; strict filters (400 for a malformed query).
 import { test } from 'node:test';

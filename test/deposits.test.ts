@@ -1,4 +1,4 @@
-// Prepaid instances (client-compat-more §c: `prepay instance`, `show deposit`): credit moves into the instance's
+// Prepaid instances (docs/spec/client-compat-more.md §c: `prepay instance`, `show deposit`): credit moves into the instance's
 // deposit, its charges draw from it first at the policy's discount (deposits-policy.ts), the credit pays again once it
 // is spent, destroying the instance refunds the rest; every amount to the micro-dollar, on both databases.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// The host-side extras of client-compat-more §f: unlisting a volume offer (fully), clusters (bookkeeping records of
+// The host-side extras of docs/spec/client-compat-more.md §f: unlisting a volume offer (fully), clusters (bookkeeping records of
 // a host's machines), and what needs shared storage or cross-host networking (overlays, network disks and volumes,
 // volume copies): a 501 whose msg says what is missing, never a 404 or a fake success; their lists are empty.
 import { test } from 'node:test';

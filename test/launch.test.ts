@@ -1,4 +1,4 @@
-// Search-and-rent and the new-style search (client-compat-more §a "Offer search, new style", §c "Launch the best
+// Search-and-rent and the new-style search (docs/spec/client-compat-more.md §a "Offer search, new style", §c "Launch the best
 // offer"), and the queries over one's instances (§c "Instance filter values and contract lookup"): exact replies,
 // strict filters (400 naming the mistake), someone else's instances never seen.
 import { test } from 'node:test';

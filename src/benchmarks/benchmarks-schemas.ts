@@ -4,7 +4,7 @@ import { Id } from '../platform/schemas.js';
 const NStr = Type.Union([Type.String(), Type.Null()]);
 const NInt = Type.Union([Type.Integer(), Type.Null()]);
 
-/** A result as `search benchmarks` prints it (client-compat-more §a "Benchmarks"). */
+/** A result as `search benchmarks` prints it (docs/spec/client-compat-more.md §a "Benchmarks"). */
 export const BenchmarkObject = Type.Object({
   id: Type.Integer(),
   machine_id: Type.Integer(),
@@ -23,7 +23,7 @@ export const BenchmarkObject = Type.Object({
 /** A bare list, as the clients read it. */
 export const BenchmarksReply = Type.Array(BenchmarkObject);
 
-/** The query values arrive JSON-encoded (client-compat-more "Everywhere"). */
+/** The query values arrive JSON-encoded (docs/spec/client-compat-more.md "Everywhere"). */
 export const BenchmarksQuery = Type.Object(
   {
     select_cols: Type.Optional(Type.String({ maxLength: 4096, description: 'JSON list; only ["*"]' })),

@@ -1,5 +1,5 @@
 /**
- * Benchmark results (`GET /api/v0/benchmarks`, client-compat-more §a): what gpuplane has recorded, searched with the
+ * Benchmark results (`GET /api/v0/benchmarks`, docs/spec/client-compat-more.md §a): what gpuplane has recorded, searched with the
  * offers' filter language (offers/filter.ts: strict, a 400 names the mistake). gpuplane records a result only when
  * one is reported to it (the emulator's `POST /_emu/benchmarks`); with none recorded, every search is an empty list.
  */

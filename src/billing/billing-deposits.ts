@@ -1,5 +1,5 @@
 /**
- * Prepaid deposits (`prepay instance`, `show deposit`; client-compat-more §c). A prepay moves credit out of the user's
+ * Prepaid deposits (`prepay instance`, `show deposit`; docs/spec/client-compat-more.md §c). A prepay moves credit out of the user's
  * balance into the contract's deposit, and from then on the contract's meters are "funded": they charge at the
  * discounted rate and their charges draw from the deposit, not from the credit (they are left out of the user's
  * pending accrual and running totals, so the credit check never counts them). At the first whole second at which the

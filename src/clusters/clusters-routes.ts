@@ -12,7 +12,7 @@ const READ = { category: 'machine_read' } as const;
 const WRITE = { category: 'machine_write' } as const;
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
 
-/** Clusters of a host's machines (client-compat-more §f; bookkeeping only, see clusters-service.ts). */
+/** Clusters of a host's machines (docs/spec/client-compat-more.md §f; bookkeeping only, see clusters-service.ts). */
 export async function clustersRoutes(app: TypedApp, { clusters }: { clusters: ClustersService }): Promise<void> {
   app.get('/api/v0/clusters/', {
     config: READ,

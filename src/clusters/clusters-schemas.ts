@@ -10,7 +10,7 @@ export const ClusterNode = Type.Object({
   local_ip: Type.Union([Type.String(), Type.Null()], { description: 'null: gpuplane does not know the machines\' LAN addresses' }),
 });
 
-/** `GET /api/v0/clusters/`: an object keyed by cluster id (as a string), not a list (client-compat-more §f). */
+/** `GET /api/v0/clusters/`: an object keyed by cluster id (as a string), not a list (docs/spec/client-compat-more.md §f). */
 export const ClustersReply = Type.Object({
   success: Type.Literal(true),
   clusters: Type.Record(Type.String(), Type.Object({ subnet: Type.String(), nodes: Type.Array(ClusterNode) })),

@@ -1,5 +1,5 @@
 /**
- * Clusters (client-compat-more §f: `create/delete/join cluster`, `remove-machine-from-cluster`, `show clusters`): a
+ * Clusters (docs/spec/client-compat-more.md §f: `create/delete/join cluster`, `remove-machine-from-cluster`, `show clusters`): a
  * host's records of which of its machines share one physical LAN, one of them the manager. gpuplane only keeps these
  * records (the LAN itself is physical); it sets up no networking, so overlay networks on a cluster are refused
  * (network-routes.ts). A host sees and changes its own clusters, with its own machines; an admin may use any machine.

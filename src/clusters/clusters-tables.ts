@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 
 /**
- * Clusters (client-compat-more §f): a host's record of which of its machines share one physical LAN, and which of
+ * Clusters (docs/spec/client-compat-more.md §f): a host's record of which of its machines share one physical LAN, and which of
  * them manages it. Bookkeeping only: gpuplane sets up no networking between them (overlays need that and are refused).
  */
 export interface ClustersTable {

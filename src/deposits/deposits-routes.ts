@@ -8,7 +8,7 @@ import { DepositQuery, DepositReply, PrepayBody, PrepayReply } from './deposits-
 const tags = ['instances'];
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
 
-/** Prepaid instances: `prepay instance` and `show deposit` (client-compat-more §c; policy in deposits-policy.ts). */
+/** Prepaid instances: `prepay instance` and `show deposit` (docs/spec/client-compat-more.md §c; policy in deposits-policy.ts). */
 export async function depositsRoutes(app: TypedApp, { deposits }: { deposits: DepositsService }): Promise<void> {
   app.put('/api/v0/instances/prepay/:id/', {
     config: { category: 'instance_write' },

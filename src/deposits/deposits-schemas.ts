@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 
-/** `PUT /api/v0/instances/prepay/{id}/`: `{"amount": dollars}` as the vastai client sends it (client-compat-more §c). */
+/** `PUT /api/v0/instances/prepay/{id}/`: `{"amount": dollars}` as the vastai client sends it (docs/spec/client-compat-more.md §c). */
 export const PrepayBody = Type.Object({
   amount: Type.Number({ exclusiveMinimum: 0, description: 'dollars moved from your credit into the instance\'s deposit' }),
 });

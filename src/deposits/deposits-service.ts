@@ -1,5 +1,5 @@
 /**
- * Prepaid instances (client-compat-more §c: `prepay instance`, `show deposit`): the policy of deposits-policy.ts over
+ * Prepaid instances (docs/spec/client-compat-more.md §c: `prepay instance`, `show deposit`): the policy of deposits-policy.ts over
  * billing's deposits (billing-deposits.ts). A prepay is one transaction: the instance locked, then its contract, then
  * the payer; the payer's exact balance must cover the amount, so two prepays at once never overdraw it.
  */

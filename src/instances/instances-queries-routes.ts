@@ -6,7 +6,7 @@ import { FetchContractsBody, FetchContractsReply, InstanceFiltersReply } from '.
 
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply };
 
-/** Queries over the caller's instances (client-compat-more §c "Instance filter values and contract lookup"). */
+/** Queries over the caller's instances (docs/spec/client-compat-more.md §c "Instance filter values and contract lookup"). */
 export async function instancesQueriesRoutes(app: TypedApp, instances: Pick<InstancesModule, 'queries'>): Promise<void> {
   app.get('/api/v0/instances/filters/', {
     config: { category: 'instance_read' },

@@ -1,5 +1,5 @@
 /**
- * Queries over the caller's instances that other routes need (client-compat-more §c): the filter values `show
+ * Queries over the caller's instances that other routes need (docs/spec/client-compat-more.md §c): the filter values `show
  * instances` offers (`GET /api/v0/instances/filters/`), contract lookup by label and id (`POST /api/v0/contracts/fetch/`),
  * and the instance a prepay or deposit names, found (and locked) in the caller's scope.
  */

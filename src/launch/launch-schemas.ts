@@ -4,7 +4,7 @@ import { CreateBody, CreateReply } from '../instances/instances-schemas.js';
 const { price: _price, ...createFields } = CreateBody.properties;
 
 /**
- * `PUT /api/v0/launch_instance/` (client-compat-more §c "Launch the best offer"): the instance creation fields of
+ * `PUT /api/v0/launch_instance/` (docs/spec/client-compat-more.md §c "Launch the best offer"): the instance creation fields of
  * `PUT /asks/{id}/` (no `price`: an on-demand rental) plus `q`, the bundles filter object the offer is chosen by.
  */
 export const LaunchBody = Type.Object(

@@ -1,5 +1,5 @@
 /**
- * `launch instance` (client-compat-more §c): search and rent in one call. The offer is chosen by the same strict
+ * `launch instance` (docs/spec/client-compat-more.md §c): search and rent in one call. The offer is chosen by the same strict
  * search as `POST /api/v0/bundles/` (offers-service.ts: a bad filter is a 400 naming it), and rented through the same
  * path as `PUT /api/v0/asks/{id}/` (instances-create.ts). The search's offers are tried best first, up to its
  * `limit` (the client sends 3): one taken by someone else between the search and the rent is passed over; any other

@@ -1,5 +1,5 @@
 /**
- * Overlay networks, network disks, network volumes and volume copies (client-compat-more §f). Each needs what this
+ * Overlay networks, network disks, network volumes and volume copies (docs/spec/client-compat-more.md §f). Each needs what this
  * gpuplane does not have: virtual networking between instances across hosts (overlays), storage shared by several
  * hosts (network disks and volumes), or host-to-host transfer of a volume's data (copies). So every change is a 501
  * `not_implemented` whose `msg` says what is missing, once the body is well formed (a malformed one is a 400 first);

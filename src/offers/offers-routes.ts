@@ -29,7 +29,7 @@ export async function offersRoutes(app: TypedApp, { offers }: { offers: OffersSe
     async (request, reply) => sendJsonText(reply, await offers.searchText(request.body)),
   );
 
-  // `vastai search offers --new`: the same filter object under `q` (client-compat-more §a "Offer search, new style").
+  // `vastai search offers --new`: the same filter object under `q` (docs/spec/client-compat-more.md §a "Offer search, new style").
   app.put(
     '/api/v0/search/asks/',
     {

@@ -192,7 +192,7 @@ export function volumesServiceFactory({ store, clock, billing, fleet }: VolumesD
     },
 
     /**
-     * `unlist volume` (`POST /api/v0/volumes/unlist`, client-compat-more §f): the host stops offering the machine's
+     * `unlist volume` (`POST /api/v0/volumes/unlist`, docs/spec/client-compat-more.md §f): the host stops offering the machine's
      * disk as volumes; volumes already made there stay, and are billed, until their owners delete them. `list machine`
      * without `vol_size` 0 offers it again (setListed, through the hosting feature).
      */
