@@ -227,6 +227,31 @@ forEachDialect('prepaid instances', (app) => {
   });
 });
 
+forEachDialect('prepaid team instances', (app) => {
+  test('a team instance is prepaid from the credit of the member who pays it; another member gets 403', async () => {
+    const owner = await app().createUser({ credit: 100 });
+    const made = await app().request('POST', '/api/v0/team/', { key: owner.api_key, body: { team_name: 'prepay-team' } });
+    assert.equal(made.status, 200, made.raw);
+    const teamKey = async (apiKey: string) =>
+      (await app().request('POST', '/api/v0/auth/apikeys/', { key: apiKey, body: { team_id: made.body.id } })).body.key as string;
+    const other = await app().createUser({ credit: 100 });
+    const inv = await app().request('POST', `/api/v0/team/invite/?email=${encodeURIComponent(other.user.email)}&role=member`, { key: owner.api_key });
+    assert.equal(inv.status, 200, inv.raw);
+    const code = (await app().request('GET', `/_emu/outbox?to=${encodeURIComponent(other.user.email)}`)).body.messages.at(-1).code;
+    assert.equal((await app().request('POST', '/api/v0/team/invitations/accept/', { key: other.api_key, body: { code } })).status, 200);
+    const ownerTeam = await teamKey(owner.api_key);
+    const otherTeam = await teamKey(other.api_key);
+    const { id } = await rentOk(app(), offerFor(await addMachine(app(), { num_gpus: 1 }), 1), {}, ownerTeam);
+    const refused = await prepay(app(), id, 1, otherTeam);
+    assert.equal(refused.status, 403, refused.raw);
+    assert.equal(refused.body.error, 'permission_denied');
+    const before = await balance(app(), owner.api_key);
+    assert.equal((await prepay(app(), id, 1, ownerTeam)).status, 200);
+    assert.equal(await balance(app(), owner.api_key), before - 1e6);
+    assert.equal((await deposit(app(), id, otherTeam)).body.prepaid, 1, 'the team sees the deposit');
+  });
+});
+
 test('exhaustionSecond: the first whole second at which the meters\' floored charges reach the deposit', () => {
   const meter = (rate: number, seg: number, charged = 0, settled = seg) =>
     ({ id: 1, contract_id: 1, kind: 'gpu', user_id: 1, rate_micro_per_hour: rate, seg_start: seg, settled_until: settled, seg_charged_micro: charged, running: 1, funded: 1, list_rate_micro_per_hour: rate });

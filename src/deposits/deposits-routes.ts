@@ -20,6 +20,7 @@ export async function depositsRoutes(app: TypedApp, { deposits }: { deposits: De
       params: IdParams,
       body: PrepayBody,
       response: { 200: PrepayReply, 402: ErrorReply, ...errors },
+      // (403 also when a team instance is paid by another member: the deposit is that member's credit.)
     },
   }, async (request) => deposits.prepay(principalOf(request), request.params.id, request.body.amount));
 
