@@ -1,6 +1,6 @@
 // The CLI and SDK of issue 14's account and host extras against a real server: prepay instance, show deposit, launch
 // instance, search offers --new, search benchmarks, show instance-filters, show contracts, unlist volume, clusters,
-// and the commands this server answers with a 501 (clone volume, overlays, network disks and volumes).
+// and the commands this server answers with a 503 (clone volume, overlays, network disks and volumes).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient } from '../src/sdk/client.js';
@@ -72,7 +72,7 @@ describe('instance extras', () => {
 });
 
 describe('host extras', () => {
-  test('unlist volume, clusters; what this server lacks is a 501 saying so (exit 1)', async () => {
+  test('unlist volume, clusters; what this server lacks is a 503 saying so (exit 1)', async () => {
     const h = await user(10);
     const m = await sdk().emulator.addMachine({ owner_user_id: h.id, num_gpus: 2 });
     const m2 = await sdk().emulator.addMachine({ owner_user_id: h.id, num_gpus: 2 });
@@ -99,6 +99,6 @@ describe('host extras', () => {
     assert.equal((await h.cli(['show', 'overlays'])).stdout.trim(), 'no overlays');
     assert.equal((await h.cli(['show', 'network-disks'])).stdout.trim(), 'no network disks');
     assert.equal((await h.cli(['search', 'network-volumes'])).stdout.trim(), 'no network volume offers');
-    await assert.rejects(sdk(h.key).network.createOverlay(1, 'net'), (e: unknown) => e instanceof GpuplaneError && e.status === 501 && e.error === 'not_implemented');
+    await assert.rejects(sdk(h.key).network.createOverlay(1, 'net'), (e: unknown) => e instanceof GpuplaneError && e.status === 503 && e.error === 'service_unavailable');
   });
 });

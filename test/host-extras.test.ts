@@ -1,6 +1,6 @@
 // The host-side extras of docs/spec/client-compat-more.md §f: unlisting a volume offer (fully), clusters (bookkeeping records of
 // a host's machines), and what needs shared storage or cross-host networking (overlays, network disks and volumes,
-// volume copies): a 501 whose msg says what is missing, never a 404 or a fake success; their lists are empty.
+// volume copies): a 503 whose msg says what is missing, never a 404 or a fake success; their lists are empty.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
@@ -118,7 +118,7 @@ forEachDialect('host extras', (app) => {
     assert.deepEqual(del.body, { success: true, msg: `cluster ${again.body.id} deleted` });
   });
 
-  test('overlays, network disks and volumes, volume copies: a 501 naming what is missing; empty lists', async () => {
+  test('overlays, network disks and volumes, volume copies: a 503 naming what is missing; empty lists', async () => {
     const { api_key: key } = await app().createUser({ credit: 10 });
     const refusals: [string, string, unknown, RegExp][] = [
       ['POST', '/api/v0/overlay/', { cluster_id: 1, name: 'net' }, /cross-host|different hosts/],
@@ -132,9 +132,9 @@ forEachDialect('host extras', (app) => {
     ];
     for (const [method, url, body, msg] of refusals) {
       const r = await app().request(method, url, { key, body });
-      assert.equal(r.status, 501, `${method} ${url}: ${r.raw}`);
+      assert.equal(r.status, 503, `${method} ${url}: ${r.raw}`);
       assert.equal(r.body.success, false);
-      assert.equal(r.body.error, 'not_implemented');
+      assert.equal(r.body.error, 'service_unavailable');
       assert.match(r.body.msg, msg);
       // A malformed body is the caller's mistake first.
       const bad = await app().request(method, url, { key, body: { nonsense: true } });

@@ -1,9 +1,10 @@
 /**
  * Overlay networks, network disks, network volumes and volume copies (docs/spec/client-compat-more.md §f). Each needs what this
  * gpuplane does not have: virtual networking between instances across hosts (overlays), storage shared by several
- * hosts (network disks and volumes), or host-to-host transfer of a volume's data (copies). So every change is a 501
- * `not_implemented` whose `msg` says what is missing, once the body is well formed (a malformed one is a 400 first);
- * and the lists answer what is true: none exist.
+ * hosts (network disks and volumes), or host-to-host transfer of a volume's data (copies). So every change is a 503
+ * `service_unavailable` whose `msg` says what is missing (the code main uses for a missing component, e.g. the blob
+ * store of deployments), once the body is well formed (a malformed one is a 400 first); and the lists answer what is
+ * true: none exist.
  */
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
@@ -26,11 +27,11 @@ export const MISSING = {
 } as const;
 
 const refuse = (what: keyof typeof MISSING) => async (): Promise<never> => {
-  throw new ApiError('not_implemented', MISSING[what]);
+  throw new ApiError('service_unavailable', MISSING[what]);
 };
-/** What the clients read on success; documented, never sent here (every call is 501). */
-const NeverReply = Type.Object({ success: Type.Boolean(), msg: Type.String() }, { description: 'not sent by this server: the call is 501' });
-const refused = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 501: ErrorReply };
+/** What the clients read on success; documented, never sent here (every call is 503). */
+const NeverReply = Type.Object({ success: Type.Boolean(), msg: Type.String() }, { description: 'not sent by this server: the call is 503' });
+const refused = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 503: ErrorReply };
 const listed = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply };
 
 export async function networkRoutes(app: TypedApp): Promise<void> {
@@ -42,15 +43,15 @@ export async function networkRoutes(app: TypedApp): Promise<void> {
   }, async () => []);
   app.post('/api/v0/overlay/', {
     config: { category: 'user_write' },
-    schema: { tags, summary: 'Create an overlay network on a cluster: 501, no cross-host networking', body: CreateOverlayBody, response: { 200: NeverReply, ...refused } },
+    schema: { tags, summary: 'Create an overlay network on a cluster: 503, no cross-host networking', body: CreateOverlayBody, response: { 200: NeverReply, ...refused } },
   }, refuse('overlay'));
   app.put('/api/v0/overlay/', {
     config: { category: 'user_write' },
-    schema: { tags, summary: 'Join an instance to an overlay network: 501', body: JoinOverlayBody, response: { 200: NeverReply, ...refused } },
+    schema: { tags, summary: 'Join an instance to an overlay network: 503', body: JoinOverlayBody, response: { 200: NeverReply, ...refused } },
   }, refuse('overlay'));
   app.delete('/api/v0/overlay/', {
     config: { category: 'user_write' },
-    schema: { tags, summary: 'Delete an overlay network: 501', body: DeleteOverlayBody, response: { 200: NeverReply, ...refused } },
+    schema: { tags, summary: 'Delete an overlay network: 503', body: DeleteOverlayBody, response: { 200: NeverReply, ...refused } },
   }, refuse('overlay'));
 
   app.get('/api/v0/network_disk/', {
@@ -59,7 +60,7 @@ export async function networkRoutes(app: TypedApp): Promise<void> {
   }, async () => ({ data: [] }));
   app.post('/api/v0/network_disk/', {
     config: { category: 'machine_write' },
-    schema: { tags, summary: 'Attach a network disk to machines: 501, no shared storage', body: AddNetworkDiskBody, response: { 200: NeverReply, ...refused } },
+    schema: { tags, summary: 'Attach a network disk to machines: 503, no shared storage', body: AddNetworkDiskBody, response: { 200: NeverReply, ...refused } },
   }, refuse('networkDisk'));
 
   app.post('/api/v0/network_volumes/search/', {
@@ -78,20 +79,20 @@ export async function networkRoutes(app: TypedApp): Promise<void> {
   });
   app.put('/api/v0/network_volumes/', {
     config: { category: 'instance_write' },
-    schema: { tags, summary: 'Create a network volume: 501, no shared storage', body: CreateNetworkVolumeBody, response: { 200: NeverReply, ...refused } },
+    schema: { tags, summary: 'Create a network volume: 503, no shared storage', body: CreateNetworkVolumeBody, response: { 200: NeverReply, ...refused } },
   }, refuse('networkVolume'));
   app.post('/api/v0/network_volumes/', {
     // The host lists a network disk for rent: the host side, machine_write (Vast: instance_write).
     config: { category: 'machine_write' },
-    schema: { tags, summary: 'List a network disk for rent as network volumes: 501', body: ListNetworkVolumeBody, response: { 200: NeverReply, ...refused } },
+    schema: { tags, summary: 'List a network disk for rent as network volumes: 503', body: ListNetworkVolumeBody, response: { 200: NeverReply, ...refused } },
   }, refuse('networkVolume'));
   app.post('/api/v0/network_volumes/unlist/', {
     config: { category: 'machine_write' },
-    schema: { tags, summary: 'Unlist a network volume offer: 501', body: UnlistNetworkVolumeBody, response: { 200: NeverReply, ...refused } },
+    schema: { tags, summary: 'Unlist a network volume offer: 503', body: UnlistNetworkVolumeBody, response: { 200: NeverReply, ...refused } },
   }, refuse('networkVolume'));
 
   app.post('/api/v0/volumes/copy/', {
     config: { category: 'instance_write' },
-    schema: { tags: ['volumes'], summary: 'Copy a volume into a new one from a volume offer: 501, no host-to-host transfer', body: CopyVolumeBody, response: { 200: NeverReply, ...refused } },
+    schema: { tags: ['volumes'], summary: 'Copy a volume into a new one from a volume offer: 503, no host-to-host transfer', body: CopyVolumeBody, response: { 200: NeverReply, ...refused } },
   }, refuse('volumeCopy'));
 }

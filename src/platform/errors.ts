@@ -19,9 +19,6 @@ export const ERROR_STATUS = {
   conflict: 409,
   request_timeout: 408,
   headers_too_large: 431,
-  // a route the clients call whose work needs something this server does not have (shared storage, cross-host
-  // networking …): 501, and the msg says what is missing. Not a 503: nothing changes by retrying.
-  not_implemented: 501,
   // emulator control
   clock_not_virtual: 400,
   // instances: `wait` ends in a failure state (exited/unknown/offline), or its timeout passes first

@@ -82,7 +82,7 @@ export function createClient(options: ClientOptions) {
     benchmarks: benchmarksApi(t),
     /** Clusters of your machines (records only). */
     clusters: clustersApi(t),
-    /** Overlay networks, network disks and volumes (none on this server: changes answer 501). */
+    /** Overlay networks, network disks and volumes (none on this server: changes answer 503). */
     network: networkApi(t),
     /**
      * Waits until instance `id` is in `until` (default `running`), on the server's instance events. Rejects with

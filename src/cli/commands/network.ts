@@ -1,7 +1,7 @@
 /**
  * Volume offers and what needs shared storage or cross-host networking, as the vastai client names them:
  * `unlist volume` (works), and `clone volume`, overlays, network disks and network volumes, which this server answers
- * with a 501 saying what it lacks (their lists are empty).
+ * with a 503 saying what it lacks (their lists are empty).
  */
 import type { Command } from 'commander';
 import { action, intArg, numberArg, UsageError } from '../context.js';

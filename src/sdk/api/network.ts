@@ -1,6 +1,6 @@
 /**
  * Overlay networks, network disks and network volumes. This server has no cross-host networking nor shared storage:
- * the lists are empty and every change rejects with a GpuplaneError 501 `not_implemented` saying what is missing.
+ * the lists are empty and every change rejects with a GpuplaneError 503 `service_unavailable` saying what is missing.
  */
 import type { Static } from 'typebox';
 import type {

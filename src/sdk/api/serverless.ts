@@ -36,7 +36,7 @@ export function volumesApi(t: Transport) {
     remove: (id: number) => t.request<Static<typeof DeleteVolumeReply>>('DELETE', '/api/v0/volumes/', { query: { id }, body: {} }),
     /** The host side: stop offering your machine's disk as volumes (`id`: its volume offer). */
     unlist: (offerId: number) => t.request<Static<typeof UnlistVolumeReply>>('POST', '/api/v0/volumes/unlist', { body: { id: offerId } }),
-    /** Copy a volume into a new one from a volume offer: this server answers 501 (no host-to-host transfer). */
+    /** Copy a volume into a new one from a volume offer: this server answers 503 (no host-to-host transfer). */
     copy: (body: Static<typeof CopyVolumeBody>) => t.request<{ success: boolean; msg: string }>('POST', '/api/v0/volumes/copy/', { body }),
   };
 }
