@@ -273,7 +273,7 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
       }
       await billing.touchContract(contract.id, at, tx);
       // The contract ends: what its deposit has left goes back to the credit.
-      const refunded = await deposits.close(tx, contract.id, at, `unused deposit of ${contract.source} refunded`);
+      const refunded = await deposits.close(tx, contract.id, at, `unused deposit of ${contract.source.replace("-", " ")} refunded`);
       if (refunded !== undefined) users.add(refunded);
       for (const u of users) await scheduleCreditCheck(tx, u);
     },
