@@ -21,6 +21,7 @@ import { auditMigration } from './audit/audit-migration.js';
 import { instancesIdempotencySealedMigration } from './instances/instances-idempotency-migration.js';
 import { instancesAccountEnvMigration } from './instances/instances-account-env-migration.js';
 import { serverlessStateMigration } from './serverless/serverless-state-migration.js';
+import { prepayBenchmarksMigration } from './migration-0022-prepay-benchmarks.js';
 import { serverlessSdkMigration } from './serverless/serverless-sdk-migration.js';
 import { scheduledJobsMigration } from './scheduled-jobs/scheduled-jobs-migration.js';
 import { subaccountsMigration } from './subaccounts/subaccounts-migration.js';
@@ -42,6 +43,8 @@ import type { AgentTables } from './hosts/agent-tables.js';
 import type { HostingTables } from './hosting/hosting-tables.js';
 import type { ScheduledJobsTables } from './scheduled-jobs/scheduled-jobs-tables.js';
 import type { SubaccountsTables } from './subaccounts/subaccounts-tables.js';
+import type { BenchmarksTables } from './benchmarks/benchmarks-tables.js';
+import type { ClustersTables } from './clusters/clusters-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and migrations. A feature declares its tables in
@@ -52,7 +55,7 @@ declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
       InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
-      ScheduledJobsTables, SubaccountsTables {}
+      ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables {}
 }
 
 /**
@@ -82,6 +85,7 @@ export const MIGRATIONS: MigrationList = {
     ['0018_audit', auditMigration],
     ['0019_instances_idempotency_sealed', instancesIdempotencySealedMigration],
     ['0020_instances_account_env', instancesAccountEnvMigration],
+    ['0022_prepay_benchmarks', prepayBenchmarksMigration],
     ['0023_scheduled_jobs', scheduledJobsMigration],
     ['0024_subaccounts', subaccountsMigration],
     ['0025_serverless_sdk', serverlessSdkMigration],

@@ -29,6 +29,12 @@ import { agentRoutes } from './hosts/agent-routes.js';
 import { hostingRoutes } from './hosting/hosting-routes.js';
 import { scheduledJobsRoutes } from './scheduled-jobs/scheduled-jobs-routes.js';
 import { subaccountsRoutes } from './subaccounts/subaccounts-routes.js';
+import { depositsRoutes } from './deposits/deposits-routes.js';
+import { launchRoutes } from './launch/launch-routes.js';
+import { instancesQueriesRoutes } from './instances/instances-queries-routes.js';
+import { benchmarksEmuRoutes, benchmarksRoutes } from './benchmarks/benchmarks-routes.js';
+import { clustersRoutes } from './clusters/clusters-routes.js';
+import { networkRoutes } from './network/network-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, mode: Config['mode']): Promise<void> {
@@ -57,11 +63,18 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await hostingRoutes(app, services);
   await scheduledJobsRoutes(app, services);
   await subaccountsRoutes(app, services);
+  await depositsRoutes(app, services);
+  await launchRoutes(app, services);
+  await instancesQueriesRoutes(app, services.instances);
+  await benchmarksRoutes(app, services);
+  await clustersRoutes(app, services);
+  await networkRoutes(app);
   // The emulator control API, /_emu/ (contract §2): every such route is registered here, in emulator mode only.
   if (mode === 'emulator') {
     await emulatorRoutes(app, services);
     await billingEmuRoutes(app, services);
     await fleetEmuRoutes(app, services);
     await serverlessEmuRoutes(app, services);
+    await benchmarksEmuRoutes(app, services);
   }
 }

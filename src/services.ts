@@ -63,6 +63,10 @@ export interface AppDeps {
   secretBox: SecretBox;
 }
 import { hostingWiring } from './hosting/hosting-wiring.js';
+import { depositsServiceFactory } from './deposits/deposits-service.js';
+import { launchServiceFactory } from './launch/launch-service.js';
+import { benchmarksServiceFactory } from './benchmarks/benchmarks-service.js';
+import { clustersServiceFactory } from './clusters/clusters-service.js';
 
 export type ServiceDeps = AppDeps & { scheduler: Scheduler; metrics: Metrics };
 
@@ -140,7 +144,10 @@ export function createServices(deps: ServiceDeps) {
   const volumes = volumesServiceFactory({
     store, clock, billing,
     mayRent: (userId, tx) => subaccounts.assertMayRent(userId, tx),
-    fleet: { machines: () => fleet.machineRecords(), machine: (id, tx) => fleet.machineRecord(id, tx) },
+    fleet: {
+      machines: () => fleet.machineRecords(), machine: (id, tx) => fleet.machineRecord(id, tx),
+      hostUserOf: async (id, tx) => (await fleet.hosting.machine(id, tx))?.userId ?? undefined,
+    },
   });
   // Renting and the instance lifecycle. `volumes` is a hook the volumes feature fills in (instances-ports.ts).
   const instances = instancesModule({
@@ -149,6 +156,23 @@ export function createServices(deps: ServiceDeps) {
     mayRent: (userId, tx) => subaccounts.assertMayRent(userId, tx),
     // Real hosts: `request_logs` of an instance on an agent-run machine asks its agent (src/hosts/).
     agentLogs: { requested: (r) => agent.logs.requested(r), textOf: (id) => agent.logs.textOf(id) },
+  });
+  // Prepaid instances: a deposit their charges draw from first, at a discount (src/deposits/).
+  const deposits = depositsServiceFactory({
+    db, clock, billing, instances: instances.queries,
+    creditDiscountMax: async (machineId, tx) => (await fleet.machineRecord(machineId, tx))?.credit_discount_max,
+  });
+  // `launch instance`: the offer search and the rent in one call (src/launch/).
+  const launch = launchServiceFactory({ offers, create: (p, offerId, body) => instances.create(p, offerId, body) });
+  // Benchmark results gpuplane has recorded (`search benchmarks`).
+  const benchmarks = benchmarksServiceFactory({ db, clock, machine: (id) => fleet.machineRecord(id) });
+  // Clusters: a host's records of which of its machines share a LAN (src/clusters/).
+  const clusters = clustersServiceFactory({
+    db, dialect: store.dialect, clock,
+    hostOf: async (machineId, tx) => {
+      const m = await fleet.hosting.machine(machineId, tx);
+      return m && !m.record.deleted ? m.userId : undefined;
+    },
   });
   // Real hosts (`gpuplane agent`): registration, machine keys, desired state, status reports (src/hosts/).
   const agent: AgentService = agentServiceFactory({
@@ -205,6 +229,8 @@ export function createServices(deps: ServiceDeps) {
     volumesOn: (ids) => volumes.contractsOn(ids),
     // Deleting a machine revokes its agent's machine key (src/hosts/).
     onMachineDeleted: (tx, machineId) => agent.revoke(machineId, tx),
+    // `list machine -v 0` unlists the machine's volume offer; any other vol_size offers it again.
+    volumeListing: (tx, machineId, listed) => volumes.setListed(tx, machineId, listed),
   });
 
   return {
@@ -231,6 +257,10 @@ export function createServices(deps: ServiceDeps) {
     fleet,
     offers,
     instances,
+    deposits,
+    launch,
+    benchmarks,
+    clusters,
     volumes,
     agent,
     serverless,

@@ -242,7 +242,9 @@ forEachDialect('mass assignment', (app) => {
       for (const field of RESERVED_BODY_KEYS) {
         const res = await put(app(), r.method, url, app().ownerKey, `{"${field}": 1}`);
         const where = `${r.method} ${r.url} {${field}} -> ${res.status} ${res.raw.slice(0, 120)}`;
-        if (res.status >= 500) failures.push(where);
+        // A 503 `service_unavailable` answers a well-formed body the server cannot act on, saying what it lacks
+        // (network-routes.ts: `{"id": 1}` is a whole unlist network-volume body): not a fault.
+        if (res.status >= 500 && !(res.status === 503 && res.body?.error === 'service_unavailable')) failures.push(where);
         else if (r.bodyFields !== null && !r.bodyFields.includes(field)) {
           if (res.status !== 400 || !String(res.body.msg).includes(`body.${field} `)) failures.push(`${where} (expected a 400 naming body.${field})`);
         }

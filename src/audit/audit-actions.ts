@@ -19,9 +19,11 @@ export const AUDITED_ROUTES: Record<string, string> = {
   'PUT /api/v0/commands/reset_apikey/': 'api_key.reset',
   // Instances
   'PUT /api/v0/asks/:offer_id/': 'instance.created',
+  'PUT /api/v0/launch_instance/': 'instance.launched',
   'DELETE /api/v0/instances/:id/': 'instance.destroyed',
   // Credit
   'PUT /api/v0/commands/transfer_credit/': 'credit.transferred',
+  'PUT /api/v0/instances/prepay/:id/': 'credit.prepaid',
   'POST /_emu/credit': 'credit.added',
   // Teams and roles
   'POST /api/v0/team/roles/': 'team.role_created',

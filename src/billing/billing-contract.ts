@@ -16,6 +16,14 @@ export const USER_RUNNING_RATE = {
   join: sql`LEFT JOIN billing_rates r ON r.user_id = u.id`,
 };
 
+/** Parts per million: the unit of a prepaid deposit's discount. */
+export const PPM = 1_000_000;
+
+/** A list rate (micro-dollars/hour) with a deposit's discount taken off, rounded down (in the payer's favour). */
+export function discountedRate(listMicroPerHour: number, discountPpm: number): number {
+  return Number((BigInt(listMicroPerHour) * BigInt(PPM - discountPpm)) / BigInt(PPM));
+}
+
 /** Top-level charge types of the spec. */
 export type ContractType = 'instance' | 'volume' | 'serverless';
 /** Child item kinds. */
@@ -48,8 +56,11 @@ export interface BillingApi {
   stopContract(tx: Tx, m: { contract: string; at: number }): Promise<void>;
   /** A one-off usage charge (bandwidth) in micro-dollars. */
   addUsage(tx: Tx, m: Omit<MeterStart, 'rateMicroPerHour'> & { amountMicro: number }): Promise<void>;
-  /** Throws ApiError `insufficient_credit` (402) when the user cannot start something that costs money. */
-  assertCredit(userId: number, tx?: Tx): Promise<void>;
+  /**
+   * Throws ApiError `insufficient_credit` (402) when the user cannot start something that costs money. With
+   * `contract`, a contract whose prepaid deposit has something left may start whatever the credit.
+   */
+  assertCredit(userId: number, tx?: Tx, contract?: string): Promise<void>;
   /** The user's balance in micro-dollars at the current second, including accrual not yet settled. */
   balance(userId: number, tx?: Tx): Promise<number>;
   /**
@@ -77,7 +88,11 @@ export interface BillingApi {
   setServerlessGroup(tx: Tx, contract: string, group: ServerlessGroup): Promise<void>;
 }
 
-export type CreditExhaustedHook = (tx: Tx, e: { userId: number; at: number; lockBilling?: () => Promise<void> }) => Promise<void>;
+/** `covered`: sources of the user's contracts a prepaid deposit still pays; a hook leaves them running. */
+export type CreditExhaustedHook = (
+  tx: Tx,
+  e: { userId: number; at: number; lockBilling?: () => Promise<void>; covered?: ReadonlySet<string> },
+) => Promise<void>;
 
 export interface ServerlessGroup {
   endpointId: number;

@@ -12,6 +12,9 @@ import { billingStore, type MeterRow } from './billing-store.js';
 import { chargesServiceFactory } from './billing-charges.js';
 import { paymentsFactory, type FindUser } from './billing-payments.js';
 import { billingPaymentsStore } from './billing-payments-store.js';
+import { billingDepositsStore } from './billing-deposits-store.js';
+import { depositsFactory, type PrepayResult } from './billing-deposits.js';
+import { discountedRate } from './billing-contract.js';
 
 /**
  * How often running meters are settled in bulk (service time). Between settlements the charges API and `balance`
@@ -37,26 +40,31 @@ export interface BillingDeps {
 export function billingServiceFactory({ store, clock, scheduler, findUser = async () => undefined }: BillingDeps) {
   const billing = billingStore(store.db, store.dialect);
   const kv = kvState(store.db);
+  const paymentsStore = billingPaymentsStore(store.db, store.dialect);
   const exhaustedHooks: CreditExhaustedHook[] = [];
   /** Users whose exhaustion hooks are running in this process. */
   const exhausting = new Set<number>();
   /** Credit added, transfers and invoices (billing-payments.ts). Its closures run only at request time. */
   const payments = paymentsFactory({
-    store, clock, payments: billingPaymentsStore(store.db, store.dialect), findUser,
+    store, clock, payments: paymentsStore, findUser,
     balance: (userId, tx) => balance(userId, tx),
     adjustCredit: (userId, delta, tx) => billing.adjustCredit(userId, delta, tx),
     creditChanged: (tx, userId) => scheduleCreditCheck(tx, userId),
   });
 
-  /** Charges one meter up to second `to` (per UTC day) and debits its user. */
+  /** Charges one meter up to second `to` (per UTC day) and debits its user, or its deposit when it is funded. */
   async function settleMeter(tx: Tx, meter: MeterRow, to: number): Promise<void> {
     const due = accrue(meter, to);
     if (due.days.length === 0) return;
     for (const d of due.days) await billing.addCharge(meter.contract_id, meter.kind, d, tx);
     await billing.updateMeter(meter.id, { seg_charged_micro: due.cumulative, settled_until: to }, tx);
     const charged = due.cumulative - meter.seg_charged_micro;
-    if (due.total !== 0) await billing.adjustCredit(meter.user_id, -due.total, tx);
-    if (meter.running && charged !== 0) await billing.moveRates(meter.user_id, to, { rate: 0, accrued: 0, charged }, tx);
+    if (meter.funded) {
+      if (due.total !== 0) await depositsStore.debit(meter.contract_id, due.total, tx);
+    } else {
+      if (due.total !== 0) await billing.adjustCredit(meter.user_id, -due.total, tx);
+      if (meter.running && charged !== 0) await billing.moveRates(meter.user_id, to, { rate: 0, accrued: 0, charged }, tx);
+    }
     meter.seg_charged_micro = due.cumulative;
     meter.settled_until = to;
   }
@@ -161,7 +169,9 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
     exhausting.add(userId);
     try {
       const lockBilling = () => billing.lockContractsOf({ userId }, ctx.tx);
-      for (const hook of exhaustedHooks) await hook(ctx.tx, { userId, at: ctx.now, lockBilling });
+      // What a deposit still pays keeps running (billing-deposits.ts).
+      const covered = await deposits.coveredSources(userId, ctx.tx);
+      for (const hook of exhaustedHooks) await hook(ctx.tx, { userId, at: ctx.now, lockBilling, covered });
     } finally {
       exhausting.delete(userId);
     }
@@ -175,9 +185,16 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
     const to = Math.max(at, meter.settled_until);
     await settleMeter(tx, meter, to);
     await billing.updateMeter(meter.id, { running: 0 }, tx);
-    await billing.moveRates(meter.user_id, to, negated(counted(meter, to)), tx);
+    if (!meter.funded) await billing.moveRates(meter.user_id, to, negated(counted(meter, to)), tx);
     meter.running = 0;
   }
+
+  /** Prepaid deposits: funded meters, their exhaustion, the refund when a contract ends (billing-deposits.ts). */
+  const depositsStore = billingDepositsStore(store.db, store.dialect);
+  const deposits = depositsFactory({
+    db: store.db, store: billing, deposits: depositsStore, payments: paymentsStore, scheduler, settleMeter, balance,
+    creditChanged: (tx, userId) => scheduleCreditCheck(tx, userId),
+  });
 
   const api = {
     async startMeter(tx: Tx, m: MeterStart): Promise<void> {
@@ -200,37 +217,34 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
         const metadata = { ...JSON.parse(contract.metadata), ...m.metadata };
         await billing.updateContract(contract.id, { description: m.description, metadata: JSON.stringify(metadata) }, tx);
       }
-      const meter = created ? undefined : (await billing.meters(contract.id, tx)).find((x) => x.kind === m.kind);
+      const meters = created ? [] : await billing.meters(contract.id, tx);
+      const meter = meters.find((x) => x.kind === m.kind);
+      // A contract with a prepaid deposit left starts its meters funded, at the deposit's discount.
+      const funding = created ? undefined : await deposits.fundingFor(tx, contract.id, meters, at);
       if (meter) {
         // A new segment: never before what was already settled, so no second is charged twice.
-        const start = Math.max(at, meter.settled_until);
-        if (meter.running) {
-          await settleMeter(tx, meter, start);
-          await billing.moveRates(meter.user_id, start, negated(counted(meter, start)), tx);
-        }
-        await billing.updateMeter(
-          meter.id,
-          { rate_micro_per_hour: m.rateMicroPerHour, seg_start: start, settled_until: start, seg_charged_micro: 0, running: 1, user_id: m.userId },
-          tx,
-        );
-        await billing.moveRates(m.userId, start, { rate: m.rateMicroPerHour, accrued: 0, charged: 0 }, tx);
+        await deposits.resegment(tx, meter, at, m.rateMicroPerHour, funding, m.userId);
       } else {
+        const rate = funding ? discountedRate(m.rateMicroPerHour, funding.discount_ppm) : m.rateMicroPerHour;
         await billing.insertMeter(
           {
             contract_id: contract.id,
             kind: m.kind,
             user_id: m.userId,
-            rate_micro_per_hour: m.rateMicroPerHour,
+            rate_micro_per_hour: rate,
             seg_start: at,
             settled_until: at,
             seg_charged_micro: 0,
             running: 1,
+            funded: funding ? 1 : 0,
+            list_rate_micro_per_hour: funding ? m.rateMicroPerHour : null,
           },
           tx,
         );
-        await billing.moveRates(m.userId, at, { rate: m.rateMicroPerHour, accrued: 0, charged: 0 }, tx);
+        if (!funding) await billing.moveRates(m.userId, at, { rate, accrued: 0, charged: 0 }, tx);
       }
       if (!created) await billing.touchContract(contract.id, at, tx);
+      if (funding) await deposits.reschedule(tx, contract.id, at);
       await ensureSettleChain(tx, at);
       await scheduleCreditCheck(tx, m.userId);
     },
@@ -243,6 +257,7 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
       const at = wholeSecond(m.at);
       await stopOne(tx, meter, at);
       await billing.touchContract(contract.id, at, tx);
+      if (meter.funded) await deposits.reschedule(tx, contract.id, at);
       await scheduleCreditCheck(tx, meter.user_id);
     },
 
@@ -257,6 +272,9 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
         users.add(meter.user_id);
       }
       await billing.touchContract(contract.id, at, tx);
+      // The contract ends: what its deposit has left goes back to the credit.
+      const refunded = await deposits.close(tx, contract.id, at, `unused deposit of ${contract.source.replace("-", " ")} refunded`);
+      if (refunded !== undefined) users.add(refunded);
       for (const u of users) await scheduleCreditCheck(tx, u);
     },
 
@@ -272,12 +290,14 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
       await scheduleCreditCheck(tx, m.userId);
     },
 
-    async assertCredit(userId: number, tx: Tx = store.db): Promise<void> {
+    async assertCredit(userId: number, tx: Tx = store.db, contract?: string): Promise<void> {
       // The running totals' lower bound settles it in one row read; the exact balance only when it is not above zero.
       const now = wholeSecond(clock.now());
       const quick = await billing.quickLedgerOf(userId, now, tx);
       if (quick === undefined) throw new ApiError('not_found', 'user not found');
       if (quick.low <= 0 && (await balance(userId, tx)) <= 0) {
+        // A contract whose prepaid deposit has something left starts on the deposit.
+        if (contract !== undefined && (await deposits.coveredSources(userId, tx)).has(contract)) return;
         throw new ApiError('insufficient_credit', 'not enough credit: add credit to your account before starting anything that costs money');
       }
     },
@@ -331,6 +351,16 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
   const charges = chargesServiceFactory({ db: store.db, clock });
   return {
     ...api, charges, payments, store: billing,
+    /**
+     * `prepay instance`: moves credit into the contract's deposit inside the caller's transaction (billing-deposits.ts).
+     * The caller holds the instance locked and gives its discount policy.
+     */
+    prepay: (tx: Tx, p: Parameters<typeof deposits.prepay>[1]): Promise<PrepayResult> => deposits.prepay(tx, p),
+    /** The contract's deposit at the current second (`show deposit`). */
+    async depositOf(source: string, tx: Tx = store.db) {
+      const contract = await tx.selectFrom('billing_contracts').select('id').where('source', '=', source).executeTakeFirst();
+      return deposits.statusOf(contract?.id, clock.now(), tx);
+    },
     /** Settled charges per contract and day, for hosts' earnings (billing-host-charges.ts). */
     dailyCharges: (sources: readonly string[], fromDay: number, toDay: number, tx: Tx = store.db) => dailyChargesOf(tx, sources, fromDay, toDay),
   };

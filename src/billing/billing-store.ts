@@ -53,7 +53,8 @@ function quickLedgerQuery(userId: number, at: number) {
 }
 
 /**
- * Credit, pending accrual and burn rate of one user. better-sqlite3 binds JS numbers as REAL: `at` is cast, so that
+ * Credit, pending accrual and burn rate of one user (meters a deposit pays are not the credit's: billing-deposits.ts).
+ * better-sqlite3 binds JS numbers as REAL: `at` is cast, so that
  * the division truncates as integers on both dialects (as `settleSameDay` does). No running meter: NULL sums.
  */
 function ledgerQuery(userId: number, at: number) {
@@ -62,7 +63,7 @@ function ledgerQuery(userId: number, at: number) {
     SELECT u.credit_micro AS credit,
            SUM(CASE WHEN m.settled_until < ${t} THEN (m.rate_micro_per_hour * (${t} - m.seg_start)) / 3600 - m.seg_charged_micro ELSE 0 END) AS pending,
            SUM(m.rate_micro_per_hour) AS rate
-    FROM users u LEFT JOIN billing_meters m ON m.user_id = u.id AND m.running = 1
+    FROM users u LEFT JOIN billing_meters m ON m.user_id = u.id AND m.running = 1 AND m.funded = 0
     WHERE u.id = ${userId}
     GROUP BY u.id, u.credit_micro`;
 }
@@ -102,6 +103,11 @@ export function billingStore(db: Tx, dialect: DialectName) {
 
   return {
     dialect,
+
+    /** Locks the contract's row (PostgreSQL; SQLite transactions are serial already). */
+    async lockContract(id: number, tx: Tx = db): Promise<void> {
+      if (pg) await tx.selectFrom('billing_contracts').select('id').where('id', '=', id).forUpdate().execute();
+    },
 
     async contractBySource(source: string, tx: Tx = db): Promise<ContractRow | undefined> {
       return (await contractBySource(tx, { source })).rows[0];
@@ -258,7 +264,9 @@ export function billingStore(db: Tx, dialect: DialectName) {
           end_at = excluded.end_at`.execute(tx);
       // One grouped pass over the due meters (a correlated sum per user would rescan them for every user); what is
       // debited from the credit is added to the running totals' charged sum, so the balance they bound is unchanged.
-      const perUser = sql`(SELECT user_id, SUM(${newCum} - seg_charged_micro) AS total FROM billing_meters WHERE ${due} GROUP BY user_id)`;
+      // Meters a deposit pays are debited from their deposit instead (billing-deposits.ts), and are not in the totals.
+      const perUser = sql`(SELECT user_id, SUM(${newCum} - seg_charged_micro) AS total FROM billing_meters WHERE ${due} AND funded = 0 GROUP BY user_id)`;
+      const perDeposit = sql`(SELECT contract_id, SUM(${newCum} - seg_charged_micro) AS total FROM billing_meters WHERE ${due} AND funded = 1 GROUP BY contract_id)`;
       await sql`
         UPDATE users SET credit_micro = users.credit_micro - s.total
         FROM ${perUser} AS s
@@ -267,6 +275,10 @@ export function billingStore(db: Tx, dialect: DialectName) {
         UPDATE billing_rates SET charged_micro = billing_rates.charged_micro + s.total
         FROM ${perUser} AS s
         WHERE billing_rates.user_id = s.user_id`.execute(tx);
+      await sql`
+        UPDATE billing_deposits SET remaining_micro = billing_deposits.remaining_micro - s.total
+        FROM ${perDeposit} AS s
+        WHERE billing_deposits.contract_id = s.contract_id`.execute(tx);
       // Contracts keep their end_at: a live one matches every range anyway, and stopping sets it.
       await sql`UPDATE billing_meters SET seg_charged_micro = ${newCum}, settled_until = ${to} WHERE ${due}`.execute(tx);
     },

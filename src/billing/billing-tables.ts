@@ -43,6 +43,13 @@ export interface BillingMetersTable {
   /** What the current segment has charged: floor(rate × (settled_until − seg_start) / 3600). */
   seg_charged_micro: number;
   running: number;
+  /**
+   * 1 while the contract's deposit pays this meter (billing-deposits.ts): its charges draw from the deposit, not from
+   * the user's credit, and it is left out of the user's running totals and pending accrual. Its rate is then the
+   * discounted one and `list_rate_micro_per_hour` the rate it returns to when the deposit is spent.
+   */
+  funded: Generated<number>;
+  list_rate_micro_per_hour: number | null;
 }
 
 /** What a contract's item cost on one UTC day. Settling adds to the day's row, so rows never multiply per tick. */
@@ -83,14 +90,37 @@ export interface BillingPaymentsTable {
   id: Generated<number>;
   user_id: number;
   amount_micro: number;
-  kind: 'credit' | 'transfer_in' | 'transfer_out';
+  kind: 'credit' | 'transfer_in' | 'transfer_out' | 'prepay' | 'deposit_refund';
   /** The other user of a transfer. */
   counterparty_id: number | null;
   description: string;
   created_at: number;
 }
 
+/**
+ * An instance's prepaid deposit (`prepay instance`, billing-deposits.ts): credit moved out of the user's balance that
+ * the contract's charges draw from first, at a discount. One per contract; a further prepay tops it up.
+ */
+export interface BillingDepositsTable {
+  id: Generated<number>;
+  contract_id: number;
+  /** Who paid it in (the contract's payer), and who gets the rest back. */
+  user_id: number;
+  /** What the funded meters have not charged yet, as of their last settlement (their pending accrual comes off). */
+  remaining_micro: number;
+  /** Everything prepaid into it, and everything refunded from it. */
+  prepaid_micro: number;
+  refunded_micro: number;
+  /** The discount on the contract's list rates while it lasts, in parts per million. */
+  discount_ppm: number;
+  created_at: number;
+  updated_at: number;
+  /** When the contract closed and the rest was refunded; null while open. */
+  closed_at: number | null;
+}
+
 export interface BillingTables {
+  billing_deposits: BillingDepositsTable;
   billing_payments: BillingPaymentsTable;
   billing_contracts: BillingContractsTable;
   billing_meters: BillingMetersTable;

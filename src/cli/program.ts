@@ -21,6 +21,11 @@ import { registerSession } from './commands/session.js';
 import { registerAgent } from './commands/agent.js';
 import { registerScheduledJobs } from './commands/scheduled-jobs.js';
 import { registerSubaccounts } from './commands/subaccounts.js';
+import { registerDeposits } from './commands/deposits.js';
+import { registerLaunch } from './commands/launch.js';
+import { registerBenchmarks } from './commands/benchmarks.js';
+import { registerClusters } from './commands/clusters.js';
+import { registerNetwork } from './commands/network.js';
 import { bindRun, CliRun, processIO, type CliIO } from './io.js';
 import pkg from '../../package.json' with { type: 'json' };
 
@@ -103,6 +108,11 @@ export function buildProgram(io: CliIO = processIO()): Command {
   registerMachines(program, groups, verb);
   registerScheduledJobs(groups);
   registerSubaccounts(groups);
+  registerDeposits(groups, verb);
+  registerLaunch(groups, verb);
+  registerBenchmarks(groups.search, groups.emu);
+  registerClusters(program, groups, verb);
+  registerNetwork(groups, verb);
   return program;
 }
 
@@ -115,7 +125,7 @@ export type Groups = Record<'set' | 'show' | 'search' | 'create' | 'update' | 'd
 export async function runCli(argv: string[], io: CliIO = processIO()): Promise<number> {
   const program = buildProgram(io);
   // `create instance … --args …` takes every word after --args verbatim, options included (as the vastai client).
-  const split = argv.includes('create') && argv.includes('instance') ? splitRemainder(argv) : { head: argv, rest: undefined };
+  const split = (argv.includes('create') || argv.includes('launch')) && argv.includes('instance') ? splitRemainder(argv) : { head: argv, rest: undefined };
   const run = new CliRun(io, split.rest);
   bindRun(program, run);
   try {

@@ -78,7 +78,7 @@ export const CreateAsksBody = Type.Object(
     end_date: nullable(Type.Number({ minimum: 0, maximum: 1e11, description: 'epoch seconds; the listing ends then' })),
     credit_discount_max: nullable(Type.Number({ minimum: 0, maximum: 1, description: 'largest prepay discount, fraction' })),
     duration: nullable(Type.Union([Type.String({ maxLength: 64 }), Type.Number({ minimum: 0 })], { description: 'e.g. "3 months", "2 weeks", "86400" (seconds)' })),
-    vol_size: nullable(Type.Integer({ minimum: 0, maximum: 1e8, description: 'accepted; volume offers are every machine\'s free disk' })),
+    vol_size: nullable(Type.Integer({ minimum: 0, maximum: 1e8, description: '0: no volume offer on this machine; otherwise its free disk is offered as volumes (the size itself is not used)' })),
     vol_price: price('accepted; see vol_size'),
   },
   { additionalProperties: false },

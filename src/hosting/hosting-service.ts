@@ -34,6 +34,8 @@ export interface HostingDeps {
   instancesOn: (machineIds: readonly number[], tx?: Tx) => Promise<PlacedInstance[]>;
   /** A machine was deleted, inside the deleting transaction (its agent's machine key is revoked: src/hosts/). */
   onDeleted?: (tx: Tx, machineId: number) => Promise<void>;
+  /** `list machine`'s `vol_size`: 0 unlists the machine's volume offer, anything else (null too) offers it (src/volumes/). */
+  volumeListing?: (tx: Tx, machineId: number, listed: boolean) => Promise<void>;
 }
 
 const micro = (dollars: number) => Math.round(dollars * 1e6);
@@ -49,7 +51,7 @@ export function jsonQuery(name: string, raw: string | undefined): unknown {
   }
 }
 
-export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted }: HostingDeps) {
+export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted, volumeListing }: HostingDeps) {
   const db = store.db;
   const hosting = hostingStore(db);
   const isAdmin = (p: Principal) => Boolean(p.user.is_admin);
@@ -165,6 +167,7 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
       };
       await write(async (tx) => {
         if (!(await fleet.list(tx, r.id, patch))) throw notFound(r.id);
+        await volumeListing?.(tx, r.id, b.vol_size !== 0);
         await scheduler.cancel(rollRef(r.id), { tx, kind: JOB_ROLL });
         if (listing_duration !== null) await scheduler.schedule(JOB_ROLL, now + ROLL_INTERVAL_S, { machineId: r.id }, { tx, ref: rollRef(r.id) });
       });

@@ -21,8 +21,13 @@ export function hostingWiring(d: {
   volumesOn: EarningsDeps['volumesOn'];
   /** A machine was deleted (inside its transaction): e.g. its agent's key is revoked. */
   onMachineDeleted?: (tx: Tx, machineId: number) => Promise<void>;
+  /** `list machine`'s `vol_size`: the machine's volume offer listed or not (src/volumes/). */
+  volumeListing?: (tx: Tx, machineId: number, listed: boolean) => Promise<void>;
 }) {
-  const hosting = hostingServiceFactory({ store: d.store, clock: d.clock, scheduler: d.scheduler, fleet: d.fleet.hosting, instancesOn: d.instances.onMachines, onDeleted: d.onMachineDeleted });
+  const hosting = hostingServiceFactory({
+    store: d.store, clock: d.clock, scheduler: d.scheduler, fleet: d.fleet.hosting, instancesOn: d.instances.onMachines, onDeleted: d.onMachineDeleted,
+    volumeListing: d.volumeListing,
+  });
   const hostingEarnings = hostingEarningsFactory({
     clock: d.clock,
     fleet: d.fleet.hosting,

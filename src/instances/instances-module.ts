@@ -19,10 +19,11 @@ import type { KeysStore } from '../keys/keys-store.js';
 import { createFactory } from './instances-create.js';
 import { EventsHub, instanceEventsFactory } from './instances-events.js';
 import { INSTANCE_FAULTS, instanceJobsFactory } from './instances-jobs.js';
-import { lifecycleFactory } from './instances-lifecycle.js';
+import { contractOf, lifecycleFactory } from './instances-lifecycle.js';
 import type { AgentLogsPort, SshKeysPort, TemplatesPort, VolumesPort, AccountEnvPort } from './instances-ports.js';
 import { instancesServiceFactory, type DestroyHook } from './instances-service.js';
 import { instancesStore } from './instances-store.js';
+import { instanceQueriesFactory } from './instances-queries.js';
 
 export interface InstancesModuleDeps {
   store: Store;
@@ -55,18 +56,20 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const destroyHooks: DestroyHook[] = [];
   const service = instancesServiceFactory({ ...deps, db, store, lifecycle, notify, destroyHooks });
   const events = instanceEventsFactory({ store, hub, clock: deps.clock });
+  const queries = instanceQueriesFactory({ db, store, all: (p) => service.all(p) });
   const jobs = instanceJobsFactory({ db, store, lifecycle, fleet: deps.fleet, scheduler: deps.scheduler, clock: deps.clock, notify });
 
   jobs.register();
   // Out of credit: compute stops (disk keeps accruing, as on real clouds); the user starts it again after a top-up.
-  const creditExhausted: CreditExhaustedHook = async (tx, { userId, at, lockBilling }) => {
+  // An instance its prepaid deposit still pays keeps running (billing-deposits.ts).
+  const creditExhausted: CreditExhaustedHook = async (tx, { userId, at, lockBilling, covered }) => {
     const rows = await tx.selectFrom('instances').select('id').where('user_id', '=', userId).where('destroyed_at', 'is', null)
       .where('intended_status', '=', 'running').orderBy('id').execute();
     // The order every request takes (no deadlock on PostgreSQL): all the instances first, then billing, then stops.
     const locked = [];
     for (const { id } of rows) {
       const inst = await store.lock(id, tx);
-      if (inst && inst.actual_status !== 'stopped') locked.push(inst);
+      if (inst && inst.actual_status !== 'stopped' && !covered?.has(contractOf(inst.id))) locked.push(inst);
     }
     await lockBilling?.();
     for (const inst of locked) {
@@ -80,6 +83,8 @@ export function instancesModule(deps: InstancesModuleDeps) {
     createIn: creator.createIn,
     events,
     hub,
+    /** Filter values, contract lookup, and the instance a prepay names (instances-queries.ts). */
+    queries,
     /** Those of `ids` not destroyed (the serverless autoscaler's workers). */
     async liveIds(tx: Tx, ids: number[]): Promise<number[]> {
       if (ids.length === 0) return [];

@@ -88,7 +88,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     if (inst.actual_status === 'unknown' || inst.actual_status === 'offline') {
       throw new ApiError('conflict', `instance ${inst.id} is ${inst.actual_status}: its host is unreachable; destroy it and rent another offer`);
     }
-    await billing.assertCredit(inst.user_id, tx);
+    await billing.assertCredit(inst.user_id, tx, contractOf(inst.id));
     if (inst.actual_status === 'exited') {
       // The crashed container still holds its GPUs: boot it again in place.
       await lifecycle.boot(tx, inst, now, 'restarted after exit');

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { TypedApp } from '../platform/http.js';
 import { ErrorReply } from '../platform/schemas.js';
 import type { OffersService } from './offers-service.js';
-import { BundlesQuery, OffersReply } from './offers-schemas.js';
+import { BundlesQuery, OffersReply, SearchAsksBody } from './offers-schemas.js';
 
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply };
 
@@ -27,6 +27,21 @@ export async function offersRoutes(app: TypedApp, { offers }: { offers: OffersSe
       },
     },
     async (request, reply) => sendJsonText(reply, await offers.searchText(request.body)),
+  );
+
+  // `vastai search offers --new`: the same filter object under `q` (docs/spec/client-compat-more.md §a "Offer search, new style").
+  app.put(
+    '/api/v0/search/asks/',
+    {
+      config: { category: 'misc' },
+      schema: {
+        summary: 'Search offers (new style): `{select_cols: ["*"], q: <the bundles filter object>}`',
+        tags: ['offers'],
+        body: SearchAsksBody,
+        response: { 200: OffersReply, ...errors },
+      },
+    },
+    async (request, reply) => sendJsonText(reply, await offers.searchAsksText(request.body)),
   );
 
   // Older vastai releases send the same query as `GET /api/v0/bundles?q=<json>`.

@@ -36,3 +36,12 @@ export const OffersReply = Type.Object({ offers: Type.Array(OfferObject) });
 
 /** `GET /api/v0/bundles/?q=<json>`: the filter object as a JSON string. */
 export const BundlesQuery = Type.Object({ q: Type.Optional(Type.String({ maxLength: 65536 })) }, { additionalProperties: true });
+
+/** `PUT /api/v0/search/asks/` (`search offers --new`): `q` is the `POST /bundles/` filter object. */
+export const SearchAsksBody = Type.Object(
+  {
+    select_cols: Type.Optional(Type.Unknown({ description: 'only ["*"]' })),
+    q: Type.Optional(Type.Unknown({ description: 'the POST /api/v0/bundles/ filter object' })),
+  },
+  { additionalProperties: false },
+);

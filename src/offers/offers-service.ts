@@ -107,6 +107,24 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
      */
     searchText,
 
+    /** The ids of the offers a search body selects, best first, and the search type it asked for (launch_instance). */
+    async selectIds(body: unknown): Promise<{ ids: number[]; type: SearchType }> {
+      const { rows, ctx } = await select(body);
+      return { ids: rows.map((r) => r.id), type: ctx.type };
+    },
+
+    /**
+     * `PUT /api/v0/search/asks/` (`search offers --new`): `{select_cols, q}` where `q` is exactly the bundles filter
+     * object; the same search, the same `{offers}` reply. Only `["*"]` columns exist.
+     */
+    async searchAsksText(body: { select_cols?: unknown; q?: unknown }): Promise<string> {
+      const cols = body.select_cols;
+      if (cols !== undefined && cols !== null && !(Array.isArray(cols) && cols.length === 1 && cols[0] === '*')) {
+        throw bad('select_cols: only ["*"] (every offer field) is served');
+      }
+      return searchText(body.q ?? {});
+    },
+
     /** The same search with the filter object as a JSON string (older clients' `GET /bundles?q=`). */
     async searchJsonText(q: string | undefined): Promise<string> {
       return searchText(parseQ(q));

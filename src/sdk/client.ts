@@ -25,6 +25,11 @@ import { loginApi, tfaApi } from './api/tfa.js';
 import { machinesApi } from './api/machines.js';
 import { scheduledJobsApi } from './api/scheduled-jobs.js';
 import { subaccountsApi } from './api/subaccounts.js';
+import { depositsApi } from './api/deposits.js';
+import { contractsApi, launchApi } from './api/launch.js';
+import { benchmarksApi } from './api/benchmarks.js';
+import { clustersApi } from './api/clusters.js';
+import { networkApi } from './api/network.js';
 import { createTransport, type ClientOptions } from './transport.js';
 import { waitForInstance, type InstanceState, type WaitOptions } from './wait.js';
 import { GpuplaneError } from './errors.js';
@@ -73,6 +78,18 @@ export function createClient(options: ClientOptions) {
     scheduledJobs: scheduledJobsApi(t),
     /** Accounts made under yours: list (with balances), create; fund them with `payments.transferCredit`. */
     subaccounts: subaccountsApi(t),
+    /** Prepaid instances: a deposit their charges draw from first, at a discount. */
+    deposits: depositsApi(t),
+    /** Search and rent in one call. */
+    launch: launchApi(t),
+    /** Your contracts by label and id, and the filter values of your instances. */
+    contracts: contractsApi(t),
+    /** Benchmark results gpuplane has recorded. */
+    benchmarks: benchmarksApi(t),
+    /** Clusters of your machines (records only). */
+    clusters: clustersApi(t),
+    /** Overlay networks, network disks and volumes (none on this server: changes answer 503). */
+    network: networkApi(t),
     /**
      * Waits until instance `id` is in `until` (default `running`), on the server's instance events. Rejects with
      * InstanceFailedError on `exited`/`unknown`/`offline` and with WaitTimeoutError after `timeout` seconds.

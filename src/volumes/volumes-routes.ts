@@ -8,6 +8,8 @@ import {
   CreateVolumeReply,
   DeleteVolumeQuery,
   DeleteVolumeReply,
+  UnlistVolumeBody,
+  UnlistVolumeReply,
   ListVolumesQuery,
   VolumeSearchReply,
   VolumesReply,
@@ -65,6 +67,21 @@ export async function volumesRoutes(app: TypedApp, { volumes }: { volumes: Volum
       },
     },
     async (request) => volumes.list(principalOf(request)),
+  );
+
+  app.post(
+    '/api/v0/volumes/unlist',
+    {
+      // The host side (a machine's listing), as `unlist machine`.
+      config: { category: 'machine_write' },
+      schema: {
+        summary: 'Unlist a volume offer of your machine: no new volumes there; existing volumes stay',
+        tags,
+        body: UnlistVolumeBody,
+        response: { 200: UnlistVolumeReply, 404: ErrorReply, ...errors },
+      },
+    },
+    async (request) => volumes.unlist(principalOf(request), request.body.id),
   );
 
   app.delete(

@@ -57,5 +57,9 @@ export const CreateVolumeReply = Type.Object({ success: Type.Boolean(), volume_i
 export const ListVolumesQuery = Type.Object({}, { additionalProperties: true });
 export const VolumesReply = Type.Object({ success: Type.Boolean(), volumes: Type.Array(VolumeObject) });
 
+/** `unlist volume ID` (`POST /api/v0/volumes/unlist`): the volume offer's id. */
+export const UnlistVolumeBody = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'volume offer id' }) }, { additionalProperties: false });
+export const UnlistVolumeReply = Type.Object({ success: Type.Literal(true), msg: Type.String() });
+
 export const DeleteVolumeQuery = Type.Object({ id: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: true });
 export const DeleteVolumeReply = Type.Object({ success: Type.Boolean(), msg: Type.String() });

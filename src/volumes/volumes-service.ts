@@ -21,6 +21,7 @@ import {
 import { volumesStore, type VolumeRow } from './volumes-store.js';
 import type { Static } from 'typebox';
 import { MAX_VOLUME_NAME_CHARS, type CreateVolumeBody, type VolumeObject } from './volumes-schemas.js';
+import { MAX_ID } from '../platform/schemas.js';
 
 export const VOLUME_SEARCH_DEFAULT_LIMIT = 64;
 export const VOLUME_SEARCH_MAX_LIMIT = 1000;
@@ -31,6 +32,8 @@ export const MAX_VOLUME_STORAGE_GB = 1_000_000;
 export interface VolumesFleetPort {
   machines(): Promise<MachineRecord[]>;
   machine(id: number, tx?: Tx): Promise<MachineRecord | undefined>;
+  /** The user who hosts the machine (its volume offer is theirs to unlist), or undefined. */
+  hostUserOf?(id: number, tx?: Tx): Promise<number | undefined>;
 }
 
 export interface VolumesDeps {
@@ -65,7 +68,9 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
       throw badRequest(`volume_info.volume_id: volume offer ${offerId} is on machine ${machine.id}, not on the instance's machine ${expectMachine}`);
     }
     const now = clock.now();
-    if (!isRentable(machine, now)) throw new ApiError('offer_unavailable', `volume offer ${offerId} is no longer available`);
+    if (!isRentable(machine, now) || (await volumes.isUnlisted(machine.id, tx))) {
+      throw new ApiError('offer_unavailable', `volume offer ${offerId} is no longer available`);
+    }
     if (!(sizeGb > 0) || !Number.isFinite(sizeGb)) throw badRequest('size must be a positive number of GB');
     if (name !== null && name.length > MAX_VOLUME_NAME_CHARS) throw badRequest(`name is longer than ${MAX_VOLUME_NAME_CHARS} characters`);
     await billing.assertCredit(scope.userId, tx);
@@ -164,8 +169,9 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
       q.clauses.push({ field: 'disk_space', op: 'gte', value: ctx.storage_gb });
       if (q.order.length === 0) q.order = [{ field: 'score', desc: true }];
       const used = await volumes.usedGb();
+      const unlisted = await volumes.unlistedMachines();
       const rows = (await fleet.machines())
-        .filter((m) => isRentable(m, ctx.now))
+        .filter((m) => isRentable(m, ctx.now) && !unlisted.has(m.id))
         .map((m) => volumeOfferJson(m, used.get(m.id) ?? 0, ctx));
       return { offers: selectRows(rows, ctx, q, VOLUME_OFFER_FIELDS, q.limit ?? VOLUME_SEARCH_DEFAULT_LIMIT, { field: 'id', desc: false }) };
     },
@@ -187,6 +193,23 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
       const list = rows.map((r) => toVolumeObject(r, machines.get(r.machine_id), mounts.filter((m) => m.volume_id === r.id).map((m) => m.instance_id), now));
       return { success: true as const, volumes: list };
     },
+
+    /**
+     * `unlist volume` (`POST /api/v0/volumes/unlist`, docs/spec/client-compat-more.md §f): the host stops offering the machine's
+     * disk as volumes; volumes already made there stay, and are billed, until their owners delete them. `list machine`
+     * without `vol_size` 0 offers it again (setListed, through the hosting feature).
+     */
+    async unlist(principal: Principal, offerId: number) {
+      const machineId = machineOfVolumeOffer(offerId);
+      const machine = machineId === undefined || machineId > MAX_ID ? undefined : await fleet.machine(machineId);
+      const host = machine && (await fleet.hostUserOf?.(machine.id));
+      if (!machine || (!principal.user.is_admin && host !== principal.user.id)) throw new ApiError('not_found', `volume offer ${offerId} not found`);
+      await volumes.setListed(machine.id, false, clock.now());
+      return { success: true as const, msg: `volume offer ${offerId} unlisted: no new volumes on machine ${machine.id}; existing volumes stay` };
+    },
+
+    /** The hosting feature's `list machine`: `vol_size` 0 unlists the machine's volume offer, anything else lists it. */
+    setListed: (tx: Tx, machineId: number, listed: boolean) => volumes.setListed(machineId, listed, clock.now(), tx),
 
     /** `DELETE /api/v0/volumes/?id=N`: only once no live instance mounts it; billing stops at that second. */
     async remove(principal: Principal, id: number) {

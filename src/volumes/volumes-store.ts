@@ -60,6 +60,21 @@ export function volumesStore(db: Tx, dialect: DialectName) {
       return tx.selectFrom('volumes').select(['id', 'machine_id']).where('machine_id', 'in', [...machineIds]).execute();
     },
 
+    /** Machines whose volume offer is unlisted. */
+    async unlistedMachines(tx: Tx = db): Promise<Set<number>> {
+      return new Set((await tx.selectFrom('volume_unlisted').select('machine_id').execute()).map((r) => r.machine_id));
+    },
+
+    async isUnlisted(machineId: number, tx: Tx = db): Promise<boolean> {
+      return (await tx.selectFrom('volume_unlisted').select('machine_id').where('machine_id', '=', machineId).executeTakeFirst()) !== undefined;
+    },
+
+    /** Unlists (`listed` false) or lists again the machine's volume offer; idempotent. */
+    async setListed(machineId: number, listed: boolean, at: number, tx: Tx = db): Promise<void> {
+      if (listed) await tx.deleteFrom('volume_unlisted').where('machine_id', '=', machineId).execute();
+      else await tx.insertInto('volume_unlisted').values({ machine_id: machineId, unlisted_at: at }).onConflict((oc) => oc.column('machine_id').doNothing()).execute();
+    },
+
     async markDeleted(id: number, at: number, tx: Tx = db): Promise<void> {
       await tx.updateTable('volumes').set({ deleted_at: at }).where('id', '=', id).execute();
     },

@@ -32,7 +32,14 @@ export interface VolumeMountsTable {
   attached_at: number;
 }
 
+/** A machine whose volume offer its host unlisted (`unlist volume`): no new volumes there; existing ones stay. */
+export interface VolumeUnlistedTable {
+  machine_id: number;
+  unlisted_at: number;
+}
+
 export interface VolumesTables {
   volumes: VolumesTable;
   volume_mounts: VolumeMountsTable;
+  volume_unlisted: VolumeUnlistedTable;
 }

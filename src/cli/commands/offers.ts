@@ -80,6 +80,7 @@ interface SearchOpts {
   limit?: number;
   storage: number;
   order: string;
+  new?: boolean;
 }
 
 export function registerOffers(search: Command): void {
@@ -96,6 +97,7 @@ export function registerOffers(search: Command): void {
     .option('--limit <n>', 'at most this many offers', intArg('--limit'))
     .option('--storage <GB>', 'disk (GB) included in the price', numberArg('--storage', 0), DEFAULT_STORAGE_GB)
     .option('-o, --order <fields>', 'comma-separated fields to sort on; a trailing - sorts descending', 'score-')
+    .option('--new', 'the new-style search (PUT /api/v0/search/asks/): the same offers')
     // -o is --order here, as in the vastai client: the columns are chosen with --columns alone.
     .addOption(columnsOption(offerColumns(false), false))
     .addHelpText('after', HELP)
@@ -112,7 +114,7 @@ export function registerOffers(search: Command): void {
         body.type = o.type === 'interruptible' ? 'bid' : o.type;
         if (o.limit !== undefined) body.limit = o.limit;
         body.allocated_storage = o.storage;
-        const { offers } = await ctx.client.offers.search(body);
+        const { offers } = o.new ? await ctx.client.offers.searchNew(body) : await ctx.client.offers.search(body);
         ctx.out.print(offers, () => (offers.length ? ctx.out.table(offers as Row[], offerColumns(o.type === 'reserved')) : 'no offers match'));
       }),
     );

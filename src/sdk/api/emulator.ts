@@ -13,6 +13,7 @@ import type {
 import type { EmuCreditReply } from '../../billing/billing-schemas.js';
 import type { NewMachineBody, NewMachineReply } from '../../fleet/fleet-types.js';
 import type { EmuLoadReply } from '../../serverless/serverless-schemas.js';
+import type { EmuBenchmarkBody, EmuBenchmarkReply } from '../../benchmarks/benchmarks-schemas.js';
 import type { Transport } from '../transport.js';
 
 /** Body of `POST /_emu/users`. */
@@ -35,6 +36,8 @@ export function emulatorApi(t: Transport) {
     outbox: (query: Static<typeof OutboxQuery> = {}) => t.request<Static<typeof OutboxReply>>('GET', '/_emu/outbox', { query }),
     /** `POST /_emu/faults`: puts an instance, a machine or a message provider in a fault condition. */
     fault: (body: FaultRequest) => t.request<Static<typeof FaultReply>>('POST', '/_emu/faults', { body }),
+    /** `POST /_emu/benchmarks`: records a benchmark result of a machine. */
+    addBenchmark: (body: Static<typeof EmuBenchmarkBody>) => t.request<Static<typeof EmuBenchmarkReply>>('POST', '/_emu/benchmarks', { body }),
     /** `POST /_emu/credit`: adds dollars to a user's credit (negative removes); replies with the new balance. */
     credit: (userId: number, amount: number) =>
       t.request<Static<typeof EmuCreditReply>>('POST', '/_emu/credit', { body: { user_id: userId, amount } }),

@@ -19,5 +19,7 @@ export interface OfferSearch {
 export function offersApi(t: Transport) {
   return {
     search: (query: OfferSearch) => t.request<Static<typeof OffersReply>>('POST', '/api/v0/bundles/', { body: query }),
+    /** The same search, new style: `PUT /api/v0/search/asks/` with `{select_cols: ["*"], q}`. */
+    searchNew: (query: OfferSearch) => t.request<Static<typeof OffersReply>>('PUT', '/api/v0/search/asks/', { body: { select_cols: ['*'], q: query } }),
   };
 }

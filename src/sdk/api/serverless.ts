@@ -13,7 +13,8 @@ import type {
   WorkergroupsReply,
 } from '../../serverless/serverless-schemas.js';
 import type { EndpointLogsReply, EndpointWorkersReply, RouteBody, RouteReply } from '../../serverless/serverless-sdk-schemas.js';
-import type { CreateVolumeBody, CreateVolumeReply, DeleteVolumeReply, VolumeSearchReply, VolumesReply } from '../../volumes/volumes-schemas.js';
+import type { CreateVolumeBody, CreateVolumeReply, DeleteVolumeReply, UnlistVolumeReply, VolumeSearchReply, VolumesReply } from '../../volumes/volumes-schemas.js';
+import type { CopyVolumeBody } from '../../network/network-schemas.js';
 import type { Transport } from '../transport.js';
 import type { OfferSearch } from './offers.js';
 
@@ -33,6 +34,10 @@ export function volumesApi(t: Transport) {
     create: (body: CreateVolume) => t.request<Static<typeof CreateVolumeReply>>('PUT', '/api/v0/volumes/', { body, idempotent: true }),
     list: () => t.request<Static<typeof VolumesReply>>('GET', '/api/v0/volumes/'),
     remove: (id: number) => t.request<Static<typeof DeleteVolumeReply>>('DELETE', '/api/v0/volumes/', { query: { id }, body: {} }),
+    /** The host side: stop offering your machine's disk as volumes (`id`: its volume offer). */
+    unlist: (offerId: number) => t.request<Static<typeof UnlistVolumeReply>>('POST', '/api/v0/volumes/unlist', { body: { id: offerId } }),
+    /** Copy a volume into a new one from a volume offer: this server answers 503 (no host-to-host transfer). */
+    copy: (body: Static<typeof CopyVolumeBody>) => t.request<{ success: boolean; msg: string }>('POST', '/api/v0/volumes/copy/', { body }),
   };
 }
 
