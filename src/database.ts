@@ -20,6 +20,7 @@ import { billingPaymentsMigration } from './billing/billing-payments-migration.j
 import { auditMigration } from './audit/audit-migration.js';
 import { instancesIdempotencySealedMigration } from './instances/instances-idempotency-migration.js';
 import { instancesAccountEnvMigration } from './instances/instances-account-env-migration.js';
+import { instancesExtrasMigration } from './instances/instances-extras-migration.js';
 import { serverlessSdkMigration } from './serverless/serverless-sdk-migration.js';
 import { scheduledJobsMigration } from './scheduled-jobs/scheduled-jobs-migration.js';
 import { subaccountsMigration } from './subaccounts/subaccounts-migration.js';
@@ -81,6 +82,7 @@ export const MIGRATIONS: MigrationList = {
     ['0018_audit', auditMigration],
     ['0019_instances_idempotency_sealed', instancesIdempotencySealedMigration],
     ['0020_instances_account_env', instancesAccountEnvMigration],
+    ['0021_instances_extras', instancesExtrasMigration],
     ['0023_scheduled_jobs', scheduledJobsMigration],
     ['0024_subaccounts', subaccountsMigration],
     ['0025_serverless_sdk', serverlessSdkMigration],
