@@ -20,7 +20,7 @@ forEachDialect('instance extras on real hosts', (app) => {
     assert.equal((await statusOf(app(), id, renter.api_key)).actual_status, 'running');
     return { host, renterKey: renter.api_key, id, d };
   }
-  const path = (url: string) => new URL(url).pathname;
+  const path = (url: string) => `${new URL(url).pathname}${new URL(url).search}`;
 
   test('reboot: a new boot in the desired state; the instance is provisioning until the agent reports that boot running', async () => {
     const { host, renterKey, id, d } = await runningOnHost();

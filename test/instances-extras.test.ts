@@ -235,7 +235,7 @@ forEachDialect('instance extras (simulated hosts)', (app) => {
     assert.deepEqual(Object.keys(res.body).sort(), ['msg', 'result_url', 'success', 'writeable_path']);
     assert.equal(res.body.writeable_path, '');
     assert.ok(res.body.result_url.startsWith(`${app().config.publicUrl}/api/v0/instances/command_output/`), res.body.result_url);
-    const token = /command_output\/([^/]+)\/$/.exec(res.body.result_url)![1];
+    const token = /command_output\/\?token=([A-Za-z0-9_-]+)$/.exec(res.body.result_url)![1];
     assert.ok(token.length >= 43, 'a 256-bit token');
     const out = await app().request('GET', fetchPath(res.body.result_url), { key: null });
     assert.equal(out.status, 200, out.raw);
@@ -246,7 +246,7 @@ forEachDialect('instance extras (simulated hosts)', (app) => {
     assert.deepEqual(Object.keys(again.body).sort(), ['error', 'msg', 'success']);
     const other = await put(`/api/v0/instances/command/${id}/`, { command: 'ls' }, key);
     assert.notEqual(other.body.result_url, res.body.result_url);
-    const guessed = await app().request('GET', `/api/v0/instances/command_output/${'A'.repeat(43)}/`, { key: null });
+    const guessed = await app().request('GET', `/api/v0/instances/command_output/?token=${'A'.repeat(43)}`, { key: null });
     assert.equal(guessed.status, 404);
     const hashes = await app().store.db.selectFrom('instance_commands').select(['token_hash', 'output']).where('instance_id', '=', id).execute();
     assert.ok(hashes.every((h) => !h.token_hash.includes(token)), 'only the hash is stored');
@@ -293,7 +293,8 @@ forEachDialect('instance extras (simulated hosts)', (app) => {
     }
     assert.equal((await put(`/api/v0/instances/command/${id}/`, {}, key)).status, 400);
     assert.equal((await put(`/api/v0/instances/command/${id}/`, { command: 'ls', extra: 1 }, key)).status, 400);
-    assert.equal((await app().request('GET', '/api/v0/instances/command_output/short/', { key: null })).status, 400);
+    assert.equal((await app().request('GET', '/api/v0/instances/command_output/?token=short', { key: null })).status, 400);
+    assert.equal((await app().request('GET', '/api/v0/instances/command_output/', { key: null })).status, 400);
     assert.equal((await put(`/api/v0/instances/${id}/`, { state: 'stopped' }, key)).status, 200);
     const stopped = await put(`/api/v0/instances/command/${id}/`, { command: 'ls' }, key);
     assert.equal(stopped.status, 409);

@@ -181,7 +181,13 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
   }
 
   async function pull(ref: string, login: DockerLoginT | null): Promise<void> {
-    await follow(await docker.pull(ref, authOf(login)), `pull of ${ref}`);
+    let stream: NodeJS.ReadableStream;
+    try {
+      stream = await docker.pull(ref, authOf(login));
+    } catch (err) {
+      throw new Error(`pull of ${ref} failed: ${messageOf(err)}`);
+    }
+    await follow(stream, `pull of ${ref}`);
   }
 
   return {

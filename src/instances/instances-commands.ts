@@ -148,7 +148,7 @@ export function instanceCommandsFactory(deps: CommandsDeps) {
       notify();
       return {
         success: true as const,
-        result_url: `${config.publicUrl}/api/v0/instances/command_output/${token}/`,
+        result_url: `${config.publicUrl}/api/v0/instances/command_output/?token=${token}`,
         writeable_path: '',
         msg: 'the output is at result_url (served once)',
       };

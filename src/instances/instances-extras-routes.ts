@@ -12,7 +12,7 @@ import { ErrorReply } from '../platform/schemas.js';
 import type { InstancesModule } from './instances-module.js';
 import { IdParams } from './instances-schemas.js';
 import {
-  ActionReply, CancelCopyBody, CloudCopyBody, CommandTokenParams, CopyBody, EmptyBody, ExecuteBody, ExecuteReply, SnapshotBody, SnapshotsReply,
+  ActionReply, CancelCopyBody, CloudCopyBody, CommandTokenQuery, CopyBody, EmptyBody, ExecuteBody, ExecuteReply, SnapshotBody, SnapshotsReply,
   UpdateTemplateBody, UpdateTemplateReply,
 } from './instances-extras-schemas.js';
 
@@ -76,12 +76,16 @@ export async function instanceExtrasRoutes(app: TypedApp, instances: InstancesMo
     },
   }, async (request) => instances.commands.execute(principalOf(request), request.params.id, request.body));
 
-  app.get('/api/v0/instances/command_output/:token/', {
-    // The clients fetch result_url without a key: the unguessable, one-time token is the credential.
+  app.get('/api/v0/instances/command_output/', {
+    // The clients fetch result_url without a key: the unguessable, one-time token is the credential. It travels in
+    // the query string, which the request log redacts (`token=`), so it is never written to a log.
     config: { category: 'public' },
-    schema: { tags, summary: 'The output of an execute (once)', params: CommandTokenParams, response: { 200: Type.String(), 404: ErrorReply } },
+    schema: {
+      tags, summary: 'The output of an execute (once)', querystring: CommandTokenQuery,
+      response: { 200: Type.String(), 400: ErrorReply, 404: ErrorReply },
+    },
   }, async (request, reply) => {
-    const text = await instances.commands.commandOutput(request.params.token);
+    const text = await instances.commands.commandOutput(request.query.token);
     return reply.type('text/plain; charset=utf-8').header('cache-control', 'no-store').send(text);
   });
 

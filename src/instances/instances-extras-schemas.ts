@@ -55,7 +55,7 @@ export const ExecuteBody = Type.Object(
  */
 export const ExecuteReply = Type.Object({ success: Type.Boolean(), result_url: Type.String(), writeable_path: Type.String(), msg: Type.String() });
 
-export const CommandTokenParams = Type.Object({ token: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$' }) });
+export const CommandTokenQuery = Type.Object({ token: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$' }) }, { additionalProperties: false });
 
 /**
  * `POST /instances/take_snapshot/{id}/`. The client sends `id` as a string and `pause` as the string "true" or
