@@ -93,10 +93,6 @@ forEachDialect('instance extras on real hosts', (app) => {
     assert.equal(req.instance_id, id);
     assert.deepEqual(req.argv, ['ls', '-l', '/work space']);
     assert.match(req.request_id, /^cmd_[0-9a-f]{32}$/);
-    // Not answered yet: the fetch is held, then says so (the clients retry).
-    const early = await app().request('GET', path(ex.body.result_url), { key: null });
-    assert.equal(early.status, 404);
-    assert.match(early.body.msg, /not sent the output yet/);
     const other = await hostWithMachine(app());
     const stolen = await app().request('PUT', `/api/v0/agent/commands/${req.request_id}/`, { key: other.machineKey, body: { output: 'x', exit_code: 0 } });
     assert.equal(stolen.status, 404);
@@ -121,6 +117,13 @@ forEachDialect('instance extras on real hosts', (app) => {
     assert.equal((await app().request('GET', path(ex3.body.result_url), { key: null })).raw, 'exec failed: container is not running\n');
     const bad = await app().request('PUT', `/api/v0/agent/commands/${req3.request_id}/`, { key: host.machineKey, body: { output: 1 } });
     assert.equal(bad.status, 400);
+    // Never answered (the host is away): no longer listed after its time, and result_url says why.
+    const ex4 = await app().request('PUT', `/api/v0/instances/command/${id}/`, { key: renterKey, body: { command: 'ls' } });
+    await app().advance(121);
+    assert.deepEqual((await desired(app(), host)).commands, []);
+    const late = await app().request('GET', path(ex4.body.result_url), { key: null });
+    assert.equal(late.status, 404);
+    assert.match(late.body.msg, /did not answer within 120 s/);
   });
 
   test('take snapshot on a real host: listed for its agent with the login; a failed push is reported back; the login is then forgotten', async () => {

@@ -23,7 +23,7 @@ import { checkInstanceKey } from './instances-service.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import type { EventsHub } from './instances-events.js';
 import { parseCommand, simulatedOutput } from './instances-execute.js';
-import type { InstanceExtrasStore, SnapshotRow } from './instances-extras-store.js';
+import type { CommandRow, InstanceExtrasStore, SnapshotRow } from './instances-extras-store.js';
 import type { ExecuteBody, Snapshot, SnapshotBody } from './instances-extras-schemas.js';
 
 /** A `result_url` serves the output once, within this long. */
@@ -160,9 +160,11 @@ export function instanceCommandsFactory(deps: CommandsDeps) {
       const gone = () => new ApiError('not_found', 'no such command output: it was fetched already (a result_url serves it once), or it expired');
       let row = await extras.commandByToken(hash);
       if (!row || row.fetched_at !== null || row.expires_at < clock.now()) throw gone();
+      // Past its answer time the host will not answer: no point holding the fetch.
+      const abandoned = (r: CommandRow) => r.answered_at === null && clock.now() - r.created_at > COMMAND_ANSWER_TTL_S;
       const limit = deadline(COMMAND_WAIT_MS);
       try {
-        while (row && row.answered_at === null && !limit.passed() && !hub.closed) {
+        while (row && row.answered_at === null && !abandoned(row) && !limit.passed() && !hub.closed) {
           await hub.next(COMMAND_POLL_MS);
           row = await extras.commandByToken(hash);
         }
@@ -170,7 +172,12 @@ export function instanceCommandsFactory(deps: CommandsDeps) {
         limit.cancel();
       }
       if (!row) throw gone();
-      if (row.answered_at === null) throw new ApiError('not_found', 'the host has not sent the output yet; try again in a moment');
+      if (row.answered_at === null) {
+        if (abandoned(row)) {
+          throw new ApiError('not_found', `the host did not run the command: its agent did not answer within ${COMMAND_ANSWER_TTL_S} s (is the host online?)`);
+        }
+        throw new ApiError('not_found', 'the host has not sent the output yet; try again in a moment');
+      }
       // Two fetches at once: the one whose update lands serves it.
       if (!(await extras.takeOutput(row.id, clock.now()))) throw gone();
       return row.output ?? '';
