@@ -22,6 +22,7 @@ import { instancesIdempotencySealedMigration } from './instances/instances-idemp
 import { instancesAccountEnvMigration } from './instances/instances-account-env-migration.js';
 import { serverlessStateMigration } from './serverless/serverless-state-migration.js';
 import { prepayBenchmarksMigration } from './migration-0022-prepay-benchmarks.js';
+import { instancesExtrasMigration } from './instances/instances-extras-migration.js';
 import { serverlessSdkMigration } from './serverless/serverless-sdk-migration.js';
 import { scheduledJobsMigration } from './scheduled-jobs/scheduled-jobs-migration.js';
 import { subaccountsMigration } from './subaccounts/subaccounts-migration.js';
@@ -85,6 +86,7 @@ export const MIGRATIONS: MigrationList = {
     ['0018_audit', auditMigration],
     ['0019_instances_idempotency_sealed', instancesIdempotencySealedMigration],
     ['0020_instances_account_env', instancesAccountEnvMigration],
+    ['0021_instances_extras', instancesExtrasMigration],
     ['0022_prepay_benchmarks', prepayBenchmarksMigration],
     ['0023_scheduled_jobs', scheduledJobsMigration],
     ['0024_subaccounts', subaccountsMigration],

@@ -20,6 +20,7 @@ import { sshKeysRoutes } from './ssh-keys/ssh-keys-routes.js';
 import { offersRoutes } from './offers/offers-routes.js';
 import { fleetEmuRoutes } from './fleet/fleet-emu-routes.js';
 import { instancesRoutes } from './instances/instances-routes.js';
+import { instanceExtrasRoutes } from './instances/instances-extras-routes.js';
 import { volumesRoutes } from './volumes/volumes-routes.js';
 import { serverlessRoutes } from './serverless/serverless-routes.js';
 import { serverlessEmuRoutes } from './serverless/serverless-emu-routes.js';
@@ -55,6 +56,7 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await billingPaymentsRoutes(app, services.billing);
   await offersRoutes(app, services);
   await instancesRoutes(app, services.instances);
+  await instanceExtrasRoutes(app, services.instances);
   await volumesRoutes(app, services);
   await serverlessRoutes(app, services);
   await serverlessSdkRoutes(app, services);

@@ -5,7 +5,6 @@
 // Container ports are published on 127.0.0.1 only. Docker must be running: where it is not, this test fails.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -15,10 +14,9 @@ import Database from 'better-sqlite3';
 import Docker from 'dockerode';
 import { BUSYBOX_IMAGE, buildBusyboxImage, logShows } from './helpers/docker.js';
 import { call, serve, type Served } from './helpers/spawn.js';
+import { startAgent, untilStatus, within as withinDeadline, type AgentProcess } from './helpers/agent-process.js';
 import { openDatabase } from '../src/database.js';
 
-const ROOT = join(import.meta.dirname, '..');
-const BIN = join(ROOT, 'bin', 'gpuplane.mjs');
 const IMAGE = BUSYBOX_IMAGE;
 const PORTS = { start: 48000, end: 48199 };
 const OWNER = 'gpk_e2e_owner_key_0123456789abcdef';
@@ -55,98 +53,17 @@ const startServer = () => serve({
   GPUPLANE_SIM_MACHINES: '3', GPUPLANE_AGENT_OFFLINE_AFTER: '3', GPUPLANE_SIM_BOOT_SECONDS: '1',
 }, { port });
 
-interface AgentProcess {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | null>;
-  /** Resolves with the first JSON log line whose msg is `msg`. */
-  logged(msg: string): Promise<Record<string, any>>;
-}
+const agentAt = (apiKey: string) => startAgent({
+  url: `http://127.0.0.1:${port}`, stateDir: join(dir, 'state'), hardwareFile: join(dir, 'hardware.json'), ports: PORTS, apiKey,
+});
 
-function startAgent(apiKey: string): AgentProcess {
-  const child = spawn(process.execPath, [
-    BIN, 'agent', '--url', `http://127.0.0.1:${port}`, '--state-dir', join(dir, 'state'), '--hardware', join(dir, 'hardware.json'),
-    '--publish-ip', '127.0.0.1', '--port-range', `${PORTS.start}-${PORTS.end}`, '--resync-interval', '2', '--log-level', 'info',
-  ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GPUPLANE_API_KEY: apiKey } });
-  let out = '';
-  const waiters: { msg: string; resolve: (l: Record<string, any>) => void }[] = [];
-  const scan = () => {
-    for (const line of out.split('\n')) {
-      if (!line.startsWith('{')) continue;
-      let j: Record<string, any>;
-      try {
-        j = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      for (const w of [...waiters]) if (j.msg === w.msg) waiters.splice(waiters.indexOf(w), 1) && w.resolve(j);
-    }
-  };
-  child.stdout!.on('data', (d) => {
-    out += String(d);
-    scan();
-  });
-  child.stderr!.on('data', (d) => (out += String(d)));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    child, output: () => out, exited,
-    logged: (msg) => new Promise((resolve) => {
-      waiters.push({ msg, resolve });
-      scan();
-    }),
-  };
-}
-
-/** A step's deadline: fails with what was awaited and the processes' recent output, instead of hanging the file. */
-async function within<T>(what: string, p: Promise<T>, ms = 45_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s\n--- agent\n${agent?.output().slice(-3000)}\n--- server\n${server?.output().slice(-3000)}`)), ms);
-  });
-  try {
-    return await Promise.race([p, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** A step's deadline, failing with the processes' recent output. */
+const within = <T>(what: string, p: Promise<T>, ms = 45_000) =>
+  withinDeadline(what, p, () => `--- agent\n${agent?.output().slice(-3000)}\n--- server\n${server?.output().slice(-3000)}`, ms);
 
 const api = (method: string, path: string, key: string | null, body?: unknown) => call(`http://127.0.0.1:${port}`, method, path, key, body);
 
-/**
- * Resolves once instance `id` is `status`: subscribes to the instance event stream first, then reads the instance,
- * so no change between the two is missed.
- */
-async function until(key: string, id: number, status: string | null): Promise<Record<string, any>> {
-  const ac = new AbortController();
-  const res = await fetch(`http://127.0.0.1:${port}/api/v0/instances/events/`, { headers: { authorization: `Bearer ${key}` }, signal: ac.signal });
-  assert.equal(res.status, 200);
-  const reader = res.body!.getReader();
-  let buf = '';
-  const read = async () => {
-    const { value, done } = await reader.read();
-    if (done) throw new Error('event stream ended');
-    buf += Buffer.from(value).toString();
-  };
-  try {
-    while (!buf.includes(': listening')) await read();
-    const now = await api('GET', `/api/v0/instances/${id}/`, key);
-    if (now.body.instances?.actual_status === status) return now.body.instances;
-    for (;;) {
-      let i: number;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const frame = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const data = /^data: (.*)$/m.exec(frame)?.[1];
-        if (!data) continue;
-        const e = JSON.parse(data);
-        if (e.id === id && e.actual_status === status) return (await api('GET', `/api/v0/instances/${id}/`, key)).body.instances;
-      }
-      await read();
-    }
-  } finally {
-    ac.abort();
-  }
-}
+const until = (key: string, id: number, status: string | null) => untilStatus(`http://127.0.0.1:${port}`, key, id, status);
 
 const ours = () => docker.listContainers({ all: true, filters: { label: [`gpuplane.machine_id=${machineId}`] } });
 
@@ -191,7 +108,7 @@ test('a real host: register, list, rent, logs, stop/start, agent and server rest
   const renterKey: string = renter.body.api_key;
 
   // The agent registers the machine under the host's key.
-  agent = startAgent(hostKey);
+  agent = agentAt(hostKey);
   machineId = (await within('registration', agent.logged('machine registered'))).machine_id;
   assert.ok(machineId > 1_000_000);
 
@@ -242,7 +159,7 @@ test('a real host: register, list, rent, logs, stop/start, agent and server rest
   agent.child.kill('SIGKILL');
   await agent.exited;
   await within('instance offline', until(renterKey, id, 'offline'));
-  agent = startAgent('');
+  agent = agentAt('');
   await within('instance running', until(renterKey, id, 'running'));
   assert.deepEqual((await ours()).map((c) => c.Id), [container.Id], 'no duplicate container');
 

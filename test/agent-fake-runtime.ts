@@ -18,6 +18,7 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
   const calls: string[] = [];
   const images = new Set<string>(['busybox:latest']);
   const failPull = new Map<string, string>();
+  const failPush = new Map<string, string>();
   const heldPulls = new Map<string, Promise<void>>();
   const watchers = new Set<{ machineId: number; fn: () => void }>();
   let nextId = 1;
@@ -42,8 +43,8 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
         .filter((c) => c.machineId === machineId)
         .map(({ spec: _s, machineId: _m, log: _l, ...c }) => ({ ...c, ports: { ...c.ports }, boundHostPorts: [...c.boundHostPorts] }));
     },
-    async ensureImage(image) {
-      calls.push(`pull ${image}`);
+    async ensureImage(image, _login, opts = {}) {
+      calls.push(`pull ${image}${opts.fresh ? ' (fresh)' : ''}`);
       await heldPulls.get(image);
       const err = failPull.get(image);
       if (err) throw new Error(err);
@@ -88,6 +89,26 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
       const lines = get(id).log.split('\n').filter(Boolean);
       return lines.slice(tail === null ? 0 : -tail).map((l) => `${l}\n`).join('');
     },
+    async exec(id, argv) {
+      calls.push(`exec ${id} ${argv.join(' ')}`);
+      const c = get(id);
+      if (c.status !== 'running') throw new Error(`exec failed: container ${id} is not running`);
+      return { output: `ran ${argv.join(' ')}\n`, exitCode: 0, timedOut: false };
+    },
+    async commit(id, ref) {
+      calls.push(`commit ${id} ${ref}`);
+      get(id);
+      images.add(ref);
+    },
+    async push(ref) {
+      calls.push(`push ${ref}`);
+      const err = failPush.get(ref);
+      if (err) throw new Error(err);
+    },
+    async removeImage(ref) {
+      calls.push(`rmi ${ref}`);
+      images.delete(ref);
+    },
     watch(machineId, fn) {
       const w = { machineId, fn };
       watchers.add(w);
@@ -100,6 +121,8 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
     containers,
     calls,
     failPull,
+    failPush,
+    images,
     /** Holds pulls of `image` until the returned function is called. */
     holdPull(image: string): () => void {
       let release!: () => void;

@@ -112,6 +112,28 @@ describe('plan', () => {
     assert.deepEqual(planFor({ desired: [{ ...d1, generation: 2 }], containers: [], failures: f(NOW + 5) }), [{ kind: 'create', instanceId: 1 }]);
   });
 
+  test('a generation bump (recycle, update): recreate, also while stopped; a failed recreate waits for its retry time', () => {
+    const c = container({ id: 'a' });
+    const d2 = { ...d1, generation: 2, boot: 1, repull: true };
+    assert.deepEqual(planFor({ desired: [d2], containers: [c], records: [[1, rec(1, 0)]] }), [{ kind: 'recreate', instanceId: 1, containerId: 'a' }]);
+    const stopped = container({ id: 'a', status: 'exited', exitCode: 0, finishedAt: NOW - 10 });
+    assert.deepEqual(planFor({ desired: [{ ...d2, state: 'stopped' }], containers: [stopped], records: [[1, rec(1, 0, true)]] }), [
+      { kind: 'recreate', instanceId: 1, containerId: 'a' },
+    ]);
+    const failed = (retryAt: number, generation = 2): [number, Failure][] => [[1, { generation, error: 'pull failed', attempts: 1, retryAt }]];
+    assert.deepEqual(planFor({ desired: [d2], containers: [c], failures: failed(NOW + 5) }), []);
+    assert.deepEqual(planFor({ desired: [d2], containers: [c], failures: failed(NOW) }), [{ kind: 'recreate', instanceId: 1, containerId: 'a' }]);
+    assert.deepEqual(planFor({ desired: [{ ...d2, generation: 3 }], containers: [c], failures: failed(NOW + 5) }), [
+      { kind: 'recreate', instanceId: 1, containerId: 'a' },
+    ], 'another generation is not held back by the last one\'s failure');
+  });
+
+  test('a boot bump on the running container (reboot): restart, not recreate', () => {
+    assert.deepEqual(planFor({ desired: [{ ...d1, boot: 1 }], containers: [container({ id: 'a' })], records: [[1, rec(1, 0)]] }), [
+      { kind: 'restart', instanceId: 1, containerId: 'a' },
+    ]);
+  });
+
   test('a container being removed is neither acted on nor replaced yet', () => {
     assert.deepEqual(planFor({ desired: [d1], containers: [container({ id: 'a', status: 'removing' })] }), []);
   });
@@ -263,6 +285,47 @@ describe('reconcile loop', () => {
     assert.equal(now[0].generation, 2);
     const calls = h.fake.calls.filter((c) => !c.startsWith('list'));
     assert.ok(calls.indexOf('pull busybox:2') < calls.indexOf(`remove ${old.id}`));
+  });
+
+  test('recycle (repull): the image is pulled afresh though the host has it, once; the new container runs with the new boot', async () => {
+    const h = harness();
+    const d = desiredInstance({ instance_id: 1 });
+    await h.converge([d]);
+    const [old] = h.fake.byInstance(1);
+    await h.converge([{ ...d, generation: 2, boot: 1, repull: true }]);
+    const calls = h.fake.calls.filter((c) => !c.startsWith('list'));
+    assert.equal(calls.filter((c) => c === 'pull busybox:latest (fresh)').length, 1, calls.join(', '));
+    assert.ok(calls.indexOf('pull busybox:latest (fresh)') < calls.indexOf(`remove ${old.id}`));
+    const [now] = h.fake.byInstance(1);
+    assert.equal(now.generation, 2);
+    assert.deepEqual(h.r.observed()!.map((o) => [o.state, o.generation, o.boot]), [['running', 2, 1]]);
+    assert.deepEqual(h.records.get(1), { generation: 2, boot: 1, stopped: false });
+  });
+
+  test('reboot (a new boot): the same container is stopped and started again', async () => {
+    const h = harness();
+    const d = desiredInstance({ instance_id: 1 });
+    await h.converge([d]);
+    const [c] = h.fake.byInstance(1);
+    await h.converge([{ ...d, boot: 1 }]);
+    const calls = h.fake.calls.filter((x) => !x.startsWith('list'));
+    assert.deepEqual(calls.slice(-2), [`stop ${c.id}`, `start ${c.id}`]);
+    assert.deepEqual(h.r.observed()!.map((o) => [o.state, o.boot, o.container_id]), [['running', 1, c.id]]);
+  });
+
+  test('a recreate whose pull fails stops the old container (its compute is no longer billed) and reports failed', async () => {
+    const h = harness();
+    const d = desiredInstance({ instance_id: 1 });
+    await h.converge([d]);
+    const [old] = h.fake.byInstance(1);
+    h.fake.failPull.set('busybox:9', 'pull of busybox:9 failed: manifest unknown');
+    await h.converge([{ ...d, generation: 2, boot: 1, image: 'busybox:9' }]);
+    assert.equal(h.fake.containers.get(old.id)!.status, 'exited');
+    assert.deepEqual(h.r.observed()!.map((o) => [o.state, o.generation, o.error]), [['failed', 2, 'pull of busybox:9 failed: manifest unknown']]);
+    const pulls = () => h.fake.calls.filter((c) => c === 'pull busybox:9').length;
+    h.r.trigger();
+    await h.r.idle();
+    assert.equal(pulls(), 1, 'not again before the retry time');
   });
 
   test('a failed pull is reported as failed with the reason, retried after the delay and at once on a change', async () => {

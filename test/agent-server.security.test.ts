@@ -64,11 +64,15 @@ forEachDialect('agent server security', (app) => {
     }
     // Every machine-key route (the sweep of auth.security.test.ts leaves them to this file).
     const agentRoutes = app().routes.filter((r) => r.url.startsWith('/api/v0/agent/'));
-    assert.deepEqual([...new Set(agentRoutes.map((r) => r.url))].sort(), ['/api/v0/agent/desired/', '/api/v0/agent/logs/:request/', '/api/v0/agent/status/']);
+    assert.deepEqual([...new Set(agentRoutes.map((r) => r.url))].sort(), [
+      '/api/v0/agent/commands/:request/', '/api/v0/agent/desired/', '/api/v0/agent/logs/:request/', '/api/v0/agent/snapshots/:request/', '/api/v0/agent/status/',
+    ]);
+    const bodies: Record<string, unknown> = { commands: { output: '', exit_code: 0 }, snapshots: {} };
     for (const route of agentRoutes) {
       const url = route.url.replace(':request', 'log_0123456789');
       for (const [key, headers] of [[null, {}], [null, { authorization: 'Basic abc' }], [a.apiKey, {}], [`${a.machineKey}x`, {}]] as const) {
-        const body = url.includes('/status/') ? { agent_version: '1', desired_version: null, observed: [] } : url.includes('/logs/') ? { text: '' } : undefined;
+        const kind = url.split('/')[4];
+        const body = url.includes('/status/') ? { agent_version: '1', desired_version: null, observed: [] } : url.includes('/logs/') ? { text: '' } : bodies[kind];
         const r = await app().request(route.method, url, { key, headers, body });
         assert.equal(r.status, 401, `${route.method} ${url}`);
         assert.equal(r.body.error, 'auth_error');

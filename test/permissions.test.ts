@@ -75,7 +75,9 @@ forEachDialect('permission categories', (app) => {
         `${r.method} ${r.url} with ${r.category}: ${allowed.raw}`,
       );
       assert.notEqual(allowed.status, 401, `${r.method} ${r.url}`);
-      assert.ok(allowed.status < 500, `${r.method} ${r.url} with ${r.category}: ${allowed.status} ${allowed.raw}`);
+      // 503 service_unavailable is a route's deliberate answer that this server lacks something (e.g. copy routes).
+      const deliberate = allowed.status === 503 && allowed.body?.error === 'service_unavailable';
+      assert.ok(allowed.status < 500 || deliberate, `${r.method} ${r.url} with ${r.category}: ${allowed.status} ${allowed.raw}`);
     }
   });
 

@@ -18,6 +18,7 @@ import { discoverGpus, discoveredHardware } from './hardware.js';
 import type { PortRange } from './host-ports.js';
 import { containersByInstance } from './reconcile-plan.js';
 import { createReconciler } from './reconciler.js';
+import { createRequestRunner } from './agent-requests.js';
 import { AgentFatalError, ensureCredential, sleep, transient } from './registration.js';
 import type { ContainerRuntime } from './runtime.js';
 import { openStateDir } from './state-store.js';
@@ -193,6 +194,9 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     });
   }
 
+  // Renters' execute and snapshot requests (agent-requests.ts).
+  const requests = createRequestRunner({ runtime, client, machineId: cred.machineId, log });
+
   // --- desired state: the long-poll ---------------------------------------------------------------------
   let pollAbort: AbortController | null = null;
   let woken = false;
@@ -216,6 +220,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
           sendStatus();
         }
         answerLogRequests(r.log_requests, r.instances);
+        requests.handle(r);
       } catch (err) {
         if (stopping.signal.aborted) break;
         if (woken) {

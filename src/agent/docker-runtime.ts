@@ -123,6 +123,39 @@ export function containerFromInspect(c: Dockerode.ContainerInspectInfo): Runtime
   };
 }
 
+/** `registry/repo:tag` → its repository and tag (`latest` when it names none). */
+export function splitRef(ref: string): { repo: string; tag: string } {
+  const at = ref.lastIndexOf(':');
+  return at > ref.lastIndexOf('/') ? { repo: ref.slice(0, at), tag: ref.slice(at + 1) } : { repo: ref, tag: 'latest' };
+}
+
+/** Collects an exec's multiplexed output (stdout and stderr frames, in order), keeping at most `maxBytes`. */
+function collect(stream: NodeJS.ReadableStream, maxBytes: number, timeoutS: number): Promise<{ buf: Buffer; timedOut: boolean }> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    const finish = (timedOut: boolean) => {
+      clearTimeout(timer);
+      resolve({ buf: Buffer.concat(parts), timedOut });
+    };
+    const timer = setTimeout(() => {
+      (stream as unknown as { destroy?(): void }).destroy?.();
+      finish(true);
+    }, timeoutS * 1000);
+    stream.on('data', (d: Buffer) => {
+      // Frame headers count too: the cut is made again on the text.
+      if (size < maxBytes + 8) parts.push(d);
+      size += d.length;
+    });
+    stream.once('end', () => finish(false));
+    stream.once('close', () => finish(false));
+    stream.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
 /** `client`: a Dockerode client to use instead of one made from `options` (tests pass a stand-in). */
 export function createDockerRuntime(options: Dockerode.DockerOptions = {}, client?: Dockerode): ContainerRuntime {
   const docker = client ?? new (loadDockerode())(options);
@@ -135,15 +168,26 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
     return { dataRoot: i.DockerRootDir, storageSizeLimit };
   }
 
-  async function pull(ref: string, login: DockerLoginT | null): Promise<void> {
-    const auth = login ? { authconfig: { username: login.username, password: login.password, serveraddress: login.server } } : {};
-    const stream = await docker.pull(ref, auth);
+  const authOf = (login: DockerLoginT | null) =>
+    login ? { authconfig: { username: login.username, password: login.password, serveraddress: login.server } } : {};
+
+  /** Follows a pull or push to its end; a failure can end the stream normally, with the error as a message. */
+  async function follow(stream: NodeJS.ReadableStream, what: string): Promise<void> {
     const output = await new Promise<{ error?: string }[]>((resolve, reject) =>
       docker.modem.followProgress(stream, (err: Error | null, out: { error?: string }[]) => (err ? reject(err) : resolve(out))),
     );
-    // A failed pull can still end the stream normally, with the error as its last message.
     const failed = output.find((o) => typeof o.error === 'string');
-    if (failed) throw new Error(`pull of ${ref} failed: ${failed.error}`);
+    if (failed) throw new Error(`${what} failed: ${failed.error}`);
+  }
+
+  async function pull(ref: string, login: DockerLoginT | null): Promise<void> {
+    let stream: NodeJS.ReadableStream;
+    try {
+      stream = await docker.pull(ref, authOf(login));
+    } catch (err) {
+      throw new Error(`pull of ${ref} failed: ${messageOf(err)}`);
+    }
+    await follow(stream, `pull of ${ref}`);
   }
 
   return {
@@ -164,15 +208,61 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
       return inspected.filter((c): c is RuntimeContainer => c !== null);
     },
 
-    async ensureImage(image, login) {
+    async ensureImage(image, login, opts = {}) {
       const ref = imageRef(image);
-      try {
-        await docker.getImage(ref).inspect();
-        return;
-      } catch (err) {
-        if (statusOf(err) !== 404) throw err;
+      if (!opts.fresh) {
+        try {
+          await docker.getImage(ref).inspect();
+          return;
+        } catch (err) {
+          if (statusOf(err) !== 404) throw err;
+        }
       }
       await pull(ref, login);
+    },
+
+    async exec(id, argv, { maxChars, timeoutS }) {
+      let exec: Dockerode.Exec;
+      let stream: NodeJS.ReadableStream;
+      try {
+        exec = await docker.getContainer(id).exec({ Cmd: argv, AttachStdout: true, AttachStderr: true, AttachStdin: false, Tty: false, WorkingDir: '/' });
+        stream = (await exec.start({ hijack: true, stdin: false })) as unknown as NodeJS.ReadableStream;
+      } catch (err) {
+        throw new Error(`exec failed: ${messageOf(err)}`);
+      }
+      const { buf, timedOut } = await collect(stream, maxChars * 4, timeoutS);
+      const output = demuxDockerLog(buf).slice(0, maxChars);
+      const exitCode = timedOut ? null : ((await exec.inspect()).ExitCode ?? null);
+      return { output, exitCode, timedOut };
+    },
+
+    async commit(id, ref, pause) {
+      const { repo, tag } = splitRef(ref);
+      try {
+        await docker.getContainer(id).commit({ repo, tag, pause });
+      } catch (err) {
+        throw new Error(`commit failed: ${messageOf(err)}`);
+      }
+    },
+
+    async push(ref, login) {
+      const { repo, tag } = splitRef(ref);
+      let stream: NodeJS.ReadableStream;
+      try {
+        stream = await docker.getImage(repo).push({ tag, ...authOf(login) });
+      } catch (err) {
+        throw new Error(`push of ${ref} failed: ${messageOf(err)}`);
+      }
+      await follow(stream, `push of ${ref}`);
+    },
+
+    async removeImage(ref) {
+      try {
+        await docker.getImage(ref).remove();
+      } catch (err) {
+        if (statusOf(err) === 404) return;
+        throw new Error(`removing image ${ref} failed: ${messageOf(err)}`);
+      }
     },
 
     async create(spec) {

@@ -94,8 +94,11 @@ export function plan(input: PlanInput): Action[] {
       continue;
     }
     if (c.status === 'removing') continue;
+    const f = input.failures.get(d.instance_id);
+    const backingOff = f !== undefined && f.generation === d.generation && input.now < f.retryAt;
     if (c.generation !== d.generation) {
-      actions.push({ kind: 'recreate', instance: d, containerId: c.id });
+      // A failed recreate (its pull, say) waits for its retry time like any failed action.
+      if (!backingOff) actions.push({ kind: 'recreate', instance: d, containerId: c.id });
       continue;
     }
     let rec = input.records.get(d.instance_id);
@@ -104,8 +107,7 @@ export function plan(input: PlanInput): Action[] {
       rec = { generation: d.generation, boot: d.boot, stopped: d.state === 'stopped' && !RUNNING.has(c.status) };
       actions.push({ kind: 'adopt', instanceId: d.instance_id, record: rec });
     }
-    const f = input.failures.get(d.instance_id);
-    if (f && f.generation === d.generation && input.now < f.retryAt) continue;
+    if (backingOff) continue;
     if (RUNNING.has(c.status)) {
       if (d.state === 'stopped') actions.push({ kind: 'stop', instance: d, containerId: c.id });
       else if (d.boot !== rec.boot) actions.push({ kind: 'restart', instance: d, containerId: c.id });

@@ -166,11 +166,12 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   const stillDesired = (d: DesiredInstanceT) => desired?.some((x) => x.instance_id === d.instance_id && x.generation === d.generation) ?? false;
 
+  /** The image of `d`: pulled afresh when its generation asks for it (recycle), else a local one is used. */
   async function pull(d: DesiredInstanceT): Promise<void> {
     pulling.add(d.instance_id);
     publish();
     try {
-      await runtime.ensureImage(d.image, d.docker_login);
+      await runtime.ensureImage(d.image, d.docker_login, { fresh: d.repull === true });
     } finally {
       pulling.delete(d.instance_id);
     }
@@ -187,8 +188,8 @@ export function createReconciler(deps: ReconcilerDeps) {
     setRecord(d.instance_id, { generation: d.generation, boot: d.boot, stopped: false });
   }
 
-  async function create(d: DesiredInstanceT): Promise<void> {
-    await pull(d);
+  async function create(d: DesiredInstanceT, pulled = false): Promise<void> {
+    if (!pulled) await pull(d);
     if (!stillDesired(d)) return; // changed while pulling: the next pass decides afresh
     // One pick at a time: two creates probing the same free port at once would both take it.
     const picked = portPicks.then(async () => {
@@ -220,10 +221,16 @@ export function createReconciler(deps: ReconcilerDeps) {
       case 'create':
         return create(a.instance);
       case 'recreate':
-        // Pull first: the old container keeps running until the new image is here.
-        await pull(a.instance);
+        // Pull first: the old container keeps running until the new image is here. If the pull fails, it is stopped:
+        // the renter's compute billing stopped when the recreate was asked for, so it must not run on meanwhile.
+        try {
+          await pull(a.instance);
+        } catch (err) {
+          await runtime.stop(a.containerId, deps.stopTimeoutS).catch(() => undefined);
+          throw err;
+        }
         await runtime.remove(a.containerId);
-        return create(a.instance);
+        return create(a.instance, true);
       case 'start':
         return start(a.instance, a.containerId);
       case 'restart':

@@ -64,8 +64,11 @@ export interface ContainerRuntime {
   info(): Promise<RuntimeInfo>;
   /** Every container labelled with this machine id, in any state. */
   list(machineId: number): Promise<RuntimeContainer[]>;
-  /** Makes the image available: a local one is used as it is; otherwise it is pulled, with the login when given. */
-  ensureImage(image: string, login: DockerLoginT | null): Promise<void>;
+  /**
+   * Makes the image available: a local one is used as it is; otherwise it is pulled, with the login when given.
+   * `fresh`: pulled from its registry even when the host has it (recycle).
+   */
+  ensureImage(image: string, login: DockerLoginT | null, opts?: { fresh?: boolean }): Promise<void>;
   /** Creates the container (not started); its id. Throws NameConflictError when the name is taken. */
   create(spec: ContainerSpec): Promise<string>;
   start(id: string): Promise<void>;
@@ -75,6 +78,17 @@ export interface ContainerRuntime {
   remove(id: string): Promise<void>;
   /** The log, stdout and stderr as written; `tail` lines at most (null: all). */
   logs(id: string, tail: number | null): Promise<string>;
+  /**
+   * Runs `argv` in the running container (no shell, working directory `/`), stdout and stderr as written, cut to
+   * `maxChars`; resolves when it ends, or after `timeoutS` with what it printed so far and `timedOut`.
+   */
+  exec(id: string, argv: string[], opts: { maxChars: number; timeoutS: number }): Promise<{ output: string; exitCode: number | null; timedOut: boolean }>;
+  /** Commits the container as the image `ref` (`registry/repo:tag`), pausing it meanwhile when `pause`. */
+  commit(id: string, ref: string, pause: boolean): Promise<void>;
+  /** Pushes the image `ref` to its registry, with the login when given. */
+  push(ref: string, login: DockerLoginT | null): Promise<void>;
+  /** Removes the image `ref` from the host (a tag made by commit). An image already gone is not an error. */
+  removeImage(ref: string): Promise<void>;
   /** Calls `onChange` whenever a container of the machine changes; returns a function that stops watching. */
   watch?(machineId: number, onChange: () => void): () => void;
 }

@@ -13,6 +13,7 @@ import { registerPayments } from './commands/payments.js';
 import { registerAudit } from './commands/audit.js';
 import { registerTfa } from './commands/tfa.js';
 import { registerInstances } from './commands/instances.js';
+import { registerInstanceExtras } from './commands/instance-extras.js';
 import { splitRemainder } from './instance-args.js';
 import { registerAutoscaler } from './commands/serverless-autoscaler.js';
 import { registerServerless } from './commands/serverless.js';
@@ -82,10 +83,10 @@ export function buildProgram(io: CliIO = processIO()): Command {
   };
   const groups: Groups = {
     set: verb('set', 'save client settings: api-key'),
-    show: verb('show', 'show: user, instances, instance, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, connections, api-keys, charges, members, team-roles, volumes, endpoints, workergroups, deployments, deployment, deployment-versions, scheduled-jobs, subaccounts'),
+    show: verb('show', 'show: user, instances, instance, snapshots, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, connections, api-keys, charges, members, team-roles, volumes, endpoints, workergroups, deployments, deployment, deployment-versions, scheduled-jobs, subaccounts'),
     search: verb('search', 'search offers, templates, volumes or invoices with a query'),
     create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account, scheduled-job, subaccount'),
-    update: verb('update', 'change: template, ssh-key, env-var, team-role, endpoint, workergroup, scheduled-job'),
+    update: verb('update', 'change: instance, template, ssh-key, env-var, team-role, endpoint, workergroup, scheduled-job'),
     delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup, deployment, scheduled-job'),
     emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, advance, create-user, outbox, fault, credit, add-machine, load, reset'),
   };
@@ -95,6 +96,7 @@ export function buildProgram(io: CliIO = processIO()): Command {
   registerEnvVars(groups);
   registerKeys(groups, verb);
   registerInstances(program, verb);
+  registerInstanceExtras(program, verb);
   registerBilling(groups.show);
   registerPayments(groups, verb);
   registerAudit(groups);

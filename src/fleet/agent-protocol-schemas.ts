@@ -23,6 +23,10 @@ export const HEARTBEAT_DEFAULT_S = 10;
 export const LOG_TEXT_MAX_CHARS = 1_000_000;
 /** The most lines a log request may ask for (the `request_logs` route's own limit). */
 export const LOG_TAIL_MAX_LINES = 100_000;
+/** A command's output is cut to its first this-many characters. */
+export const COMMAND_OUTPUT_MAX_CHARS = 1_000_000;
+/** Words of a command (`execute`). */
+export const COMMAND_MAX_WORDS = 64;
 
 const Str = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max });
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -216,6 +220,11 @@ export const DesiredInstance = Type.Object(
      */
     generation: Counter,
     /**
+     * True when this generation's container is made from a freshly pulled image even if the host has the image
+     * (recycle). Absent or false: a local image is used as it is.
+     */
+    repull: Type.Optional(Type.Boolean()),
+    /**
      * Bumped on every start and reboot the renter asks for: the agent (re)starts the container when `boot` is above
      * the one it last started it for. A container that exited by itself stays `exited` until then.
      */
@@ -261,6 +270,37 @@ export const LogRequest = Type.Object(
   { additionalProperties: true },
 );
 
+const RequestId = Type.String({ pattern: '^[A-Za-z0-9_-]{8,128}$' });
+
+/**
+ * A renter's `execute` on an instance of this machine, until the agent answers it (or it expires): run `argv` in the
+ * instance's running container (no shell; the working directory is `/`). The server allows only `ls`, `rm` and `du`.
+ */
+export const CommandRequest = Type.Object(
+  {
+    request_id: RequestId,
+    instance_id: InstanceId,
+    argv: Type.Array(Type.String({ maxLength: 4096 }), { minItems: 1, maxItems: COMMAND_MAX_WORDS }),
+  },
+  { additionalProperties: true },
+);
+
+/**
+ * A renter's `take snapshot`, until the agent answers it: commit the instance's container (paused while committing
+ * when `pause`) and push it as `image` with `docker_login` (null: no login). The registry password is sent only to
+ * the agent of the machine that runs the instance, only while the request is open.
+ */
+export const SnapshotRequest = Type.Object(
+  {
+    request_id: RequestId,
+    instance_id: InstanceId,
+    image: Str(512, 1),
+    docker_login: Type.Union([DockerLogin, Type.Null()]),
+    pause: Type.Boolean(),
+  },
+  { additionalProperties: true },
+);
+
 /** `GET /api/v0/agent/desired/?after=V&wait=S`. */
 export const DesiredQuery = Type.Object(
   {
@@ -282,6 +322,10 @@ export const DesiredReply = Type.Object(
     version: Counter,
     instances: Type.Array(DesiredInstance, { maxItems: AGENT_MAX_INSTANCES }),
     log_requests: Type.Array(LogRequest, { maxItems: 1024 }),
+    /** Open `execute` requests (absent from servers before them). */
+    commands: Type.Optional(Type.Array(CommandRequest, { maxItems: 1024 })),
+    /** Open `take snapshot` requests (absent from servers before them). */
+    snapshots: Type.Optional(Type.Array(SnapshotRequest, { maxItems: 1024 })),
   },
   { additionalProperties: true },
 );
@@ -300,11 +344,34 @@ export const LogAnswerBody = Type.Object(
 
 export const LogAnswerReply = Type.Object({ success: Type.Literal(true) }, { additionalProperties: true });
 
+/** `PUT /api/v0/agent/commands/{request_id}/`: what the command printed (stdout and stderr, as written). */
+export const CommandAnswerBody = Type.Object(
+  {
+    output: Type.String({ maxLength: COMMAND_OUTPUT_MAX_CHARS }),
+    /** The command's exit status; null when it could not be run (then `error` says why). */
+    exit_code: Type.Union([Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647 }), Type.Null()]),
+    error: Type.Optional(Str(2000)),
+  },
+  { additionalProperties: false },
+);
+
+/** `PUT /api/v0/agent/snapshots/{request_id}/`: the push is done (no `error`), or why the commit or push failed. */
+export const SnapshotAnswerBody = Type.Object(
+  {
+    error: Type.Optional(Str(2000)),
+  },
+  { additionalProperties: false },
+);
+
+export const AnswerReply = Type.Object({ success: Type.Literal(true) }, { additionalProperties: true });
+
 export type AgentHardwareT = Static<typeof AgentHardware>;
 export type AgentGpuT = Static<typeof AgentGpu>;
 export type DesiredInstanceT = Static<typeof DesiredInstance>;
 export type ObservedInstanceT = Static<typeof ObservedInstance>;
 export type ObservedStateT = Static<typeof ObservedState>;
 export type LogRequestT = Static<typeof LogRequest>;
+export type CommandRequestT = Static<typeof CommandRequest>;
+export type SnapshotRequestT = Static<typeof SnapshotRequest>;
 export type PortMapT = Static<typeof PortMap>;
 export type DockerLoginT = Static<typeof DockerLogin>;

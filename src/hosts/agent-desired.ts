@@ -4,12 +4,9 @@
  * changes with anything in it (any difference, not only a larger one) and is the same in every server process.
  */
 import { createHash } from 'node:crypto';
-import type { DesiredInstanceT, DockerLoginT, LogRequestT } from '../fleet/agent-protocol-schemas.js';
+import type { CommandRequestT, DesiredInstanceT, DockerLoginT, LogRequestT, SnapshotRequestT } from '../fleet/agent-protocol-schemas.js';
 import type { InstanceRow } from '../instances/instances-store.js';
 import { RUNTYPE_PORTS, type Runtype } from '../instances/instances-request.js';
-
-/** A container is made anew only when its spec changes; nothing in gpuplane recreates one yet (no recycle). */
-export const GENERATION = 1;
 
 /** Whether the machine should have the instance's container running: meant to run and holding its GPUs. */
 export function wantsRunning(inst: InstanceRow): boolean {
@@ -83,7 +80,8 @@ export function desiredInstance(inst: InstanceRow, ctx: DesiredContext): Desired
   return {
     instance_id: inst.id,
     state: wantsRunning(inst) ? 'running' : 'stopped',
-    generation: GENERATION,
+    generation: inst.generation,
+    ...(inst.repull === 1 ? { repull: true } : {}),
     boot: ctx.boot,
     image: inst.image,
     docker_login: dockerLogin(ctx.imageLogin, inst.image),
@@ -102,7 +100,12 @@ export function desiredInstance(inst: InstanceRow, ctx: DesiredContext): Desired
 }
 
 /** The version of a desired-state reply: a digest of all of it, as a safe integer (48 bits). */
-export function desiredVersion(instances: DesiredInstanceT[], logRequests: LogRequestT[]): number {
-  const h = createHash('sha256').update(JSON.stringify({ instances, logRequests })).digest();
+export function desiredVersion(
+  instances: DesiredInstanceT[],
+  logRequests: LogRequestT[],
+  commands: CommandRequestT[] = [],
+  snapshots: SnapshotRequestT[] = [],
+): number {
+  const h = createHash('sha256').update(JSON.stringify({ instances, logRequests, commands, snapshots })).digest();
   return h.readUIntBE(0, 6);
 }

@@ -8,7 +8,7 @@ import type { ObservedInstanceT } from '../fleet/agent-protocol-schemas.js';
 import type { Tx } from '../platform/db/connect.js';
 import type { Lifecycle } from '../instances/instances-lifecycle.js';
 import type { InstanceRow, InstancesStore } from '../instances/instances-store.js';
-import { GENERATION, wantsRunning } from './agent-desired.js';
+import { wantsRunning } from './agent-desired.js';
 
 export interface ObservedDeps {
   store: InstancesStore;
@@ -39,10 +39,10 @@ export async function applyObserved(
   for (const row of rows) {
     if (!wantsRunning(row)) continue;
     const o = byId.get(row.id);
-    if (o && (o.generation !== GENERATION || o.boot !== (boots.get(row.id) ?? 0))) continue;
+    if (o && (o.generation !== row.generation || o.boot !== (boots.get(row.id) ?? 0))) continue;
     if (!o && !converged) continue;
     const inst = await store.lock(row.id, tx);
-    if (!inst || !wantsRunning(inst)) continue;
+    if (!inst || !wantsRunning(inst) || (o && o.generation !== inst.generation)) continue;
     if (await applyOne({ store, lifecycle }, tx, inst, o, now)) changed++;
   }
   return changed;

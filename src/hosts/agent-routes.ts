@@ -10,12 +10,13 @@ import type { TypedApp } from '../platform/http.js';
 import { bearerKey, principalOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
 import {
-  DesiredQuery, DesiredReply, LogAnswerBody, LogAnswerParams, LogAnswerReply, RegisterBody, RegisterReply, StatusBody, StatusReply,
+  AnswerReply, CommandAnswerBody, DesiredQuery, DesiredReply, LogAnswerBody, LogAnswerParams, LogAnswerReply, RegisterBody, RegisterReply,
+  SnapshotAnswerBody, StatusBody, StatusReply,
 } from '../fleet/agent-protocol-schemas.js';
 import type { AgentService } from './agent-service.js';
 
 const tags = ['agent'];
-/** `{request}`: the log request's id, a random token (not an integer id, so not named `…_id` in the route). */
+/** `{request}`: a request's id (log, command, snapshot), a random token (not an integer id, so not named `…_id` in the route). */
 const LogParams = Type.Object({ request: LogAnswerParams.properties.request_id });
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
 /** Machine-key routes: no API key (the route authenticates the machine key itself). */
@@ -58,4 +59,22 @@ export async function agentRoutes(app: TypedApp, agent: AgentService): Promise<v
       response: { 200: LogAnswerReply, ...errors },
     },
   }, async (request) => agent.answerLogs(machine(request), request.params.request, request.body));
+
+  app.put('/api/v0/agent/commands/:request/', {
+    config: MACHINE,
+    preHandler: machineAuth,
+    schema: {
+      tags, summary: "Answer a renter's execute with what the command printed", params: LogParams, body: CommandAnswerBody,
+      response: { 200: AnswerReply, ...errors },
+    },
+  }, async (request) => agent.answerCommand(machine(request), request.params.request, request.body));
+
+  app.put('/api/v0/agent/snapshots/:request/', {
+    config: MACHINE,
+    preHandler: machineAuth,
+    schema: {
+      tags, summary: "Report how a renter's snapshot went (pushed, or why not)", params: LogParams, body: SnapshotAnswerBody,
+      response: { 200: AnswerReply, ...errors },
+    },
+  }, async (request) => agent.answerSnapshot(machine(request), request.params.request, request.body));
 }

@@ -14,7 +14,7 @@ import { secretToken, type Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { Principal } from '../platform/auth.js';
 import {
-  LOG_TEXT_MAX_CHARS, type AgentHardwareT, type DesiredInstanceT, type LogRequestT,
+  LOG_TEXT_MAX_CHARS, type AgentHardwareT, type CommandRequestT, type DesiredInstanceT, type LogRequestT, type SnapshotRequestT,
 } from '../fleet/agent-protocol-schemas.js';
 import type { AgentLogAnswer, AgentRegisterRequest, AgentStatusRequest } from '../sdk/api/agent.js';
 import type { FleetService } from '../fleet/fleet-service.js';
@@ -44,6 +44,14 @@ export const LOG_ANSWER_TTL_S = 120;
 export const LOG_WAIT_MS = 5000;
 
 
+/** The instances feature's `execute` and `take snapshot` requests for agents (instances-commands.ts `agent`). */
+export interface InstanceCommandsPort {
+  openCommands(machineId: number, tx?: Tx): Promise<CommandRequestT[]>;
+  openSnapshots(machineId: number, tx?: Tx): Promise<SnapshotRequestT[]>;
+  answerCommand(machineId: number, requestId: string, a: { output: string; error?: string }): Promise<void>;
+  answerSnapshot(machineId: number, requestId: string, a: { error?: string }): Promise<void>;
+}
+
 export interface AgentDeps {
   store: Store;
   clock: Clock;
@@ -52,7 +60,7 @@ export interface AgentDeps {
   config: Pick<Config, 'agentOfflineAfter'>;
   secretBox: SecretBox;
   fleet: FleetService;
-  instances: { store: InstancesStore; lifecycle: Lifecycle; notify: () => void };
+  instances: { store: InstancesStore; lifecycle: Lifecycle; notify: () => void; commands: InstanceCommandsPort };
   hub: EventsHub;
   /** A failed background read (the held polls' watch). */
   warn?: (err: unknown) => void;
@@ -72,6 +80,8 @@ interface DesiredState {
   version: number;
   instances: DesiredInstanceT[];
   log_requests: LogRequestT[];
+  commands: CommandRequestT[];
+  snapshots: SnapshotRequestT[];
 }
 
 export function agentServiceFactory(deps: AgentDeps) {
@@ -111,7 +121,9 @@ export function agentServiceFactory(deps: AgentDeps) {
     const log_requests = (await agents.openLogRequests(machineId, clock.now(), tx)).map((l) => ({
       request_id: l.request_id, instance_id: l.instance_id, tail: l.tail, filter: l.filter,
     }));
-    return { state: { version: desiredVersion(instances, log_requests), instances, log_requests }, rows };
+    const commands = await deps.instances.commands.openCommands(machineId, tx);
+    const snapshots = await deps.instances.commands.openSnapshots(machineId, tx);
+    return { state: { version: desiredVersion(instances, log_requests, commands, snapshots), instances, log_requests, commands, snapshots }, rows };
   }
 
   /** The machine's whole desired state and its version. */
@@ -278,6 +290,18 @@ export function agentServiceFactory(deps: AgentDeps) {
         await agents.answerLogRequest(requestId, { text: body.text.slice(-LOG_TEXT_MAX_CHARS), error: body.error ?? null, answered_at: clock.now() });
         notify();
       }
+      return { success: true };
+    },
+
+    /** `PUT /api/v0/agent/commands/{request_id}/`: the agent's answer to an `execute` on its machine. */
+    async answerCommand(machineId: number, requestId: string, body: { output: string; error?: string }): Promise<{ success: true }> {
+      await deps.instances.commands.answerCommand(machineId, requestId, body);
+      return { success: true };
+    },
+
+    /** `PUT /api/v0/agent/snapshots/{request_id}/`: how a snapshot on its machine went. */
+    async answerSnapshot(machineId: number, requestId: string, body: { error?: string }): Promise<{ success: true }> {
+      await deps.instances.commands.answerSnapshot(machineId, requestId, body);
       return { success: true };
     },
 

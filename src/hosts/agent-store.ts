@@ -78,18 +78,20 @@ export function agentStore(db: Db) {
     },
 
     /**
-     * A cheap digest of what each machine's desired state is built from (four queries for any number of machines):
-     * its live instances (each state change bumps `state_version`), their SSH keys, their renters' account keys, and
-     * its open log requests. A held
-     * long-poll rebuilds the desired state only when its machine's digest changes (agent-watch.ts).
+     * A cheap digest of what each machine's desired state is built from (six queries for any number of machines):
+     * its live instances (each state change bumps `state_version`, each recycle or update `generation`), their SSH
+     * keys, their renters' account keys, its open log requests, and its `execute` and snapshot requests (a new one, or
+     * one answered). A held long-poll rebuilds the desired state only when its machine's digest changes
+     * (agent-watch.ts).
      */
     async fingerprints(machineIds: number[], tx: Tx = db): Promise<Map<number, string>> {
       const parts = new Map<number, number[]>();
       for (let i = 0; i < machineIds.length; i += FINGERPRINT_BATCH) {
         const ids = machineIds.slice(i, i + FINGERPRINT_BATCH);
-        for (const id of ids) parts.set(id, [0, 0, 0, 0, 0, 0, 0, 0]);
-        const [inst, keys, logs, account] = await Promise.all([
-          tx.selectFrom('instances').select(['machine_id', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('state_version').as('sv')])
+        for (const id of ids) parts.set(id, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        const [inst, keys, logs, account, commands, snapshots] = await Promise.all([
+          tx.selectFrom('instances')
+            .select(['machine_id', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('state_version').as('sv'), (eb) => eb.fn.sum<number>('generation').as('g')])
             .where('machine_id', 'in', ids).where('destroyed_at', 'is', null).groupBy('machine_id').execute(),
           tx.selectFrom('instance_ssh_keys as k').innerJoin('instances as i', 'i.id', 'k.instance_id')
             .select(['i.machine_id', (eb) => eb.fn.countAll<number>().as('k'), (eb) => eb.fn.max<number>('k.id').as('kmax')])
@@ -100,11 +102,18 @@ export function agentStore(db: Db) {
           tx.selectFrom('ssh_keys as s').innerJoin('instances as i', 'i.user_id', 's.user_id')
             .select(['i.machine_id', (eb) => eb.fn.countAll<number>().as('a'), (eb) => eb.fn.max<number>('s.id').as('amax'), (eb) => eb.fn.max<number>('s.updated_at').as('at')])
             .where('i.machine_id', 'in', ids).where('i.destroyed_at', 'is', null).groupBy('i.machine_id').execute(),
+          // The instances feature's execute and snapshot requests: the newest one, and how many were answered.
+          tx.selectFrom('instance_commands').select(['machine_id', (eb) => eb.fn.max<number>('id').as('m'), (eb) => eb.fn.count<number>('answered_at').as('d')])
+            .where('machine_id', 'in', ids).groupBy('machine_id').execute(),
+          tx.selectFrom('instance_snapshots').select(['machine_id', (eb) => eb.fn.max<number>('id').as('m'), (eb) => eb.fn.count<number>('answered_at').as('d')])
+            .where('machine_id', 'in', ids).groupBy('machine_id').execute(),
         ]);
-        for (const r of inst) Object.assign(parts.get(r.machine_id!)!, { 0: Number(r.n), 1: Number(r.sv) });
+        for (const r of inst) Object.assign(parts.get(r.machine_id!)!, { 0: Number(r.n), 1: Number(r.sv), 8: Number(r.g) });
         for (const r of keys) Object.assign(parts.get(r.machine_id!)!, { 2: Number(r.k), 3: Number(r.kmax) });
         for (const r of logs) parts.get(r.machine_id)![4] = Number(r.l);
         for (const r of account) Object.assign(parts.get(r.machine_id!)!, { 5: Number(r.a), 6: Number(r.amax), 7: Number(r.at) });
+        for (const r of commands) parts.get(r.machine_id)![9] = Number(r.m) + Number(r.d);
+        for (const r of snapshots) parts.get(r.machine_id)![10] = Number(r.m) + Number(r.d);
       }
       return new Map([...parts].map(([id, p]) => [id, p.join(':')]));
     },

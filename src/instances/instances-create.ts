@@ -225,6 +225,8 @@ export function createFactory(deps: CreateDeps) {
       boot_step_at: null,
       boot_running_at: null,
       destroyed_at: null,
+      generation: 1,
+      repull: 0,
       template_hash_id: opts.template?.hash_id ?? null,
       template_id: opts.template?.id ?? null,
       vm: opts.vm ? 1 : 0,

@@ -122,6 +122,16 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
     return next;
   }
 
+  /**
+   * Restarts an instance that holds its GPUs (reboot, recycle, update): compute billing stops, and it boots again in
+   * place as a start does (null, loading, running; compute billing from running). On a real host the new boot (and a
+   * new generation, when the caller bumped it) makes the agent restart or recreate the container.
+   */
+  async function reboot(tx: Tx, inst: InstanceRow, at: number, msg: string): Promise<InstanceRow> {
+    await billing.stopMeter(tx, { contract: contractOf(inst.id), kind: 'gpu', at });
+    return boot(tx, inst, at, msg);
+  }
+
   /** Advances every due boot step (the JOB_BOOT handler), then schedules the next run. */
   async function bootStep(tx: Tx, now: number): Promise<void> {
     const due = await tx.selectFrom('instances').select('id').where('boot_step_at', '<=', now).where('destroyed_at', 'is', null)
@@ -266,7 +276,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
     }
   }
 
-  return { transition, boot, bootStep, becomeRunning, halt, outbid, resumeWaiting, startDiskMeter, startGpuMeter, bootSeconds };
+  return { transition, boot, reboot, bootStep, becomeRunning, halt, outbid, resumeWaiting, startDiskMeter, startGpuMeter, bootSeconds };
 }
 
 export type Lifecycle = ReturnType<typeof lifecycleFactory>;

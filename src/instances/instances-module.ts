@@ -24,6 +24,9 @@ import type { AgentLogsPort, SshKeysPort, TemplatesPort, VolumesPort, AccountEnv
 import { instancesServiceFactory, type DestroyHook } from './instances-service.js';
 import { instancesStore } from './instances-store.js';
 import { instanceQueriesFactory } from './instances-queries.js';
+import { instanceExtrasFactory } from './instances-extras.js';
+import { instanceExtrasStore } from './instances-extras-store.js';
+import { instanceCommandsFactory } from './instances-commands.js';
 
 export interface InstancesModuleDeps {
   store: Store;
@@ -58,6 +61,9 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const events = instanceEventsFactory({ store, hub, clock: deps.clock });
   const queries = instanceQueriesFactory({ db, store, all: (p) => service.all(p) });
   const jobs = instanceJobsFactory({ db, store, lifecycle, fleet: deps.fleet, scheduler: deps.scheduler, clock: deps.clock, notify });
+  // Reboot, recycle, update; execute and snapshots (docs/spec/client-compat-more.md §c).
+  const extras = instanceExtrasFactory({ ...deps, db, store, lifecycle, notify });
+  const commands = instanceCommandsFactory({ ...deps, db, store, extras: instanceExtrasStore(db), hub, notify });
 
   jobs.register();
   // Out of credit: compute stops (disk keeps accruing, as on real clouds); the user starts it again after a top-up.
@@ -85,6 +91,10 @@ export function instancesModule(deps: InstancesModuleDeps) {
     hub,
     /** Filter values, contract lookup, and the instance a prepay names (instances-queries.ts). */
     queries,
+    /** Reboot, recycle, update (instances-extras.ts). */
+    extras,
+    /** Execute and take snapshot (instances-commands.ts). */
+    commands,
     /** Those of `ids` not destroyed (the serverless autoscaler's workers). */
     async liveIds(tx: Tx, ids: number[]): Promise<number[]> {
       if (ids.length === 0) return [];
@@ -119,7 +129,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
     /** Billing hook: the user's credit ran out. */
     creditExhausted,
     /** For real hosts (src/hosts/): their agents' reports drive the lifecycle of the instances on their machines. */
-    real: { store, lifecycle, notify },
+    real: { store, lifecycle, notify, commands: commands.agent },
     /** For the hosting feature: the instances placed on machines (earnings, force_delete, renters' maintenance view). */
     onMachines: (machineIds: readonly number[], tx: Tx = db) => instancesOnMachines(tx, machineIds),
     /** Another feature's work when an instance is destroyed, in the destroy's transaction (scheduled jobs go with it). */

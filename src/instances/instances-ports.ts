@@ -12,6 +12,8 @@ export interface TemplatesPort {
   getForCreate(hashId: string, scope: Scope, tx?: Tx): Promise<TemplateForCreate | undefined>;
   /** Counts an instance created from it (`count_created`, `recent_create_date`). */
   recordUse(templateId: number, at: number, tx?: Tx): Promise<void>;
+  /** The same as getForCreate, by the template's numeric id (`update instance --template_id`). */
+  getForCreateById(id: number, scope: Scope, tx?: Tx): Promise<TemplateForCreate | undefined>;
 }
 
 /** The account environment variables (`/api/v0/secrets/`) a new instance of this scope starts with. */

@@ -58,16 +58,18 @@ export function checkInstanceKey(principal: Principal, id: number): void {
   }
 }
 
+/** The caller's live instance `id`, locked for the rest of `tx` (PostgreSQL); 404 when it is not in its scope. */
+export async function lockInScope(store: InstancesStore, principal: Principal, id: number, tx: Tx): Promise<InstanceRow> {
+  checkInstanceKey(principal, id);
+  const found = await store.findInScope(id, scopeOf(principal), tx);
+  const inst = found && (await store.lock(id, tx));
+  if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
+  return inst;
+}
+
 export function instancesServiceFactory(deps: ServiceDeps) {
   const { db, store, lifecycle, fleet, billing, keys, clock, random, config, notify } = deps;
-
-  async function locked(principal: Principal, id: number, tx: Tx): Promise<InstanceRow> {
-    checkInstanceKey(principal, id);
-    const found = await store.findInScope(id, scopeOf(principal), tx);
-    const inst = found && (await store.lock(id, tx));
-    if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
-    return inst;
-  }
+  const locked = (principal: Principal, id: number, tx: Tx) => lockInScope(store, principal, id, tx);
 
   async function write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const out = await transact(db, fn);

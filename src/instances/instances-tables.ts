@@ -63,6 +63,10 @@ export interface InstancesTable {
   /** When a boot in progress reaches running. */
   boot_running_at: number | null;
   destroyed_at: number | null;
+  /** Bumped when the container must be made anew (recycle, update): a real host recreates an older one. */
+  generation: number;
+  /** 1 when this generation's image is pulled afresh even if the host has it (recycle). */
+  repull: number;
 }
 
 /** Every state change of an instance, in order: the SSE stream and the simulated boot log read it. */
@@ -107,10 +111,49 @@ export interface InstanceLogRequestsTable {
   expires_at: number;
 }
 
+/**
+ * An `execute` request (`PUT /instances/command/{id}/`): the command as argv, and its output once the host (or the
+ * simulated runtime) produced it. `result_url` carries a random token (only its SHA-256 here) and serves the output
+ * once: `fetched_at` is set by the first fetch, and the output is dropped then.
+ */
+export interface InstanceCommandsTable {
+  id: Generated<number>;
+  instance_id: number;
+  machine_id: number;
+  /** The id the machine's agent answers to (not a secret: only that machine's key can answer). */
+  request_id: string;
+  token_hash: string;
+  /** JSON array of strings. */
+  argv: string;
+  output: string | null;
+  answered_at: number | null;
+  fetched_at: number | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** A `take snapshot` request: commit the container and push it as `image`; `error` once the host says it failed. */
+export interface InstanceSnapshotsTable {
+  id: Generated<number>;
+  instance_id: number;
+  machine_id: number;
+  request_id: string;
+  /** The reference pushed: `<registry>/<repo>[:tag]`. */
+  image: string;
+  /** JSON `{username, password, server}` sealed with the SecretBox; null without a login, and once answered. */
+  login_sealed: string | null;
+  pause: number;
+  error: string | null;
+  answered_at: number | null;
+  created_at: number;
+}
+
 export interface InstancesTables {
   instances: InstancesTable;
   instance_events: InstanceEventsTable;
   instance_idempotency: InstanceIdempotencyTable;
   instance_ssh_keys: InstanceSshKeysTable;
   instance_log_requests: InstanceLogRequestsTable;
+  instance_commands: InstanceCommandsTable;
+  instance_snapshots: InstanceSnapshotsTable;
 }

@@ -18,6 +18,7 @@ import { billingApi } from './api/billing.js';
 import { apiKeysApi, teamApi } from './api/keys.js';
 import { offersApi } from './api/offers.js';
 import { instancesApi } from './api/instances.js';
+import { instanceExtrasApi } from './api/instance-extras.js';
 import { serverlessApi, volumesApi } from './api/serverless.js';
 import { deploymentsApi } from './api/serverless-deployments.js';
 import { sshKeysApi, templatesApi } from './api/templates.js';
@@ -51,7 +52,8 @@ export function createClient(options: ClientOptions) {
     account: accountApi(t),
     emulator: emulatorApi(t),
     offers: offersApi(t),
-    instances: instancesApi(t),
+    /** Instances, with reboot, recycle, update, execute and snapshots (api/instance-extras.ts). */
+    instances: { ...instancesApi(t), ...instanceExtrasApi(t) },
     volumes: volumesApi(t),
     serverless: serverlessApi(t),
     /** Serverless deployments and their versions. */

@@ -190,6 +190,11 @@ export function templatesServiceFactory({ db, dialect, templates, clock, random,
         }
       },
       recordUse: (templateId: number, at: number, tx: Tx = db) => templates.recordUse(templateId, at, tx),
+      /** The same by numeric id (`update instance --template_id`). */
+      async getForCreateById(id: number, scope: Scope, tx: Tx = db): Promise<(TemplateForCreate & { owned: boolean }) | undefined> {
+        const row = await templates.findById(id, tx);
+        return visible(row, scope) ? getForCreate(scope, row.hash_id, tx) : undefined;
+      },
     },
   };
 }

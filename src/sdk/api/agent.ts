@@ -4,7 +4,8 @@
  */
 import type { Static } from 'typebox';
 import type {
-  DesiredQuery, DesiredReply, LogAnswerBody, LogAnswerReply, RegisterBody, RegisterReply, StatusBody, StatusReply,
+  AnswerReply, CommandAnswerBody, DesiredQuery, DesiredReply, LogAnswerBody, LogAnswerReply, RegisterBody, RegisterReply, SnapshotAnswerBody,
+  StatusBody, StatusReply,
 } from '../../fleet/agent-protocol-schemas.js';
 import type { Transport } from '../transport.js';
 
@@ -15,6 +16,8 @@ export type AgentStatusReply = Static<typeof StatusReply>;
 export type AgentDesiredQuery = Static<typeof DesiredQuery>;
 export type AgentDesiredReply = Static<typeof DesiredReply>;
 export type AgentLogAnswer = Static<typeof LogAnswerBody>;
+export type AgentCommandAnswer = Static<typeof CommandAnswerBody>;
+export type AgentSnapshotAnswer = Static<typeof SnapshotAnswerBody>;
 
 export function agentApi(t: Transport) {
   return {
@@ -31,5 +34,11 @@ export function agentApi(t: Transport) {
     /** `PUT /api/v0/agent/logs/{request_id}/`: answers a renter's `request_logs` with the container's log tail. */
     answerLogs: (requestId: string, body: AgentLogAnswer) =>
       t.request<Static<typeof LogAnswerReply>>('PUT', `/api/v0/agent/logs/${encodeURIComponent(requestId)}/`, { body }),
+    /** `PUT /api/v0/agent/commands/{request_id}/`: answers a renter's `execute` with what the command printed. */
+    answerCommand: (requestId: string, body: AgentCommandAnswer) =>
+      t.request<Static<typeof AnswerReply>>('PUT', `/api/v0/agent/commands/${encodeURIComponent(requestId)}/`, { body }),
+    /** `PUT /api/v0/agent/snapshots/{request_id}/`: the snapshot was pushed (no `error`), or why it was not. */
+    answerSnapshot: (requestId: string, body: AgentSnapshotAnswer) =>
+      t.request<Static<typeof AnswerReply>>('PUT', `/api/v0/agent/snapshots/${encodeURIComponent(requestId)}/`, { body }),
   };
 }

@@ -19,7 +19,7 @@ type Done = Static<typeof SuccessReply>;
 export type InstanceSshKey = Static<typeof InstanceSshKeysReply>['ssh_keys'][number];
 
 /** The server's log URL may name an address it cannot be reached at (e.g. `:0` when it listens on a random port). */
-function reachable(resultUrl: string, base: string): string {
+export function reachable(resultUrl: string, base: string): string {
   const u = new URL(resultUrl);
   if (u.port !== '0' && u.hostname !== '0.0.0.0') return resultUrl;
   const b = new URL(base);
