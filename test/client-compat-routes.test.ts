@@ -16,7 +16,9 @@ const docs = ['client-compat.md', 'client-compat-more.md'].map((f) => readFileSy
 /** Routes the documents name in prose rather than as `METHOD /path`. */
 const IN_PROSE = [
   'POST /api/v0/users/', // create subaccount (client-compat-more §b)
-  'POST /get_autogroup_logs/', // update workers (client-compat-more §e)
+  'POST /get_autogroup_logs/', // get wrkgrp-logs (client-compat-more §e)
+  'POST /get_endpoint_workers/', // get endpt-workers
+  'POST /update_workers/', // update workers
 ];
 /** Routes the documents say no current client sends ("Routes in the list that no current client calls"). */
 const NOT_NEEDED = new Set(['/api/v0/instance', '/api/v0/users/0/templates/', '/api/v0/users/current/reset-apikey/']);
