@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// Compiles src/ and test/ file by file (no bundling) into .test-build/, for scripts/run-tests.mjs. Node then loads
-// plain JavaScript: with tsx's loader hooks (which Node 20 runs on a second thread and crosses for every module) each
-// test file spent about a second of CPU importing the app; without them, about a third of that.
-// The tree keeps its shape (.test-build/src, .test-build/test, with package.json beside them), so relative imports and
-// `../../package.json` work as they are. `import.meta.dirname`, `.filename` and `.url` are replaced with the source
-// file's own, so tests find fixtures, README.md and bin/ where they are. Type checking is `tsc --noEmit`.
+// Compiles each test file (test/**/*.test.ts) with the sources it imports into .test-build/, for
+// scripts/run-tests.mjs: bundled with esbuild, split into shared chunks (so a test process has one copy of each
+// module, as before), npm packages left to node_modules. Node then loads a few plain JavaScript files: through tsx's
+// loader hooks (which Node 20 runs on a second thread and crosses for every module) each test file spent 1.6 s of
+// CPU importing the app; file by file compiled, 0.65 s; bundled, about 0.55 s.
+// The tree keeps its shape (.test-build/test, with package.json beside it). `import.meta.dirname`, `.filename` and
+// `.url` are replaced with the source file's own, so tests find fixtures, README.md and bin/ where they are. Type
+// checking is `tsc --noEmit`.
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -39,10 +41,13 @@ export async function buildTests() {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   await build({
-    entryPoints: [...tsFiles(join(root, 'src')), ...tsFiles(join(root, 'test'))],
+    entryPoints: tsFiles(join(root, 'test')).filter((f) => f.endsWith('.test.ts')),
     outdir: outDir,
     outbase: root,
-    bundle: false,
+    bundle: true,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    packages: 'external',
     platform: 'node',
     format: 'esm',
     target: 'node20',

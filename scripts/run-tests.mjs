@@ -3,8 +3,10 @@
 // Node 20's --test takes no globs, so the files are found here. Extra arguments are passed through; a bare argument
 // keeps the test files whose path contains it.
 // dist/ is built first (`npm run build`), so the tests that start real processes run the sources as they are now.
-// The tests run compiled (scripts/build-tests.mjs: src/ and test/ file by file into .test-build/), not through tsx's
+// The tests run compiled (scripts/build-tests.mjs: each test file bundled into .test-build/), not through tsx's
 // loader, which cost each test file a second of CPU to import the app (docs/DEVELOPING.md, performance ledger).
+// Three test files run at once (GPUPLANE_TEST_CONCURRENCY): the tests wait on processes, Docker and timers often
+// enough that a third keeps both cores busy.
 // Without GPUPLANE_TEST_POSTGRES_URL the PostgreSQL half of the suite does not run: a notice says so, first and last.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,7 +40,7 @@ await buildTests();
 const compiled = files.map((f) => join(outDir, f.replace(/\.ts$/, '.js')));
 const result = spawnSync(
   process.execPath,
-  ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=120000', ...flags, ...compiled],
+  ['--enable-source-maps', '--test', '--test-concurrency=' + (process.env.GPUPLANE_TEST_CONCURRENCY ?? '3'), '--test-timeout=120000', ...flags, ...compiled],
   { stdio: 'inherit', env: { ...process.env, GPUPLANE_LOG_LEVEL: process.env.GPUPLANE_LOG_LEVEL ?? 'silent' } },
 );
 if (withoutPg) notice(PG_NOTICE);
