@@ -80,7 +80,9 @@ function stopper(child: ChildProcess): () => Promise<void> {
 /** Starts `node script args` with its output in a file (a pipe left undrained would stall it). */
 function launch(script: string, args: string[], env: Record<string, string>, logFile: string): ChildProcess {
   const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  // GPUPLANE_BENCH_NODE_ARGS: flags for the measured processes, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile.
+  const nodeArgs = (process.env.GPUPLANE_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   return child;
 }
