@@ -88,6 +88,9 @@ describe('endpoints and workergroups', () => {
     assert.equal(one.stdout.trim().split('\n').length, 1);
     assert.match(one.stdout, /workers\): /, 'level 1: with the reason');
     assert.equal((await cli(['get', 'endpt-logs', String(eid), '--level', '7'])).code, 2);
+    const replaced = await cli(['update', 'workers', String(wid)]);
+    assert.equal(replaced.code, 0, replaced.stderr);
+    assert.match(replaced.stdout, new RegExp(`workergroup ${wid}: ${group.workers.length} worker\\(s\\) replaced`));
     assert.equal((await cli(['delete', 'workergroup', String(wid)])).code, 0);
     assert.equal((await cli(['delete', 'endpoint', String(eid)])).code, 0);
     const gone = await cli(['delete', 'endpoint', String(eid)]);

@@ -1,6 +1,6 @@
 /**
- * What the autoscaler tells about an endpoint: `get endpt-workers`, `get endpt-logs`, `get wrkgrp-logs` (the vastai
- * client's names; docs/spec/client-compat-more.md §e).
+ * What the autoscaler tells about an endpoint, and what it is asked to do: `get endpt-workers`, `get endpt-logs`,
+ * `get wrkgrp-logs`, `update workers` (the vastai client's names; docs/spec/client-compat-more.md §e).
  */
 import { Option, type Command } from 'commander';
 import { action, intArg } from '../context.js';
@@ -16,6 +16,17 @@ const workerColumns: Column[] = [
 const LEVELS = ['info0', 'info1', 'trace', 'debug'] as const;
 
 export function registerAutoscaler(verb: (name: string, what: string) => Command): void {
+  verb('update', 'change: template, ssh-key, env-var, team-role, endpoint, workergroup, workers')
+    .command('workers')
+    .description("replace a workergroup's workers with workers of what it launches now (after a deployment's new version)")
+    .argument('<workergroup_id>', 'workergroup id', intArg('workergroup_id'))
+    .addHelpText('after', '\nExample:\n  gpuplane update workers 5')
+    .action(
+      action(async (ctx, id: number) => {
+        const r = await ctx.client.serverless.updateWorkers(id);
+        ctx.out.print(r, () => r.msg);
+      }),
+    );
   const get = verb('get', 'get: endpt-workers, endpt-logs, wrkgrp-logs');
   get
     .command('endpt-workers')
