@@ -205,7 +205,7 @@ Example:
     ['stop', 'stop an instance (compute billing stops; disk charges continue)', (c: Ctx, id: number) => c.client.instances.stop(id)],
     ['destroy', 'destroy an instance (all its billing stops; its data is gone)', (c: Ctx, id: number) => c.client.instances.destroy(id)],
   ] as const) {
-    verb(name, `${name}: instance, instances, deployment`)
+    verb(name, name === 'destroy' ? 'destroy: instance, instances, team' : `${name}: instance, instances, deployment`)
       .command('instance')
       .description(what)
       .argument('<id>', 'instance id', intArg('id'))
