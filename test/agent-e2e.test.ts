@@ -6,16 +6,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import Docker from 'dockerode';
-import { BUSYBOX_IMAGE, buildBusyboxImage, logShows } from './helpers/docker.js';
+import { BUSYBOX_IMAGE, logShows } from './helpers/docker.js';
 import { call, serve, type Served } from './helpers/spawn.js';
-import { startAgent, untilStatus, within as withinDeadline, type AgentProcess } from './helpers/agent-process.js';
-import { openDatabase } from '../src/database.js';
+import { prepareAgentRun, startAgent, untilStatus, within as withinDeadline, type AgentProcess } from './helpers/agent-process.js';
 
 const IMAGE = BUSYBOX_IMAGE;
 const PORTS = { start: 48000, end: 48199 };
@@ -73,18 +71,7 @@ function dockerWait(containerId: string, condition: 'not-running' | 'removed'): 
 }
 
 before(async () => {
-  await docker.ping();
-  await buildBusyboxImage(docker, dir);
-  writeFileSync(join(dir, 'hardware.json'), JSON.stringify({
-    gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, driver_version: '550.54.14', cuda_max_good: 12.4, public_ipaddr: '127.0.0.1',
-  }));
-  // Machine and instance ids of this run's own (other runs may share the Docker daemon, and containers are named by them).
-  const store = await openDatabase(`sqlite:${dbFile}`);
-  await store.close();
-  const db = new Database(dbFile);
-  const base = 1_000_000 + randomInt(100_000_000);
-  db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('fleet_machines', ?), ('instances', ?)").run(base, base + 500_000);
-  db.close();
+  await prepareAgentRun(docker, dir, dbFile, 1_000_000);
   port = await freePort();
   server = await startServer();
 });

@@ -5,16 +5,14 @@
 // committed image. Docker must be running: where it is not, this test fails.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomInt } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import Docker from 'dockerode';
-import { BUSYBOX_IMAGE, buildBusyboxImage, logShows } from './helpers/docker.js';
+import { BUSYBOX_IMAGE, logShows } from './helpers/docker.js';
 import { call, serve, type Served } from './helpers/spawn.js';
-import { startAgent, untilStatus, within as withinDeadline, type AgentProcess } from './helpers/agent-process.js';
-import { openDatabase } from '../src/database.js';
+import { prepareAgentRun, startAgent, untilStatus, within as withinDeadline, type AgentProcess } from './helpers/agent-process.js';
 
 const PORTS = { start: 48200, end: 48399 };
 const OWNER = 'gpk_e2e_extras_owner_key_0123456789';
@@ -55,18 +53,7 @@ async function execute(key: string, id: number, command: string): Promise<{ text
 }
 
 before(async () => {
-  await docker.ping();
-  await buildBusyboxImage(docker, dir);
-  writeFileSync(join(dir, 'hardware.json'), JSON.stringify({
-    gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, driver_version: '550.54.14', cuda_max_good: 12.4, public_ipaddr: '127.0.0.1',
-  }));
-  // Ids of this run's own: containers are named by them, and other runs may share the Docker daemon.
-  const store = await openDatabase(`sqlite:${dbFile}`);
-  await store.close();
-  const db = new Database(dbFile);
-  const base = 200_000_000 + randomInt(100_000_000);
-  db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('fleet_machines', ?), ('instances', ?)").run(base, base + 500_000);
-  db.close();
+  await prepareAgentRun(docker, dir, dbFile, 200_000_000);
   server = await serve({
     GPUPLANE_DATABASE_URL: `sqlite:${dbFile}`, GPUPLANE_BOOTSTRAP_API_KEY: OWNER, GPUPLANE_SECRET_KEY: 'e2e-secret-key-0123456789',
     GPUPLANE_SIM_MACHINES: '1', GPUPLANE_AGENT_OFFLINE_AFTER: '30',

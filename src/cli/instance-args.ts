@@ -3,6 +3,7 @@
  * object, and `--ssh`/`--jupyter`/`--direct`/`--args` become a runtype. Unlike that client, a token it would silently
  * drop is an error here.
  */
+import type { Command } from 'commander';
 import { UsageError } from './context.js';
 
 /** Splits on spaces, keeping '…' and "…" together (quotes removed). */
@@ -82,4 +83,23 @@ export function runtypeOf(o: RuntypeFlags): string {
 export function splitRemainder(argv: string[], flag = '--args'): { head: string[]; rest: string[] | undefined } {
   const at = argv.indexOf(flag);
   return at === -1 ? { head: argv, rest: undefined } : { head: argv.slice(0, at), rest: argv.slice(at + 1) };
+}
+
+/** The options of what an instance runs, shared by `create instance` and `launch instance`. */
+export function containerOptions(cmd: Command): Command {
+  return cmd
+    .option('--template_hash <hash>', 'create from this template (its hash_id)')
+    .option('--env <flags>', 'env and ports, Docker style: "-e TZ=UTC -p 8080:8080 -h myhost"')
+    .option('--label <label>', 'a label for the instance')
+    .option('--onstart <file>', 'file whose contents run at start')
+    .option('--onstart-cmd <script>', 'shell commands run at start')
+    .option('--entrypoint <cmd>', 'used as onstart when no --onstart-cmd is given')
+    .option('--login <args>', 'registry login for a private image: "-u USER -p TOKEN registry.host"')
+    .option('--ssh', 'SSH instance')
+    .option('--jupyter', 'Jupyter instance (includes SSH)')
+    .option('--direct', 'direct (not proxied) SSH/Jupyter connections')
+    .option('--jupyter-dir <dir>', 'directory to start Jupyter from')
+    .option('--jupyter-lab', 'JupyterLab instead of Notebook')
+    .option('--lang-utf8', 'set the locale to C.UTF-8')
+    .option('--python-utf8', 'set Python’s locale to C.UTF-8');
 }

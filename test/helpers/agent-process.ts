@@ -4,7 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type Docker from 'dockerode';
+import { buildBusyboxImage } from './docker.js';
+import { openDatabase } from '../../src/database.js';
 import { call } from './spawn.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -108,4 +114,23 @@ export async function untilStatus(base: string, key: string, id: number, status:
   } finally {
     ac.abort();
   }
+}
+
+/**
+ * What an end-to-end run with a real agent needs before its server starts: Docker answering, the busybox image, the
+ * agent's declared hardware in `dir/hardware.json`, and a SQLite database at `dbFile` whose machine and instance ids
+ * start at a random point at or above `idBase` (containers are named by them, and other runs may share the daemon).
+ */
+export async function prepareAgentRun(docker: Docker, dir: string, dbFile: string, idBase: number): Promise<void> {
+  await docker.ping();
+  await buildBusyboxImage(docker, dir);
+  writeFileSync(join(dir, 'hardware.json'), JSON.stringify({
+    gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, driver_version: '550.54.14', cuda_max_good: 12.4, public_ipaddr: '127.0.0.1',
+  }));
+  const store = await openDatabase(`sqlite:${dbFile}`);
+  await store.close();
+  const db = new Database(dbFile);
+  const base = idBase + randomInt(100_000_000);
+  db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('fleet_machines', ?), ('instances', ?)").run(base, base + 500_000);
+  db.close();
 }

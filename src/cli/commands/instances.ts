@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { Instance } from '../../sdk/api/instances.js';
 import { DEFAULT_WAIT_TIMEOUT_S } from '../../sdk/wait.js';
 import { action, EXIT, intArg, numberArg, UsageError, type Ctx } from '../context.js';
-import { parseEnv, runtypeOf } from '../instance-args.js';
+import { containerOptions, parseEnv, runtypeOf } from '../instance-args.js';
 import { columnsOption, fixed, renderRecord, utc, type Column } from '../output.js';
 import { statusLine } from '../status-line.js';
 
@@ -128,26 +128,12 @@ export function createBody(o: CreateOpts, args: string[] | undefined): Record<st
 
 export function registerInstances(program: Command, verb: (name: string, what: string) => Command): void {
   const create = verb('create', 'create: instance');
-  create
+  containerOptions(create
     .command('instance')
     .description('rent an offer: create an instance from an offer id (from search offers)')
     .argument('<offer_id>', 'offer id', intArg('offer_id'))
     .option('--image <image>', 'Docker image')
-    .option('--template_hash <hash>', 'create from this template (its hash_id)')
-    .option('--disk <GB>', 'local disk in GB (server default 8)', numberArg('--disk', 0))
-    .option('--env <flags>', 'env and ports, Docker style: "-e TZ=UTC -p 8080:8080 -h myhost"')
-    .option('--label <label>', 'a label for the instance')
-    .option('--onstart <file>', 'file whose contents run at start')
-    .option('--onstart-cmd <script>', 'shell commands run at start')
-    .option('--entrypoint <cmd>', 'used as onstart when no --onstart-cmd is given')
-    .option('--login <args>', 'registry login for a private image: "-u USER -p TOKEN registry.host"')
-    .option('--ssh', 'SSH instance')
-    .option('--jupyter', 'Jupyter instance (includes SSH)')
-    .option('--direct', 'direct (not proxied) SSH/Jupyter connections')
-    .option('--jupyter-dir <dir>', 'directory to start Jupyter from')
-    .option('--jupyter-lab', 'JupyterLab instead of Notebook')
-    .option('--lang-utf8', 'set the locale to C.UTF-8')
-    .option('--python-utf8', 'set Python’s locale to C.UTF-8')
+    .option('--disk <GB>', 'local disk in GB (server default 8)', numberArg('--disk', 0)))
     .option('--price <dollars>', 'bid price in $/hour: an interruptible (bid) instance', numberArg('--price', 0))
     .option('--bid_price <dollars>', 'same as --price', numberArg('--bid_price', 0))
     .option('--cancel-unavail', 'fail at once if the offer cannot start now')

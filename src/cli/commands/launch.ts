@@ -2,6 +2,7 @@
  * `launch instance` (search and rent in one call, as the vastai client's), `show instance-filters` and
  * `show contracts` (your instances by label and id).
  */
+import { containerOptions } from '../instance-args.js';
 import type { Command } from 'commander';
 import { action, intArg, numberArg, UsageError } from '../context.js';
 import { DEFAULT_OFFER_QUERY, parseOfferQuery, parseOrder, QueryError } from '../offer-query.js';
@@ -40,7 +41,7 @@ const contractColumns: Column[] = [
 const filterColumns: Column[] = [{ key: 'actual_status', header: 'Status' }, { key: 'verification', header: 'Verification' }, { key: 'gpu_name', header: 'Model' }];
 
 export function registerLaunch(g: Groups, verb: (name: string, what: string) => Command): void {
-  verb('launch', 'launch: instance (search and rent in one call)')
+  containerOptions(verb('launch', 'launch: instance (search and rent in one call)')
     .command('instance')
     .description('rent the best on-demand offer for a GPU model and count, in one call')
     .requiredOption('-g, --gpu-name <name>', 'GPU model, spaces as _ (RTX_4090)')
@@ -49,21 +50,7 @@ export function registerLaunch(g: Groups, verb: (name: string, what: string) => 
     .option('-r, --region <list>', 'geolocation values, as search offers compares them: [US,CA] or one value')
     .option('-d, --disk <GB>', 'local disk in GB', numberArg('--disk', 0), DEFAULT_DISK_GB)
     .option('--limit <n>', 'offers tried, best first', intArg('--limit'), DEFAULT_LIMIT)
-    .option('-o, --order <fields>', 'comma-separated fields; a trailing - sorts descending', 'score-')
-    .option('--template_hash <hash>', 'create from this template (its hash_id)')
-    .option('--env <flags>', 'env and ports, Docker style: "-e TZ=UTC -p 8080:8080 -h myhost"')
-    .option('--label <label>', 'a label for the instance')
-    .option('--onstart <file>', 'file whose contents run at start')
-    .option('--onstart-cmd <script>', 'shell commands run at start')
-    .option('--entrypoint <cmd>', 'used as onstart when no --onstart-cmd is given')
-    .option('--login <args>', 'registry login for a private image: "-u USER -p TOKEN registry.host"')
-    .option('--ssh', 'SSH instance')
-    .option('--jupyter', 'Jupyter instance (includes SSH)')
-    .option('--direct', 'direct (not proxied) SSH/Jupyter connections')
-    .option('--jupyter-dir <dir>', 'directory to start Jupyter from')
-    .option('--jupyter-lab', 'JupyterLab instead of Notebook')
-    .option('--lang-utf8', 'set the locale to C.UTF-8')
-    .option('--python-utf8', 'set Python’s locale to C.UTF-8')
+    .option('-o, --order <fields>', 'comma-separated fields; a trailing - sorts descending', 'score-'))
     .option('--cancel-unavail', 'fail at once if the offer cannot start now')
     .option('--args <words...>', 'arguments for the image ENTRYPOINT; must be last (everything after it is taken)')
     .addHelpText('after', `
