@@ -5,10 +5,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import { buildProgram } from '../src/cli/program.js';
 import { createClient } from '../src/sdk/client.js';
-import { OWNER_KEY, runCli, runCliProcess, startServer, T0, tempConfigHome, type ServerProcess } from './cli-helpers.js';
+import { BIN, OWNER_KEY, runCli, runCliProcess, startServer, T0, tempConfigHome, type ServerProcess } from './cli-helpers.js';
 
 let srv: ServerProcess;
 let home: ReturnType<typeof tempConfigHome>;
@@ -32,6 +33,17 @@ describe('the binary, as a process', () => {
     const r = await runCliProcess(['show', 'user', '--raw'], { GPUPLANE_URL: srv.url, GPUPLANE_API_KEY: OWNER_KEY, XDG_CONFIG_HOME: home.dir });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).email, 'owner@gpuplane.local');
+  });
+
+  test('a reader that closes the pipe early (`… --help | head -1`) ends it quietly with exit 0, no stack trace', async () => {
+    const proc = spawn(process.execPath, [BIN, 'create', 'instance', '--help'], { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });
+    // The reader is gone before the help is written: every write meets a closed pipe (EPIPE).
+    proc.stdout.destroy();
+    let stderr = '';
+    proc.stderr.on('data', (d) => (stderr += String(d)));
+    const code = await new Promise((r) => proc.on('close', r));
+    assert.equal(stderr, '');
+    assert.equal(code, 0);
   });
 
   test('its exit code is the command\'s: 2 for a usage error, 1 for a refusal, with the message on stderr', async () => {

@@ -15,6 +15,11 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = await admin(rest);
     return;
   }
+  // A reader that stops early (`gpuplane … --help | head`) closes the pipe: stop quietly, as Unix tools do.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(0);
+  });
   const { runCli } = await import('./program.js');
   process.exitCode = await runCli(argv);
 }
