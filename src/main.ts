@@ -59,7 +59,9 @@ export function redactDatabaseUrl(url: string): string {
  */
 function reservePort(host: string, port: number): Promise<{ port: number; release(): Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const probe = createServer();
+    // A client that connects meanwhile (an agent retrying while the server restarts) is reset at once: close() waits
+    // for open connections, and a held one would keep the start-up from ever reaching listen.
+    const probe = createServer((socket) => socket.destroy());
     probe.once('error', (err: NodeJS.ErrnoException) => {
       const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
       reject(new StartError(`cannot listen on ${host}:${port} (GPUPLANE_HOST, GPUPLANE_PORT): ${why}`));

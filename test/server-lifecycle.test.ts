@@ -161,6 +161,37 @@ describe('the owner key', () => {
     }
   });
 
+  test('clients connecting while it starts (agents retrying through a restart) do not hold the start-up: it listens', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    // Connections opened and kept open, without a request, every few milliseconds until the server answers.
+    const held: ReturnType<typeof connect>[] = [];
+    let knocking = true;
+    const knock = (async () => {
+      while (knocking) {
+        const c = connect(port, '127.0.0.1');
+        c.on('error', () => undefined);
+        held.push(c);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    try {
+      const dir = tempDir();
+      const server = await serve({ GPUPLANE_DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, GPUPLANE_BOOTSTRAP_API_KEY: KEY }, { port });
+      knocking = false;
+      await knock;
+      assert.equal((await call(server.url, 'GET', '/api/v0/users/current', KEY)).status, 200);
+      await server.stop();
+    } finally {
+      knocking = false;
+      for (const c of held) c.destroy();
+    }
+  });
+
   test('GPUPLANE_BOOTSTRAP_API_KEY on a database that has users warns, naming it, unless it is a live key', async () => {
     const dir = tempDir();
     const env = { GPUPLANE_DATABASE_URL: `sqlite:${join(dir, 'g.db')}`, GPUPLANE_SIM_MACHINES: '3' };
