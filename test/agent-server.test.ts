@@ -214,6 +214,28 @@ forEachDialect('agent server', (app) => {
     assert.equal(await online(a), false);
   });
 
+  test("a heartbeat's desired_version is the desired state's, idle (one statement) or not; a bad or revoked key is 401", async () => {
+    const host = await hostWithMachine(app());
+    const idle = await desired(app(), host);
+    assert.deepEqual(idle.instances, []);
+    const quick = await report(app(), host, [], null);
+    assert.equal(quick.desired_version, idle.version);
+    const row = await app().store.db.selectFrom('agent_machines').select(['last_report_at', 'agent_version']).where('machine_id', '=', host.machineId).executeTakeFirstOrThrow();
+    assert.deepEqual([row.last_report_at, row.agent_version], [app().clock.now(), '0.0.0-test']);
+    // Busy: a renter's instance and a log request; the full path answers with that state's version.
+    const renter = await app().createUser();
+    const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
+    assert.equal((await app().request('PUT', `/api/v0/instances/request_logs/${id}/`, { key: renter.api_key, body: { tail: '10' } })).status, 200);
+    const busy = await desired(app(), host);
+    assert.equal(busy.log_requests.length, 1);
+    assert.equal((await report(app(), host, [], null)).desired_version, busy.version);
+    for (const key of [null, 'gpm_not_a_machine_key_000000000000', host.apiKey]) {
+      const res = await app().request('PUT', '/api/v0/agent/status/', { key, body: { agent_version: '1', desired_version: null, observed: [] } });
+      assert.equal(res.status, 401, `${key}: ${res.raw}`);
+      assert.equal(res.body.error, 'auth_error');
+    }
+  });
+
   test('more silent machines than one sweep takes go offline together, at their timeout', async () => {
     const hosts: Host[] = [];
     for (let i = 0; i < 55; i++) hosts.push(await hostWithMachine(app(), { list: false }));

@@ -45,11 +45,11 @@ export async function agentRoutes(app: TypedApp, agent: AgentService): Promise<v
     return agent.desired(machine(request), request.query, hangUp.signal);
   });
 
+  // Authenticated by the service with the body (an idle machine's heartbeat is one statement, key check included).
   app.put('/api/v0/agent/status/', {
     config: MACHINE,
-    preHandler: machineAuth,
     schema: { tags, summary: 'Heartbeat and observed state of the machine', body: StatusBody, response: { 200: StatusReply, ...errors } },
-  }, async (request) => agent.status(machine(request), request.body));
+  }, async (request) => agent.report(bearerKey(request.headers.authorization), request.body));
 
   app.put('/api/v0/agent/logs/:request/', {
     config: MACHINE,

@@ -21,7 +21,26 @@ export function agentStore(db: Db) {
   const selectOpenLogRequests = prepared(['machine_id', 'now'], (q: { machine_id: number; now: number }) =>
     db.selectFrom('agent_log_requests').selectAll().where('machine_id', '=', q.machine_id).where('answered_at', 'is', null)
       .where('expires_at', '>', q.now).orderBy('request_id'));
+  // The heartbeat of an online machine with nothing on it (most of a fleet, most of the time), in one statement: its key
+  // finds its row, and the row is touched only when the machine has no live instance and no unanswered log request,
+  // command or snapshot (its desired state is then the empty one). Reads of the instances feature's tables.
+  const touchIdle = prepared(['key_hash', 'now', 'agent_version'], (q: { key_hash: string; now: number; agent_version: string }) =>
+    db.updateTable('agent_machines').set({ last_report_at: q.now, agent_version: q.agent_version })
+      .where('key_hash', '=', q.key_hash).where('offline', '=', 0)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.machine_id', '=', 'agent_machines.machine_id').where('instances.destroyed_at', 'is', null))))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('agent_log_requests').select('agent_log_requests.request_id').whereRef('agent_log_requests.machine_id', '=', 'agent_machines.machine_id').where('agent_log_requests.answered_at', 'is', null))))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('instance_commands').select('instance_commands.id').whereRef('instance_commands.machine_id', '=', 'agent_machines.machine_id').where('instance_commands.answered_at', 'is', null))))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('instance_snapshots').select('instance_snapshots.id').whereRef('instance_snapshots.machine_id', '=', 'agent_machines.machine_id').where('instance_snapshots.answered_at', 'is', null))))
+      .returning(['machine_id', 'key_hash']));
   return {
+    /**
+     * Records a heartbeat of the machine with this key in one statement when it is online and idle (see touchIdle);
+     * undefined when it is not (offline, busy, or no such key): the caller takes the full path.
+     */
+    async touchIfIdle(keyHash: string, now: number, agentVersion: string, tx: Tx = db): Promise<{ machine_id: number; key_hash: string | null } | undefined> {
+      return (await touchIdle(tx, { key_hash: keyHash, now, agent_version: agentVersion })).rows[0];
+    },
+
     async byRegistration(userId: number, registrationId: string, tx: Tx = db): Promise<AgentMachineRow | undefined> {
       return tx.selectFrom('agent_machines').selectAll().where('user_id', '=', userId).where('registration_id', '=', registrationId).executeTakeFirst();
     },
