@@ -1,22 +1,23 @@
-// Real hosts at scale (issue 13 "Scale"): 10,000 machines' agents, driven at the protocol level by this process (a
-// load generator, not 10,000 processes), against three server processes on one PostgreSQL database. Every agent holds
+// Real hosts at scale (issue 13 "Scale"): 10,000 machines' agents, driven at the protocol level by this process and
+// forked load processes (agents-load.ts: a load generator, not 10,000 processes), against three server processes on one PostgreSQL database. Every agent holds
 // its desired-state long-poll and sends its status report (the heartbeat) every 10 s; meanwhile renters rent
 // instances on listed machines. Figures: heartbeat latency p99 (≤ 50 ms), the servers' CPU in all (≤ 1 core), and
 // how long a desired-state change (a rent, committed through any server) takes to reach its agent's long-poll
 // (≤ 1 s p99). Sizes: GPUPLANE_BENCH_AGENTS (default 10000), GPUPLANE_BENCH_AGENTS_SECONDS (measured window, 60).
-import http from 'node:http';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { cpuMs, defineBench, startGpuplane, type Figure } from './lib.js';
+import { closePools, driveAgents, HEARTBEAT_S, request, WAIT_S, type AgentRef, type LoadReport } from './agents-load.js';
 
 const AGENTS = Number(process.env.GPUPLANE_BENCH_AGENTS ?? 10_000);
 const WINDOW_S = Number(process.env.GPUPLANE_BENCH_AGENTS_SECONDS ?? 60);
 const SERVERS = 3;
-const HEARTBEAT_S = 10;
-/** The long-poll's hold, as `gpuplane agent` asks for it (DESIRED_WAIT_DEFAULT_S). */
-const WAIT_S = 25;
 /** Machines listed for rent; one instance is rented on one of them every RENT_EVERY_MS during the window. */
 const LISTED = 200;
 const RENT_EVERY_MS = 250;
+/** Agents beyond the listed ones are driven by forked load processes, this many agents each at most. */
+const AGENTS_PER_CHILD = 4000;
 const PG_URL = process.env.GPUPLANE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const HARDWARE = {
@@ -26,34 +27,6 @@ const HARDWARE = {
   cpu_name: 'AMD EPYC 7543', cpu_cores: 64, cpu_arch: 'amd64', cpu_ram: 257_000, disk_space: 900,
   hostname: 'bench-box', public_ipaddr: '127.0.0.1', direct_port_start: 41000, direct_port_end: 41099, hardware_declared: true,
 };
-
-/** One keep-alive socket pool per server, as many sockets as asked for (10,000 long-polls are held at once). */
-const pools = new Map<string, http.Agent>();
-function request(base: string, method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const url = new URL(path, base);
-  let agent = pools.get(base);
-  if (!agent) pools.set(base, (agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 4096 })));
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method, agent,
-      headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        try {
-          resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null });
-        } catch {
-          resolve({ status: res.statusCode ?? 0, body: text });
-        }
-      });
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -69,13 +42,34 @@ async function inParallel<T>(n: number, width: number, fn: (i: number) => Promis
   return out;
 }
 
-interface Agent {
-  machineId: number;
-  key: string;
-  server: string;
-  version: number | null;
-  /** Instance ids rented on this machine and the time each rent was answered, until its long-poll shows it. */
-  pending: Map<number, number>;
+/** A forked load process driving a share of the agents (agents-load.ts). */
+function loadChild(agents: AgentRef[], offset: number, total: number) {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./agents-load.ts', import.meta.url)), ['--agents-load-child'], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const next = (type: string) => new Promise<any>((resolve, reject) => {
+    const on = (m: any) => {
+      if (m?.type === type) {
+        child.off('message', on);
+        resolve(m);
+      }
+    };
+    child.on('message', on);
+    child.once('exit', (code) => reject(new Error(`load process exited (${code}) before ${type}`)));
+  });
+  const started = next('started');
+  child.send({ type: 'start', agents, offset, total });
+  return {
+    started,
+    measure: (on: boolean) => child.send({ type: 'measure', on }),
+    async stop(): Promise<LoadReport> {
+      const reported = next('report');
+      child.send({ type: 'stop' });
+      return (await reported).report as LoadReport;
+    },
+    kill: () => child.kill('SIGKILL'),
+  };
 }
 
 export default defineBench({
@@ -90,6 +84,7 @@ export default defineBench({
     const env = { GPUPLANE_DATABASE_URL: url, GPUPLANE_SIM_MACHINES: '0', GPUPLANE_SECRET_KEY: 'bench-agents-secret-key-0123456789' };
     const servers = [];
     let stopping = false;
+    const children: ReturnType<typeof loadChild>[] = [];
     try {
       // One at a time: the first migrates the database.
       for (let i = 0; i < SERVERS; i++) servers.push(await startGpuplane(ctx, { env }));
@@ -99,7 +94,7 @@ export default defineBench({
       const renter = (await request(urls[0], 'POST', '/_emu/users', owner, { email: 'renter@bench.example', credit: 1e6 })).body.api_key as string;
 
       const t0 = performance.now();
-      const agents: Agent[] = await inParallel(AGENTS, 24, async (i) => {
+      const agents: AgentRef[] = await inParallel(AGENTS, 24, async (i) => {
         const server = urls[i % SERVERS];
         const reg = await request(server, 'POST', '/api/v0/machines/register/', host, {
           registration_id: `bench_${process.pid}_${i.toString().padStart(6, '0')}`, agent_version: 'bench', hardware: HARDWARE,
@@ -108,7 +103,7 @@ export default defineBench({
         // As `gpuplane agent` does: the first report right after registering.
         const first = await request(server, 'PUT', '/api/v0/agent/status/', reg.body.machine_key, { agent_version: 'bench', desired_version: null, observed: [] });
         if (first.status !== 200) throw new Error(`first report ${i}: ${first.status} ${JSON.stringify(first.body)}`);
-        return { machineId: reg.body.machine_id, key: reg.body.machine_key, server, version: null, pending: new Map() };
+        return { machineId: reg.body.machine_id, key: reg.body.machine_key, server };
       });
       ctx.log(`  registered ${AGENTS} machines in ${Math.round((performance.now() - t0) / 1000)} s`);
       const listed = agents.slice(0, LISTED);
@@ -117,85 +112,47 @@ export default defineBench({
         if (r.status !== 200) throw new Error(`list: ${r.status} ${JSON.stringify(r.body)}`);
       });
 
-      // Measured only inside the window; the loops run from before it to its end.
+      // Measured only inside the window; the loops run from before it to its end. This process drives the listed
+      // agents (their long-polls time the rents' changes); forked load processes drive the rest.
       let measuring = false;
-      const heartbeatMs: number[] = [];
       const changeMs: number[] = [];
+      /** Rents answered inside the window, by instance: when the reply came (wall clock, ms). */
+      const pending = new Map<number, number>();
       /** When an agent's long-poll first showed each instance. */
       const seenAt = new Map<number, number>();
-      let errors = 0;
-      const firstError: string[] = [];
-      const fail = (what: string) => {
-        errors++;
-        if (firstError.length < 5) firstError.push(what);
+      let rentErrors = 0;
+      const rentFirstErrors: string[] = [];
+      const failRent = (what: string) => {
+        rentErrors++;
+        if (rentFirstErrors.length < 5) rentFirstErrors.push(what);
       };
-
-      const poll = async (a: Agent): Promise<void> => {
-        while (!stopping) {
-          const q = a.version === null ? '' : `?after=${a.version}&wait=${WAIT_S}`;
-          let r;
-          try {
-            r = await request(a.server, 'GET', `/api/v0/agent/desired/${q}`, a.key);
-          } catch (err) {
-            if (!stopping) fail(`poll: ${(err as Error).message}`);
-            return;
-          }
-          if (r.status !== 200) {
-            if (!stopping) fail(`poll ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
-            return;
-          }
-          const at = performance.now();
-          a.version = r.body.version;
-          for (const inst of r.body.instances as { instance_id: number }[]) {
-            if (!seenAt.has(inst.instance_id)) seenAt.set(inst.instance_id, at);
-            const since = a.pending.get(inst.instance_id);
-            if (since === undefined) continue;
-            a.pending.delete(inst.instance_id);
-            if (measuring) changeMs.push(Math.max(0, at - since));
-          }
-        }
-      };
-      const heartbeat = async (a: Agent): Promise<void> => {
-        const s = performance.now();
-        try {
-          const r = await request(a.server, 'PUT', '/api/v0/agent/status/', a.key, { agent_version: 'bench', desired_version: a.version, observed: [] });
-          if (r.status !== 200) return fail(`status ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
-          if (measuring) heartbeatMs.push(performance.now() - s);
-        } catch (err) {
-          fail(`status: ${(err as Error).message}`);
-        }
-      };
-
-      // Agents start at different times, so their long-polls renew spread over the hold, not all at once.
-      const polls = agents.map(async (a) => {
-        await new Promise((r) => setTimeout(r, Math.random() * WAIT_S * 1000));
-        return poll(a);
+      const own = driveAgents(listed, 0, AGENTS, (id, at) => {
+        if (seenAt.has(id)) return;
+        seenAt.set(id, at);
+        const since = pending.get(id);
+        if (since === undefined) return;
+        pending.delete(id);
+        if (measuring) changeMs.push(Math.max(0, at - since));
       });
-      // Heartbeats spread evenly over the interval: agent i at i/N of it.
-      const start = performance.now();
-      const sent = new Array<number>(AGENTS).fill(0);
-      const beat = setInterval(() => {
-        const elapsed = (performance.now() - start) / 1000;
-        for (let i = 0; i < AGENTS; i++) {
-          const due = Math.floor((elapsed - (i / AGENTS) * HEARTBEAT_S) / HEARTBEAT_S) + 1;
-          if (due > sent[i]) {
-            sent[i] = due;
-            void heartbeat(agents[i]);
-          }
-        }
-      }, 20);
+      for (let off = LISTED; off < AGENTS; off += AGENTS_PER_CHILD) {
+        children.push(loadChild(agents.slice(off, off + AGENTS_PER_CHILD), off, AGENTS));
+      }
+      await Promise.all(children.map((c) => c.started));
       let rentCounter = 0;
+      // Only rents answered inside the window are timed: one made during the warm-up may wait for its agent's first poll.
       const rents = setInterval(() => {
         const a = listed[rentCounter++ % listed.length];
         const server = urls[rentCounter % SERVERS];
         request(server, 'PUT', `/api/v0/asks/${a.machineId * 100 + 1}/`, renter, { image: 'busybox', disk: 1 }).then((r) => {
-          // The agent's poll may answer before the rent's own reply arrives here: the change reached it first.
-          if (r.status === 200 && seenAt.has(r.body.new_contract)) {
-            if (measuring) changeMs.push(0);
-          } else if (r.status === 200) a.pending.set(r.body.new_contract, performance.now());
+          if (r.status === 200) {
+            if (!measuring) return;
+            // The agent's poll may answer before the rent's own reply arrives here: the change reached it first.
+            if (seenAt.has(r.body.new_contract)) changeMs.push(0);
+            else pending.set(r.body.new_contract, Date.now());
+          }
           // A machine whose GPUs are all taken stops being offered: not a failure of the protocol.
-          else if (r.status !== 410) fail(`rent ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
-        }, (err) => fail(`rent: ${(err as Error).message}`));
+          else if (r.status !== 410) failRent(`rent ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
+        }, (err) => failRent(`rent: ${(err as Error).message}`));
       }, RENT_EVERY_MS);
 
       // Warm-up: every agent polling and heartbeating (one hold), then the window.
@@ -203,13 +160,20 @@ export default defineBench({
       const cpuBefore = servers.map((s) => cpuMs(s.child.pid));
       const w0 = performance.now();
       measuring = true;
+      own.measure(true);
+      for (const c of children) c.measure(true);
       await new Promise((r) => setTimeout(r, WINDOW_S * 1000));
       measuring = false;
+      own.measure(false);
+      for (const c of children) c.measure(false);
       const windowS = (performance.now() - w0) / 1000;
       const cores = servers.reduce((sum, s, i) => sum + (cpuMs(s.child.pid) - cpuBefore[i]), 0) / 1000 / windowS;
-      clearInterval(beat);
       clearInterval(rents);
       stopping = true;
+      const reports = [own.stop(), ...(await Promise.all(children.map((c) => c.stop())))];
+      const heartbeatMs = reports.flatMap((r) => r.heartbeatMs);
+      const errors = rentErrors + reports.reduce((n, r) => n + r.errors, 0);
+      const firstError = [...rentFirstErrors, ...reports.flatMap((r) => r.firstErrors)].slice(0, 5);
       if (errors) ctx.log(`  ${errors} failed requests, first: ${firstError.join(' | ')}`);
       const figures: Figure[] = [
         { name: 'heartbeats measured', value: heartbeatMs.length, unit: `in ${Math.round(windowS)} s (${Math.round(heartbeatMs.length / windowS)}/s)` },
@@ -221,12 +185,13 @@ export default defineBench({
         { name: 'failed requests', value: errors, unit: '', target: { op: '<=', value: 0 } },
       ];
       for (const s of servers) await s.stop();
-      await Promise.allSettled(polls);
+      await Promise.allSettled(own.polls);
       return figures;
     } finally {
       stopping = true;
+      for (const c of children) c.kill();
       for (const s of servers) await s.stop();
-      for (const a of pools.values()) a.destroy();
+      closePools();
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
       await admin.end();
     }

@@ -7,7 +7,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import { ensureWrk, processCpuSeconds, runWrk } from './wrk.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const BIN = join(ROOT, 'bin', 'gpuplane.mjs');
@@ -24,7 +24,7 @@ export interface Figure {
 export interface BenchContext {
   /** Seconds of load per measurement (`--duration`, default 3). */
   durationS: number;
-  /** Concurrent connections (`--connections`, default 10). */
+  /** Concurrent connections of the load generator (`--connections`, default 32; wrk with one thread). */
   connections: number;
   /** Alternating baseline/target rounds; medians are reported (`--rounds`, default 3). */
   rounds: number;
@@ -162,38 +162,38 @@ export interface Load {
   cpuMsPerRequest: number;
 }
 
-/** Linux clock ticks per second, the unit of /proc/<pid>/stat times. */
-const CLOCK_TICKS = 100;
-
 /** User + system CPU milliseconds a process has used so far, from /proc (NaN where there is no /proc). */
 export function cpuMs(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    // After "pid (comm) ": utime and stime are the 12th and 13th fields.
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return Number.NaN;
-  }
+  return pid === undefined ? Number.NaN : processCpuSeconds(pid) * 1000;
 }
 
-/** Puts `durationS` seconds of load on one route; any non-2xx reply or error makes the measurement fail. */
+/**
+ * Puts `durationS` seconds of load on one route with wrk (one thread, `connections` connections: a native client,
+ * so the rate measured is the server's, not a JavaScript client's); any non-2xx reply or socket error makes the
+ * measurement fail.
+ */
 export async function load(server: Proc | string, target: Target, durationS: number, connections: number): Promise<Load> {
+  ensureWrk();
   const pid = typeof server === 'string' ? undefined : server.child.pid;
   const baseUrl = typeof server === 'string' ? server : server.url;
   const cpuBefore = cpuMs(pid);
-  const result = await autocannon({
+  const result = await runWrk({
     url: `${baseUrl}${target.path}`,
     method: target.method,
     headers: { ...(target.body !== undefined ? { 'content-type': 'application/json' } : {}), ...target.headers },
     body: target.body !== undefined ? JSON.stringify(target.body) : undefined,
     connections,
-    duration: durationS,
+    threads: 1,
+    durationS,
+    // A reply slower than this is an error: far beyond any target, but not cut short on a busy machine.
+    timeoutS: 10,
   });
-  if (result.non2xx || result.errors || result.timeouts) {
-    throw new Error(`${target.method} ${target.path}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  if (result.non2xx || result.errors || result.requests === 0) {
+    throw new Error(`${target.method} ${target.path}: ${result.non2xx} non-2xx, ${result.errors} errors (${result.timeouts} timeouts) of ${result.requests} requests`);
   }
   const cpu = cpuMs(pid) - cpuBefore;
-  return { rps: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, cpuMsPerRequest: cpu / result.requests.total };
+  const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
+  return { rps: result.rps, p50Ms: round3(result.p50Ms), p99Ms: round3(result.p99Ms), cpuMsPerRequest: cpu / result.requests };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -204,7 +204,14 @@ const us = (ms: number) => Math.round(ms * 1000);
  * rounds after a short warm-up of each. Figures: both rates, the ratio (judged against `minRatio` when the issue sets
  * one), gpuplane's latency.
  */
-export async function compareWithBaseline(ctx: BenchContext, gpuplane: Proc, target: Target, minRatio?: number): Promise<Figure[]> {
+export async function compareWithBaseline(
+  ctx: BenchContext,
+  gpuplane: Proc,
+  target: Target,
+  minRatio?: number,
+  /** Absolute targets of gpuplane's own rate and p99 latency, when the issue sets them. */
+  goals: { minRps?: number; maxP99Ms?: number } = {},
+): Promise<Figure[]> {
   const first = await fetch(`${gpuplane.url}${target.path}`, {
     method: target.method,
     headers: { ...(target.body !== undefined ? { 'content-type': 'application/json' } : {}), ...target.headers },
@@ -232,7 +239,7 @@ export async function compareWithBaseline(ctx: BenchContext, gpuplane: Proc, tar
     const ratio = median(ours.map((l, i) => l.rps / base[i].rps));
     const label = `${target.method} ${target.path}`;
     return [
-      { name: `${label}: gpuplane`, value: Math.round(rps), unit: 'req/s' },
+      { name: `${label}: gpuplane`, value: Math.round(rps), unit: 'req/s', ...(goals.minRps === undefined ? {} : { target: { op: '>=' as const, value: goals.minRps } }) },
       { name: `${label}: bare Fastify baseline`, value: Math.round(baseRps), unit: 'req/s' },
       {
         name: `${label}: ratio to baseline`,
@@ -241,6 +248,9 @@ export async function compareWithBaseline(ctx: BenchContext, gpuplane: Proc, tar
         ...(minRatio === undefined ? {} : { target: { op: '>=' as const, value: minRatio } }),
       },
       { name: `${label}: gpuplane latency p50 / p99`, value: median(ours.map((l) => l.p50Ms)), unit: `ms / ${median(ours.map((l) => l.p99Ms))} ms` },
+      ...(goals.maxP99Ms === undefined
+        ? []
+        : [{ name: `${label}: gpuplane latency p99, ${ctx.connections} connections`, value: median(ours.map((l) => l.p99Ms)), unit: 'ms', target: { op: '<=' as const, value: goals.maxP99Ms } }]),
       { name: `${label}: server CPU per request, gpuplane`, value: us(median(ours.map((l) => l.cpuMsPerRequest))), unit: 'µs' },
       { name: `${label}: server CPU per request, baseline`, value: us(median(base.map((l) => l.cpuMsPerRequest))), unit: 'µs' },
     ];
@@ -254,5 +264,6 @@ export { median };
 /** A temporary folder for one run. */
 export function makeTmpDir(): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'gpuplane-bench-'));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  // GPUPLANE_BENCH_KEEP=1 keeps it (the measured servers' logs) for a look afterwards.
+  return { dir, remove: () => (process.env.GPUPLANE_BENCH_KEEP ? process.stderr.write(`bench: kept ${dir}\n`) : rmSync(dir, { recursive: true, force: true })) };
 }

@@ -13,23 +13,25 @@ import { openDatabase } from '../src/database.js';
 import { fleetServiceFactory } from '../src/fleet/fleet-service.js';
 import { bundleSizes } from '../src/fleet/fleet-offers.js';
 import { compareWithBaseline, defineBench, load, makeTmpDir, median, startBaseline, startGpuplane, type BenchContext, type Figure } from './lib.js';
+import { SEARCH_BODY } from './mixed.js';
 
 /** Machines that give about 100,000 offers (2.4 bundles per machine on average). */
 const MACHINES = 41_500;
 const SEED = 1;
 const P50_TARGET_MS = 5;
 const P99_TARGET_MS = 20;
-const RSS_TARGET_MB = 500;
+/** Issue 16: with 32 connections (wrk -t1 -c32), at least 3,000 searches a second, p99 at most 25 ms. */
+const RPS_TARGET = 3000;
+const LOADED_P99_TARGET_MS = 25;
+/**
+ * Issue 16: the index is ready before the server reports ready, so the first search costs what a search costs:
+ * judged against the loaded p99 bound.
+ */
+const FIRST_SEARCH_TARGET_MS = LOADED_P99_TARGET_MS;
+const RSS_TARGET_MB = 300;
 
-const BODY = {
-  gpu_ram: { gte: 16000 },
-  reliability2: { gte: '0.95' },
-  verified: { eq: true },
-  dph_total: { lte: '2.5' },
-  order: [['dlperf_per_dphtotal', 'desc']],
-  type: 'on-demand',
-  limit: 64,
-};
+/** The search measured: 4 filters, an order and a limit of 64 (issue 16), the one the mixed load runs too. */
+const BODY = SEARCH_BODY;
 
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024);
 
@@ -54,9 +56,10 @@ const bench = defineBench({
       const first = await fetch(`${gp.url}${target.path}`, { method: 'POST', headers: { ...target.headers, 'content-type': 'application/json' }, body: JSON.stringify(BODY) });
       const reply = await first.json();
       if (first.status !== 200) throw new Error(`search answered ${first.status}: ${JSON.stringify(reply)}`);
-      ctx.log(`  first search (loads the offer index) ${Math.round(performance.now() - t1)} ms, ${reply.offers.length} offers returned`);
+      const firstMs = Math.round((performance.now() - t1) * 10) / 10;
+      ctx.log(`  first search after start ${firstMs} ms, ${reply.offers.length} offers returned`);
 
-      const figures = await compareWithBaseline(ctx, gp, target);
+      const figures = await compareWithBaseline(ctx, gp, target, undefined, { minRps: RPS_TARGET, maxP99Ms: LOADED_P99_TARGET_MS });
       // One connection: the latency of a search by itself.
       const baseline = await startBaseline(ctx, { method: 'POST', path: target.path, reply });
       let single: { ours: number[]; ours99: number[]; base: number[]; base99: number[] } = { ours: [], ours99: [], base: [], base99: [] };
@@ -71,6 +74,7 @@ const bench = defineBench({
       }
       const rss = rssMb(gp.child.pid!);
       return [
+        { name: 'first search after start (server reported ready)', value: firstMs, unit: 'ms', target: { op: '<=', value: FIRST_SEARCH_TARGET_MS } },
         ...figures,
         { name: 'search latency p50 (1 connection)', value: median(single.ours), unit: 'ms', target: { op: '<=', value: P50_TARGET_MS } },
         { name: 'search latency p99 (1 connection)', value: median(single.ours99), unit: 'ms', target: { op: '<=', value: P99_TARGET_MS } },
@@ -95,7 +99,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   try {
     const figures = await bench.run({
       durationS: arg('duration', 3),
-      connections: arg('connections', 10),
+      connections: arg('connections', 32),
       rounds: arg('rounds', 2),
       tmpDir: tmp.dir,
       log: (line) => process.stdout.write(`${line}\n`),

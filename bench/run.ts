@@ -1,6 +1,6 @@
 /**
  * `npm run bench` runs every `bench/<name>.bench.ts` in turn; `npm run bench -- users startup` runs those named.
- * Options: `--duration S` (seconds of load per measurement, default 3), `--connections N` (default 10),
+ * Options: `--duration S` (seconds of load per measurement, default 3), `--connections N` (default 32; wrk -t1),
  * `--rounds N` (alternating baseline/gpuplane rounds, default 3). Each module default-exports `defineBench({...})`
  * from ./lib.ts and returns its figures; this prints them, with the target each is judged against.
  */
@@ -15,7 +15,7 @@ const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
   options: {
     duration: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '3' },
   },
   allowPositionals: true,

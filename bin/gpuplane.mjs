@@ -9,5 +9,7 @@ if (!existsSync(fileURLToPath(built))) {
   process.stderr.write('gpuplane: dist/gpuplane.mjs is missing: run `npm run build` (or `npm ci`) first\n');
   process.exit(1);
 }
+// The web console the build wrote beside the server (dist/console), unless the operator points elsewhere.
+process.env.GPUPLANE_CONSOLE_DIR ||= fileURLToPath(new URL('../dist/console', import.meta.url));
 if (process.env.GPUPLANE_SOURCE_MAPS === '1') process.setSourceMapsEnabled(true);
 await import(built.href);

@@ -54,3 +54,8 @@ try {
 } finally {
   rmSync(tmpDir, { recursive: true, force: true });
 }
+
+// The web console (console/, issue 15): a Vite build into dist/console, which the server serves at `/`
+// (src/webconsole/). Its own tsconfig is checked by `npm test` (scripts/test.mjs); this only bundles.
+const { build: viteBuild } = await import('vite');
+await viteBuild({ configFile: join(root, 'console', 'vite.config.ts'), logLevel: 'warn' });

@@ -8,9 +8,11 @@
 // Three test files run at once (GPUPLANE_TEST_CONCURRENCY): the tests wait on processes, Docker and timers often
 // enough that a third keeps both cores busy.
 // Without GPUPLANE_TEST_POSTGRES_URL the PostgreSQL half of the suite does not run: a notice says so, first and last.
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+// Then the web console's browser tests (console/e2e/*.spec.ts, Playwright with Debian's chromium; console/README.md),
+// filtered the same way; they need no PostgreSQL (each starts its own server process).
+import { mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
 import { buildTests, outDir, root } from './build-tests.mjs';
 
 function find(dir) {
@@ -32,16 +34,39 @@ const filters = args.filter((a) => !a.startsWith('-'));
 const flags = args.filter((a) => a.startsWith('-'));
 let files = find(join(root, 'test')).map((f) => f.slice(root.length + 1)).sort();
 if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x)));
+let specs = readdirSync(join(root, 'console', 'e2e')).filter((f) => f.endsWith('.spec.ts')).map((f) => `console/e2e/${f}`).sort();
+if (filters.length) specs = specs.filter((f) => filters.some((x) => f.includes(x)));
 
 if (withoutPg) notice(PG_NOTICE.replace('ran', 'run'));
 const built = spawnSync(process.execPath, [join(import.meta.dirname, 'build.mjs')], { stdio: 'inherit' });
 if (built.status !== 0) process.exit(built.status ?? 1);
 await buildTests();
 const compiled = files.map((f) => join(outDir, f.replace(/\.ts$/, '.js')));
-const result = spawnSync(
+if (compiled.length === 0 && specs.length === 0) {
+  process.stderr.write(`no test file matches ${filters.join(' ')}\n`);
+  process.exit(1);
+}
+// The browser tests run beside the node tests: they mostly wait (on the browser, the server, the virtual clock), so
+// both cores stay busy and the suite's wall time grows by little. Playwright's own runner (its fixtures and
+// web-first assertions), one worker; its output goes to a file, printed when the node tests are done.
+const browserLog = join(root, '.test-output', 'console', 'playwright.log');
+mkdirSync(dirname(browserLog), { recursive: true });
+const browser = specs.length === 0 ? Promise.resolve(0) : new Promise((resolve) => {
+  const out = openSync(browserLog, 'w');
+  spawn(
+    process.execPath,
+    [join(root, 'node_modules', '@playwright', 'test', 'cli.js'), 'test', '--config', join(root, 'console', 'playwright.config.ts'), ...specs.map((f) => join(root, f))],
+    { stdio: ['ignore', out, out], cwd: join(root, 'console'), env: { ...process.env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', FORCE_COLOR: '0' } },
+  ).on('close', (code) => resolve(code ?? 1));
+});
+// (With no file matched, `node --test` would look for tests by itself: it is not run then.) The timeout catches a
+// hung file: 240 s, as the longest files (a month of virtual time on PostgreSQL) take over a minute on a loaded machine.
+const result = compiled.length === 0 ? { status: 0 } : spawnSync(
   process.execPath,
-  ['--enable-source-maps', '--test', '--test-concurrency=' + (process.env.GPUPLANE_TEST_CONCURRENCY ?? '3'), '--test-timeout=120000', ...flags, ...compiled],
+  ['--enable-source-maps', '--test', '--test-concurrency=' + (process.env.GPUPLANE_TEST_CONCURRENCY ?? '3'), '--test-timeout=240000', ...flags, ...compiled],
   { stdio: 'inherit', env: { ...process.env, GPUPLANE_LOG_LEVEL: process.env.GPUPLANE_LOG_LEVEL ?? 'silent' } },
 );
+const browserStatus = await browser;
+if (specs.length) process.stdout.write(`\n== web console browser tests (Playwright, ${specs.length} files)\n${readFileSync(browserLog, 'utf8')}`);
 if (withoutPg) notice(PG_NOTICE);
-process.exit(result.status ?? 1);
+process.exit((result.status ?? 1) || browserStatus);

@@ -22,6 +22,7 @@ function check(name, cmd, args) {
 
 const checks = Promise.all([
   check('type check (tsc --noEmit)', bin('tsc'), ['--noEmit']),
+  check('console type check (tsc -p console)', bin('tsc'), ['--noEmit', '-p', join('console', 'tsconfig.json')]),
   check('dependency rules (depcruise)', bin('depcruise'), ['src', '--config', '.dependency-cruiser.cjs']),
 ]);
 const tests = await new Promise((resolve) => {

@@ -10,6 +10,8 @@ import { createServices, type AppDeps, type Services } from './services.js';
 import { registerRoutes } from './routes.js';
 import { Metrics } from './ops/ops-metrics.js';
 import { installAudit, ipRecorder } from './audit/audit-hook.js';
+import { loadConsoleFiles } from './webconsole/console-files.js';
+import { consoleFallback, consoleRoutes } from './webconsole/console-routes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -62,6 +64,9 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
     frameworkErrors,
     clientErrorHandler,
     return503OnClosing: false,
+    // Behind a TLS-terminating proxy (GPUPLANE_TRUST_PROXY): request.protocol follows X-Forwarded-Proto, which decides
+    // the session cookie's Secure attribute (login-routes.ts). Off, a client cannot claim https by a header.
+    trustProxy: deps.config.trustProxy,
     bodyLimit: 1024 * 1024,
     // allowUnionTypes: a union of JSON types (`["number", "string"]`) is meant, not a mistake to warn about.
     // coerceTypes off: platform/validation.ts coerces strictly before Ajv runs (Ajv's own turned `true` into 1).
@@ -99,18 +104,23 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   // First of the onRequest hooks: while closing, nothing else runs.
   installClosingReply(app);
   installJsonParser(app);
-  installErrorHandling(app);
+  // The web console's files (issue 15), when built; its pages answer what no route matched.
+  const consoleFiles = loadConsoleFiles(deps.config.consoleDir);
+  installErrorHandling(app, consoleFallback(consoleFiles));
   installExactJsonContentType(app);
   if (isVirtual(deps.clock)) {
     // A virtual clock lives in the database: another process sharing it may have advanced it since.
-    app.addHook('onRequest', async (request) => {
-      if (request.routeOptions.config.noVirtualClock) return;
-      await scheduler.restoreVirtualNow();
+    // A callback hook: while the database is unchanged (SQLite) there is nothing to wait for, and no promise is made.
+    app.addHook('onRequest', (request, _reply, done) => {
+      const read = request.routeOptions.config.noVirtualClock ? undefined : scheduler.restoreVirtualNowIfChanged();
+      if (!read) return done();
+      read.then(() => done(), done);
     });
   }
   await installOpenApi(app, deps.config.publicUrl);
 
   await registerRoutes(typed(app), services, deps.config.mode);
+  await consoleRoutes(typed(app), { files: consoleFiles });
   // Scheduled jobs replay their requests through the routes, as any client's would be served.
   services.scheduledJobs.useTransport(async (r) => {
     const res = await app.inject({

@@ -58,6 +58,17 @@ export interface Config {
    * uploads answer 503 `service_unavailable` naming this variable.
    */
   blobStoreUrl: string | undefined;
+  /**
+   * The built web console (`npm run build` writes it to dist/console), served at `/`; unset or missing, `/` is the
+   * JSON 404 it was before. bin/gpuplane.mjs defaults it to the package's own dist/console.
+   */
+  consoleDir: string | undefined;
+  /**
+   * Behind a reverse proxy that terminates TLS: trust its `X-Forwarded-Proto` (and `X-Forwarded-For`), so the session
+   * cookie gets `Secure` when the browser came over https. Off, those headers are ignored (a client could forge them).
+   * @default false
+   */
+  trustProxy: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -152,6 +163,17 @@ export const SETTINGS = {
     env: 'GPUPLANE_BLOB_STORE_URL',
     flag: 'blob-store-url',
     help: 'S3-compatible bucket for serverless deployment tarballs, https://ACCESS_KEY:SECRET_KEY@host/bucket?region=R (default: none; deployment uploads are refused)',
+  },
+  consoleDir: {
+    env: 'GPUPLANE_CONSOLE_DIR',
+    flag: 'console-dir',
+    help: 'folder of the built web console served at / (default: the package\'s dist/console)',
+  },
+  trustProxy: {
+    env: 'GPUPLANE_TRUST_PROXY',
+    flag: 'trust-proxy',
+    default: 'false',
+    help: 'true behind a TLS-terminating reverse proxy: X-Forwarded-Proto decides whether cookies are Secure',
   },
 } satisfies Record<keyof Config, Setting>;
 
@@ -295,5 +317,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     agentOfflineAfter: int('agentOfflineAfter', 3, 86_400),
     hostServiceFee: fraction('hostServiceFee'),
     blobStoreUrl,
+    consoleDir: get('consoleDir'),
+    trustProxy: oneOf('trustProxy', ['true', 'false'] as const) === 'true',
   };
 }

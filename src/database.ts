@@ -11,9 +11,12 @@ import { billingMigration } from './billing/billing-migration.js';
 import { volumesMigration } from './volumes/volumes-migration.js';
 import { serverlessMigration } from './serverless/serverless-migration.js';
 import { fleetHeartbeatMigration } from './fleet/fleet-heartbeat-migration.js';
+import { fleetVersionMigration } from './fleet/fleet-version-migration.js';
 import { billingRatesMigration } from './billing/billing-rates-migration.js';
 import { fleetHostUserMigration } from './fleet/fleet-host-user-migration.js';
 import { agentMigration } from './hosts/agent-migration.js';
+import { agentNotifyMigration } from './hosts/agent-notify-migration.js';
+import { hostingDefjobRunsMigration } from './hosting/hosting-defjob-migration.js';
 import { hostingMigration } from './hosting/hosting-migration.js';
 import { envVarsMigration } from './env-vars/env-vars-migration.js';
 import { billingPaymentsMigration } from './billing/billing-payments-migration.js';
@@ -92,6 +95,9 @@ export const MIGRATIONS: MigrationList = {
     ['0024_subaccounts', subaccountsMigration],
     ['0025_serverless_sdk', serverlessSdkMigration],
     ['0026_serverless_endpoint_state', serverlessStateMigration],
+    ['0028_fleet_version_at_commit', fleetVersionMigration],
+    ['0030_agent_desired_notify', agentNotifyMigration],
+    ['0031_hosting_defjob_runs', hostingDefjobRunsMigration],
   ],
   lastUnordered: '0012_billing_rates',
 };

@@ -111,11 +111,11 @@ export function createServices(deps: ServiceDeps) {
         sms: config.smsUrl && config.smsAccount && config.smsToken ? { baseUrl: config.smsUrl, account: config.smsAccount, token: config.smsToken } : undefined,
       });
   const { tfa, tfaAuth, tfaStore, verifier } = createTfa({
-    db, clock, random, secretBox, messenger, resolve: auth.resolve, users: usersDb,
+    db, dialect: store.dialect, clock, random, secretBox, messenger, resolve: auth.resolve, users: usersDb,
     storeUnavailable: emulatorMode ? () => faults.take(STORE_UNAVAILABLE_FAULT) : async () => false,
     challengeStoreFails: emulatorMode ? () => faults.take(CHALLENGE_STORE_FAULT) : async () => false,
   });
-  const sessions = sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl: config.publicUrl });
+  const sessions = sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl: config.publicUrl, memberships: (u) => teamsDb.membershipsOf(u) });
   const login = loginServiceFactory({ users: usersDb, usersService: users, store: loginStore(db, tfaStore), tfaStore, verifier, sessions, messenger, clock, random });
   // Subaccounts: accounts made by another account, which sees and funds them; host-only ones may not rent.
   const subaccounts = subaccountsServiceFactory({
@@ -273,6 +273,8 @@ export function createServices(deps: ServiceDeps) {
     // The fleet is created (and, in emulator mode, seeded) once per database; see fleet-service ensureSeeded.
     onStart: (async () => {
       await fleet.ensureSeeded();
+      // The offer index is loaded before the server listens: no search pays for it.
+      await offers.warm();
     }) as undefined | (() => Promise<void>),
   };
 }

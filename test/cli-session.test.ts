@@ -131,3 +131,27 @@ describe('start instances, stop instances', () => {
     assert.equal((await cli(['start', 'instances'], OFFLINE)).code, 2);
   });
 });
+
+describe('show sessions, delete session', () => {
+  test('lists the login sessions with the one in use marked; ends another; an unknown id is a 404 in the API\'s words', async () => {
+    const addr = email('sessions');
+    const { api_key: key } = await sdk().emulator.createUser({ email: addr, password: 'correct horse battery' });
+    const a = await sdk(key).auth.login({ username: addr, password: 'correct horse battery', client: 'cli' });
+    const b = await sdk(key).auth.login({ username: addr, password: 'correct horse battery', client: 'cli' });
+    const sessionKey = (r: typeof a) => ('session_key' in r ? r.session_key! : '');
+    const list = await cli(['show', 'sessions'], { GPUPLANE_API_KEY: sessionKey(a) });
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /In use/);
+    const raw = JSON.parse((await cli(['show', 'sessions', '--raw'], { GPUPLANE_API_KEY: sessionKey(a) })).stdout);
+    assert.equal(raw.length, 2);
+    assert.equal(raw.filter((s: { current: boolean }) => s.current).length, 1);
+    const other = raw.find((s: { current: boolean }) => !s.current);
+    const del = await cli(['delete', 'session', String(other.id)], { GPUPLANE_API_KEY: sessionKey(a) });
+    assert.equal(del.code, 0, del.stderr);
+    assert.match(del.stdout, new RegExp(`session ${other.id} ended`));
+    await assert.rejects(sdk(sessionKey(b)).account.currentUser(), /invalid or revoked/);
+    const again = await cli(['delete', 'session', String(other.id)], { GPUPLANE_API_KEY: sessionKey(a) });
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /not found/);
+  });
+});

@@ -68,6 +68,8 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   smsToken: ['tok_456', { smsToken: 'tok_456' }],
   agentOfflineAfter: ['45', { agentOfflineAfter: 45 }],
   hostServiceFee: ['0.25', { hostServiceFee: 0.25 }],
+  consoleDir: ['/srv/gpuplane/console', { consoleDir: '/srv/gpuplane/console' }],
+  trustProxy: ['true', { trustProxy: true }],
   blobStoreUrl: ['https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1', { blobStoreUrl: 'https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1' }],
 };
 
@@ -116,6 +118,7 @@ const BAD: [keyof Config, string, Record<string, string>?][] = [
   ['hostServiceFee', '1.5'],
   ['hostServiceFee', '-0.1'],
   ['hostServiceFee', 'ten percent'],
+  ['trustProxy', 'yes'],
   ['port', 'http'],
   ['port', '65536'],
   ['port', '-1'],

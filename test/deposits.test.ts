@@ -3,33 +3,12 @@
 // is spent, destroying the instance refunds the rest; every amount to the micro-dollar, on both databases.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDialect, type TestApp } from './helpers/harness.js';
+import { forEachDialect } from './helpers/harness.js';
+import { balance, deposit, disc, instanceCharges, micro, prepay } from './deposits-fixtures.js';
 import { addMachine, offerFor, rentOk, statusOf, untilRunning } from './instances-fixtures.js';
 import { cumulativeMicro } from '../src/billing/billing-accrual.js';
 import { HOURS_PER_MONTH } from '../src/platform/money.js';
 import { exhaustionSecond } from '../src/billing/billing-deposits.js';
-
-const micro = (dollars: number) => Math.round(dollars * 1e6);
-const disc = (rate: number, ppm: number) => Math.floor((rate * (1e6 - ppm)) / 1e6);
-
-async function balance(app: TestApp, key: string): Promise<number> {
-  const me = await app.request('GET', '/api/v0/users/current', { key });
-  assert.equal(me.status, 200, me.raw);
-  return micro(me.body.credit);
-}
-
-async function instanceCharges(app: TestApp, key: string, id: number): Promise<Record<string, number>> {
-  const day = { gte: 0, lte: Math.floor(app.clock.now()) + 86_400 };
-  const res = await app.request('GET', '/api/v0/charges/', { key, query: { select_filters: JSON.stringify({ day }) } });
-  assert.equal(res.status, 200, res.raw);
-  const entry = res.body.results.find((r: any) => r.source === `instance-${id}`);
-  return Object.fromEntries(entry.items.map((i: any) => [i.type, micro(i.amount)]));
-}
-
-const prepay = (app: TestApp, id: number, amount: unknown, key: string) =>
-  app.request('PUT', `/api/v0/instances/prepay/${id}/`, { key, body: { amount } });
-const deposit = (app: TestApp, id: number, key: string) =>
-  app.request('GET', `/api/v0/instances/balance/${id}/`, { key, query: { owner: 'me' } });
 
 forEachDialect('prepaid instances', (app) => {
   test('a prepay moves credit into the deposit; its charges draw from it at the discount; destroy refunds the rest', async () => {
@@ -113,27 +92,6 @@ forEachDialect('prepaid instances', (app) => {
     const credit = await balance(app(), key);
     assert.equal((await app().request('DELETE', `/api/v0/instances/${id}/`, { key })).status, 200);
     assert.equal(await balance(app(), key), credit);
-  });
-
-  test('a discounted deposit runs out after its months and the list rates return', async () => {
-    const { api_key: key } = await app().createUser({ credit: 10 });
-    // $0.001/GPU/hour, no disk: a month at list rates is $0.73.
-    const m = await addMachine(app(), { num_gpus: 1, price_gpu: 0.001, price_disk: 0 });
-    const { id } = await rentOk(app(), offerFor(m, 1), { disk: 10 }, key);
-    const run = await untilRunning(app(), id, key);
-    await app().advance(1);
-    const paidAt = Math.floor(app().clock.now());
-    const res = await prepay(app(), id, 0.73, key);
-    assert.equal(res.status, 200, res.raw);
-    assert.equal(res.body.discount_rate, 0.2);
-    // 800 micro-dollars an hour: 730,000 last until the first second at which floor(800 × s / 3600) reaches them.
-    const spentAt = paidAt + Math.ceil((730_000 * 3600) / 800);
-    await app().advance(spentAt - app().clock.now() + 3600);
-    const now = Math.floor(app().clock.now());
-    const charged = cumulativeMicro(1000, paidAt - run) + cumulativeMicro(800, spentAt - paidAt) + cumulativeMicro(1000, now - spentAt);
-    assert.deepEqual(await instanceCharges(app(), key, id), { gpu: charged, disk: 0 });
-    assert.equal(await balance(app(), key), 10e6 - cumulativeMicro(1000, paidAt - run) - 730_000 - cumulativeMicro(1000, now - spentAt));
-    assert.equal((await statusOf(app(), id, key)).actual_status, 'running');
   });
 
   test('two prepays at once never overdraw: the balance covers one, the other is 402', async () => {

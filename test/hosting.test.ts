@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
-import { offerFor, rent, rentOk, statusOf } from './instances-fixtures.js';
+import { BOOT_MAX_S, offerFor, rent, rentOk, statusOf } from './instances-fixtures.js';
+import { DEFJOB_CHECK_S } from '../src/hosting/hosting-defjob.js';
 import { hostMachine, listBody, newHost, selfTestSearch } from './hosting-fixtures.js';
 import { HOURS_PER_MONTH } from '../src/platform/money.js';
 
@@ -231,6 +232,69 @@ forEachDialect('hosting', (app) => {
     const badIds = await app().request('GET', '/api/v0/machines/maintenances?machine_ids=[1,', { key: host.key });
     assert.equal(badIds.status, 400);
     assert.match(badIds.body.msg, /machine_ids/);
+  });
+
+  test('a default job runs as the host\'s bid instance on idle GPUs, gives way to a renter, comes back when they leave, and ends with remove', async () => {
+    const host = await newHost(app(), 20);
+    const renter = await newHost(app(), 50);
+    const m = await hostMachine(app(), host.id, { num_gpus: 2, price_gpu: 0.5, min_bid: 0.2 });
+    const set = await app().request('PUT', '/api/v0/machines/create_bids/', {
+      key: host.key,
+      body: { machine: m.machine_id, price_gpu: 0.3, price_inetu: null, price_inetd: null, image: 'me/idle:latest', args: ['--threads', '2'] },
+    });
+    assert.equal(set.status, 200, set.raw);
+    const id = Number(/running as instance (\d+)/.exec(set.body.msg)?.[1]);
+    assert.ok(id > 0, set.body.msg);
+    const job = await statusOf(app(), id, host.key);
+    assert.equal(job.machine_id, m.machine_id);
+    assert.equal(job.num_gpus, 2);
+    assert.equal(job.is_bid, true);
+    assert.equal(job.label, 'default job');
+    assert.equal(job.image_uuid, 'me/idle:latest');
+    // The bid is the default job's price per GPU, for the whole machine: $0.6/hour.
+    assert.equal(job.dph_total > 0.59 && job.dph_total < 0.7, true, String(job.dph_total));
+    await app().advance(BOOT_MAX_S);
+    assert.equal((await statusOf(app(), id, host.key)).actual_status, 'running');
+
+    // A renter's bid under the default job's does not displace it; an on-demand rental does.
+    const low = await rent(app(), offerFor(m, 1), { price: 0.25 }, renter.key);
+    assert.notEqual(low.status, 200, low.raw);
+    const rented = await rentOk(app(), offerFor(m, 1), {}, renter.key);
+    const displaced = await statusOf(app(), id, host.key);
+    assert.equal(displaced.actual_status, 'stopped');
+    assert.equal(displaced.intended_status, 'running');
+    assert.match(displaced.status_msg, /outbid/);
+
+    // The renter leaves: the default job takes its GPUs back by itself.
+    assert.equal((await app().request('DELETE', `/api/v0/instances/${rented.id}/`, { key: renter.key, body: {} })).status, 200);
+    await app().advance(BOOT_MAX_S);
+    assert.equal((await statusOf(app(), id, host.key)).actual_status, 'running');
+
+    // The host's own job does not keep the machine from being deleted by "clients"; remove ends it.
+    const removed = await app().request('DELETE', `/api/v0/machines/${m.machine_id}/defjob/`, { key: host.key, body: {} });
+    assert.equal(removed.status, 200, removed.raw);
+    const row = await app().store.db.selectFrom('instances').select('destroyed_at').where('id', '=', id).executeTakeFirstOrThrow();
+    assert.notEqual(row.destroyed_at, null);
+  });
+
+  test('a default job that cannot be placed says why and starts once it can (checked every minute)', async () => {
+    const host = await newHost(app(), 20);
+    const m = await hostMachine(app(), host.id, { listed: false, num_gpus: 1, price_gpu: 0.5, min_bid: 0.2 });
+    const set = await app().request('PUT', '/api/v0/machines/create_bids/', {
+      key: host.key, body: { machine: m.machine_id, price_gpu: 0.3, price_inetu: null, price_inetd: null, image: 'me/idle:latest', args: null },
+    });
+    assert.equal(set.status, 200, set.raw);
+    assert.match(set.body.msg, /not running: .*tried again every minute/);
+    const listed = await app().request('PUT', '/api/v0/machines/create_asks/', { key: host.key, body: listBody(m.machine_id, { price_gpu: 0.5 }) });
+    assert.equal(listed.status, 200, listed.raw);
+    await app().advance(DEFJOB_CHECK_S);
+    const rows = await app().store.db.selectFrom('instances').select(['id', 'label', 'user_id']).where('machine_id', '=', m.machine_id).where('destroyed_at', 'is', null).execute();
+    assert.deepEqual(rows.map((r) => [r.label, r.user_id]), [['default job', host.id]]);
+    // Deleting the machine takes its default job with it.
+    const deleted = await app().request('POST', `/api/v0/machines/${m.machine_id}/force_delete/`, { key: host.key, body: {} });
+    assert.equal(deleted.status, 200, deleted.raw);
+    const after = await app().store.db.selectFrom('instances').select('destroyed_at').where('id', '=', rows[0].id).executeTakeFirstOrThrow();
+    assert.notEqual(after.destroyed_at, null);
   });
 
   test('default jobs, cleanup, reports, defrag', async () => {

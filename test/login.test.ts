@@ -76,14 +76,15 @@ forEachDialect('login and sessions', (app) => {
     assert.equal(res.body.session_key, undefined);
     const raw = String(res.headers['set-cookie']);
     assert.match(raw, /HttpOnly/);
-    assert.match(raw, /SameSite=Lax/);
+    assert.match(raw, /SameSite=Strict/);
+    assert.doesNotMatch(raw, /Secure/, 'served over http: no Secure');
     const cookie = cookieOf(res);
     const me = await app().request('GET', '/api/v0/users/current/', { key: null, headers: { cookie } });
     assert.equal(me.status, 200, me.raw);
     assert.equal(me.body.email, addr);
     const status = await app().request('GET', '/api/v0/tfa/status/', { key: null, headers: { cookie } });
     assert.equal(status.status, 200);
-    const out = await app().request('POST', '/api/v0/auth/logout/', { key: null, headers: { cookie } });
+    const out = await app().request('POST', '/api/v0/auth/logout/', { key: null, headers: { cookie, 'x-gpuplane-csrf': '1' } });
     assert.equal(out.status, 200);
     assert.match(String(out.headers['set-cookie']), /Max-Age=0/);
     assert.equal((await app().request('GET', '/api/v0/users/current/', { key: null, headers: { cookie } })).status, 401);

@@ -128,6 +128,43 @@ forEachDialect(
       assert.equal((await agrees(app(), { gpu_name: { eq: 'H200' }, rentable: { eq: false }, limit: 1000 })).length, 8, 'two listings ended');
       await check();
     });
+
+    test('small limits walk a kept order (offer-order.ts): ties, offers changed since it was built, new machines', async () => {
+      const fleet = app().services.fleet;
+      const db = app().store.db;
+      // Stored columns and computed fields that do not read the time (kept in order), ties on the first key decided by
+      // the next (num_gpus, then price or machine), one that reads the time (duration: never kept), with and without
+      // filters.
+      const orders = [['dlperf', 'desc'], ['dph_total', 'asc'], ['score', 'desc'], ['dlperf_per_dphtotal', 'desc'], ['num_gpus', 'asc'], ['verified', 'desc'], ['duration', 'asc']];
+      const second: Record<string, string[]> = { num_gpus: ['dph_total', 'desc'], verified: ['dlperf', 'asc'], dph_total: ['machine_id', 'desc'] };
+      const filters = [{}, { verified: { eq: true }, dph_total: { lte: 3 } }, { num_gpus: { gte: 4 }, reliability2: { gte: 0.9 } }];
+      const check = async () => {
+        for (const order of orders) {
+          for (const f of filters) {
+            const then = second[order[0]];
+            for (const limit of [1, 5, 30]) await agrees(app(), { ...f, order: then ? [order, then] : [order], type: 'on-demand', limit });
+          }
+        }
+      };
+      await check();
+      // The best offers on each key rented, then released: stale slots, passing and not.
+      const rented: number[] = [];
+      for (const [field, dir] of orders.slice(0, 3)) {
+        const [best] = await agrees(app(), { rentable: { eq: true }, order: [[field, dir]], limit: 1 });
+        const instanceId = 910_000 + rented.length;
+        await db.transaction().execute((tx) => fleet.allocate(tx, { offerId: best.id, instanceId, kind: 'ondemand' }));
+        rented.push(instanceId);
+      }
+      await check();
+      for (const id of rented) await db.transaction().execute((tx) => fleet.release(tx, id));
+      await check();
+      // A new machine, best on price: its offers exist only as changed slots until an order is rebuilt.
+      const res = await app().request('POST', '/_emu/machines', { body: { gpu_name: 'H200', num_gpus: 8, price_gpu: 0.001, duration: 86_400 } });
+      assert.equal(res.status, 200, res.raw);
+      const [cheapest] = await agrees(app(), { order: [['dph_total', 'asc']], type: 'on-demand', limit: 1 });
+      assert.equal(cheapest.machine_id, res.body.machine_id, 'the new machine is found by a kept order');
+      await check();
+    });
   },
   { config: { GPUPLANE_SIM_MACHINES: '120' } },
 );

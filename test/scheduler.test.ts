@@ -3,6 +3,9 @@
 // schedulers (processes) racing over one database.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { RealClock, VirtualClock } from '../src/platform/clock.js';
 import type { Store } from '../src/platform/db/connect.js';
@@ -208,3 +211,41 @@ describe('scheduler: several processes on one PostgreSQL', { skip: PG_URL ? fals
     }
   });
 });
+
+// The virtual clock is shared through the database by every process using it. Each request re-reads it
+// (restoreVirtualNow); on SQLite that read is skipped while the database is unchanged, which must never hide another
+// process's advance.
+for (const dialect of DIALECTS) {
+  test(`[${dialect}] a virtual clock advanced by another process is seen by this one's next restore, every time`, async () => {
+    const schema = dialect === 'postgres' ? uniqueSchema() : undefined;
+    const dir = mkdtempSync(join(tmpdir(), 'gpuplane-clock-'));
+    const url = dialect === 'postgres' ? PG_URL! : `sqlite:${join(dir, 'clock.db')}`;
+    const a = await openDatabase(url, { pgSchema: schema, pgPoolSize: 2 });
+    const b = await openDatabase(url, { pgSchema: schema, pgPoolSize: 2 });
+    try {
+      const clockA = new VirtualClock(T0);
+      const clockB = new VirtualClock(T0);
+      const sa = new Scheduler(a, clockA, silent);
+      const sb = new Scheduler(b, clockB, silent);
+      await sa.saveVirtualNow();
+      for (let k = 1; k <= 5; k++) {
+        // Restores with nothing changed in between (the cached case), then an advance by the other process.
+        await sb.restoreVirtualNow();
+        await sb.restoreVirtualNow();
+        assert.equal(clockB.now(), T0 + 10 * (k - 1));
+        await sa.advance(10);
+        await sb.restoreVirtualNow();
+        assert.equal(clockB.now(), T0 + 10 * k, `advance ${k} seen`);
+        // This process writing something else in between changes nothing about what it reads.
+        await b.db.insertInto('kv').values({ key: `other-${k}`, value: 'x' }).execute();
+        await sb.restoreVirtualNow();
+        assert.equal(clockB.now(), T0 + 10 * k);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+      rmSync(dir, { recursive: true, force: true });
+      if (schema) await dropSchema(schema);
+    }
+  });
+}

@@ -80,6 +80,34 @@ forEachDialect('tfa sms', (app) => {
     }
   });
 
+  test('concurrent sends: the per-number limit holds (the send is reserved atomically, not counted then recorded)', async () => {
+    // Eight accounts share one number (per-account limits and the recent-code check do not apply across them); they
+    // ask for a code at the same moment. The number's limit is 5 an hour: exactly 5 codes go out.
+    const phone = newPhone();
+    const keys: string[] = [];
+    for (let i = 0; i < 8; i++) keys.push((await app().createUser({ phone_number: phone, legacy_tfa: true })).api_key);
+    const replies = await Promise.all(keys.map((key) => app().request('POST', '/api/v0/tfa/sms/', { key, body: {} })));
+    const sent = replies.filter((r) => r.status === 200).length;
+    const limited = replies.filter((r) => r.status === 429 && r.body.error === 'sms_rate_limited').length;
+    assert.equal(sent, 5, replies.map((r) => r.raw).join('\n'));
+    assert.equal(limited, 3);
+    assert.equal(await outboxCount(app(), phone, 'sms'), 5);
+  });
+
+  test('a failed send gives its reservation back: it does not count against the limit', async () => {
+    const { key, phone } = await legacyUser();
+    await fault({ fault: 'sms_error', count: 1 });
+    const failed = await app().request('POST', '/api/v0/tfa/sms/', { key, body: {} });
+    assert.notEqual(failed.status, 200, failed.raw);
+    for (let i = 0; i < 5; i++) {
+      const r = await app().request('POST', '/api/v0/tfa/sms/', { key, body: {} });
+      assert.equal(r.status, 200, `send ${i}: ${r.raw}`);
+      await app().advance(121);
+    }
+    const sixth = await app().request('POST', '/api/v0/tfa/sms/', { key, body: {} });
+    assert.equal(sixth.status, 429, sixth.raw);
+  });
+
   test('per-number limit: 5 codes an hour to one number; pre-authorization cap: 3 a day per new number', async () => {
     const { key, phone } = await legacyUser();
     for (let i = 0; i < 5; i++) {

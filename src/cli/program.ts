@@ -83,11 +83,11 @@ export function buildProgram(io: CliIO = processIO()): Command {
   };
   const groups: Groups = {
     set: verb('set', 'save client settings: api-key'),
-    show: verb('show', 'show: user, instances, instance, snapshots, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, connections, api-keys, charges, members, team-roles, volumes, endpoints, workergroups, deployments, deployment, deployment-versions, scheduled-jobs, subaccounts'),
+    show: verb('show', 'show: user, instances, instance, snapshots, ssh-keys, env-vars, invoices, audit-logs, ipaddrs, connections, api-keys, charges, members, team-roles, volumes, endpoints, workergroups, deployments, deployment, deployment-versions, scheduled-jobs, subaccounts, sessions'),
     search: verb('search', 'search offers, templates, volumes or invoices with a query'),
     create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account, scheduled-job, subaccount'),
     update: verb('update', 'change: instance, template, ssh-key, env-var, team-role, endpoint, workergroup, workers, scheduled-job'),
-    delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup, deployment, scheduled-job'),
+    delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup, deployment, scheduled-job, session'),
     emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, advance, create-user, outbox, fault, credit, add-machine, load, reset'),
   };
   registerAccount(program, groups);

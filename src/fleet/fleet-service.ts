@@ -208,7 +208,8 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     async release(tx, instanceId) {
       await fleet.lock(tx);
       const machines = await fleet.releaseAll(tx, [instanceId]);
-      if (machines.length) await fleet.bump(tx, machines);
+      // PostgreSQL: releaseAll marked them (before their GPUs, in the allocation's lock order).
+      if (machines.length && store.dialect === 'sqlite') await fleet.bump(tx, machines);
     },
 
     async setBid(tx, instanceId, bidPerGpuMicro) {
@@ -250,12 +251,14 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     async addMachine(input: NewMachineInput): Promise<{ machine_id: number; offer_ids: number[] }> {
       return store.db.transaction().execute(async (tx) => {
         await seedIfEmpty(tx, 0);
-        const version = await fleet.bump(tx, []);
+        const version = await fleet.insertVersion(tx);
         const m = machineFromInput(input, config.seed, version);
         // A machine of a user (a host is a user), optionally not listed yet, as after registration by the agent.
         const hostId = input.owner_user_id === undefined ? undefined : await fleet.hostOfUser(tx, input.owner_user_id, clock.now());
         const [id] = await fleet.insertMachines(tx, [m], { now: clock.now(), version, hostId });
         if (input.listed === false) await tx.updateTable('fleet_machines').set({ listed: 0 }).where('id', '=', id).execute();
+        // Stamped with its version at commit (PostgreSQL; SQLite took a new one above).
+        if (store.dialect === 'postgres') await fleet.bump(tx, [id]);
         const row = await fleet.machine(id, tx);
         return { machine_id: id, offer_ids: offersOf(toRecord(row!), await fleet.gpus(id, tx)).map((o) => o.id) };
       });
@@ -284,7 +287,7 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     async addAgentMachine(tx: Tx, userId: number, m: Omit<NewMachine, 'verification' | 'listed_for'>): Promise<number> {
       const hostId = await fleet.hostOfUser(tx, userId, clock.now());
       await fleet.lock(tx);
-      const version = await fleet.bump(tx, []);
+      const version = await fleet.insertVersion(tx);
       const id = await fleet.insertMachineOnHost(tx, hostId, { ...m, verification: 'unverified', listed_for: 0 }, { now: clock.now(), version });
       await fleet.bump(tx, [id]);
       return id;

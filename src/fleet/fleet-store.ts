@@ -62,6 +62,7 @@ export function fleetStore(db: Tx, dialect: DialectName) {
   const stampMachine = prepared(['id', 'version'], (q: { id: number; version: number }) =>
     db.updateTable('fleet_machines').set({ version: q.version }).where('id', '=', q.id),
   );
+  const markMachine = prepared(['id'], (q: { id: number }) => db.updateTable('fleet_machines').set({ version: sql`version` }).where('id', '=', q.id));
   const holdFree = prepared(['machine', 'gpu', 'instance', 'kind', 'bid'], (q: { machine: number; gpu: number; instance: number; kind: string; bid: number | null }) =>
     db
       .updateTable('fleet_gpus')
@@ -94,10 +95,30 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     },
 
     /**
-     * Bumps the fleet version and stamps the machines with it. Takes the state row's lock first (PostgreSQL), so
-     * fleet writers commit in version order and a cache that read version V has seen every change up to V.
+     * Marks machines as changed, so that every process's offer index reloads them. SQLite: bumps the fleet version
+     * and stamps the machines with it (one writer at a time, so versions follow commit order). PostgreSQL: only marks
+     * them (`SET version = version`); a deferred trigger bumps the version and stamps them as the transaction commits
+     * (fleet-version-migration.ts), so no fleet writer holds the state row's lock longer than its commit. With no
+     * machines (a machine about to be inserted) it bumps at once, under the state row's lock, on either database.
+     * Returns the version bumped to (PostgreSQL with machines: the version read now; the commit's is later).
      */
+    /**
+     * The version a machine about to be inserted is written with. On PostgreSQL the current one, read without taking
+     * the state row's lock (holding it for the rest of the transaction, while commit-time stamps of other writers wait
+     * for it, deadlocked concurrent registrations): the caller marks the new machine with `bump`, and its commit stamps
+     * it. On SQLite a new version, as before.
+     */
+    async insertVersion(tx: Tx): Promise<number> {
+      if (dialect === 'postgres') return (await this.state(tx))?.version ?? 0;
+      return this.bump(tx, []);
+    },
+
     async bump(tx: Tx, machineIds: number[]): Promise<number> {
+      if (dialect === 'postgres' && machineIds.length) {
+        if (machineIds.length === 1) await markMachine(tx, { id: machineIds[0] });
+        else await tx.updateTable('fleet_machines').set({ version: sql`version` }).where('id', 'in', machineIds).execute();
+        return (await this.state(tx))?.version ?? 0;
+      }
       const r = (await bumpVersion(tx, {})).rows[0];
       if (!r) throw new Error('fleet state row missing');
       const version = Number(r.version);
@@ -107,12 +128,12 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     },
 
     /**
-     * Takes the fleet's write lock before any machine row is touched (one lock order, no deadlock): the state row on
-     * PostgreSQL, by bumping the version. SQLite runs one write transaction at a time, which is the lock already.
+     * Where a fleet write starts. It took the state row's lock for the whole transaction on PostgreSQL, a global
+     * order that also serialized every rent and destroy; versions now follow commit order without it (`bump`), and
+     * the paths that lock machine and instance rows in different orders rerun on a deadlock (instances-batch.ts
+     * `transact`). SQLite runs one write transaction at a time, which is the lock already.
      */
-    async lock(tx: Tx): Promise<void> {
-      if (dialect === 'postgres') await this.bump(tx, []);
-    },
+    async lock(_tx: Tx): Promise<void> {},
 
     async machine(id: number, tx: Tx = db, lock = false): Promise<MachineRow | undefined> {
       const q = lock && dialect === 'postgres' ? lockMachineById : machineById;
@@ -177,12 +198,16 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     },
 
     /** Frees every GPU of the instances; returns the machines touched. */
+    /** Frees the instances' GPUs; their machines. On PostgreSQL the machines are marked changed already (`bump`). */
     async releaseAll(tx: Tx, instanceIds: number[]): Promise<number[]> {
       if (!instanceIds.length) return [];
       const rows = await tx.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', 'in', instanceIds).execute();
       if (!rows.length) return [];
+      const machineIds = rows.map((r) => r.machine_id).sort((a, b) => a - b);
+      // PostgreSQL: the machine rows first, in id order, as an allocation takes them (machine, then its GPUs).
+      if (dialect === 'postgres') await this.bump(tx, machineIds);
       await tx.updateTable('fleet_gpus').set({ instance_id: null, hold_kind: null, bid_micro: null }).where('instance_id', 'in', instanceIds).execute();
-      return rows.map((r) => r.machine_id);
+      return machineIds;
     },
 
     async setBid(tx: Tx, instanceId: number, bidMicro: number): Promise<number[]> {

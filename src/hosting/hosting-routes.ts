@@ -74,7 +74,7 @@ export async function hostingRoutes(app: TypedApp, { hosting, hostingEarnings }:
 
   app.put('/api/v0/machines/create_bids/', {
     config: write,
-    schema: { summary: 'Set the machine\'s default job (recorded; not run on idle GPUs yet)', tags, body: DefJobBody, response: { 200: OkReply, ...errors } },
+    schema: { summary: 'Set the machine\'s default job: the host\'s bid instance on its idle GPUs, displaced by renters', tags, body: DefJobBody, response: { 200: OkReply, ...errors } },
   }, async (request) => hosting.setDefjob(principalOf(request), request.body));
 
   app.delete('/api/v0/machines/:id/defjob/', {

@@ -16,6 +16,7 @@ import { parseDuration } from './hosting-duration.js';
 import { hostingStore } from './hosting-store.js';
 import type { CreateAsksInput, DefJobInput, MaintInput } from './hosting-schemas.js';
 import { machineJson, maintenanceJson } from './hosting-view.js';
+import { defjobRunner, type DefjobInstancesPort } from './hosting-defjob.js';
 
 /** A listing given neither `end_date` nor `duration` (and not listed into the future already) runs this long. */
 export const DEFAULT_LISTING_S = 30 * 86_400;
@@ -36,6 +37,10 @@ export interface HostingDeps {
   onDeleted?: (tx: Tx, machineId: number) => Promise<void>;
   /** `list machine`'s `vol_size`: 0 unlists the machine's volume offer, anything else (null too) offers it (src/volumes/). */
   volumeListing?: (tx: Tx, machineId: number, listed: boolean) => Promise<void>;
+  /** Default jobs run as the host's bid instances (hosting-defjob.ts). */
+  defjobInstances: DefjobInstancesPort;
+  /** Wakes instance event streams after a commit that changed instances. */
+  notify: () => void;
 }
 
 const micro = (dollars: number) => Math.round(dollars * 1e6);
@@ -51,9 +56,10 @@ export function jsonQuery(name: string, raw: string | undefined): unknown {
   }
 }
 
-export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted, volumeListing }: HostingDeps) {
+export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted, volumeListing, defjobInstances, notify }: HostingDeps) {
   const db = store.db;
   const hosting = hostingStore(db);
+  const defjobs = defjobRunner({ hosting, scheduler, fleet, instances: defjobInstances });
   const isAdmin = (p: Principal) => Boolean(p.user.is_admin);
 
   /** The machine, when the caller hosts it or is an admin; 404 otherwise. */
@@ -195,10 +201,15 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
     },
 
     /** Records the machine's default job (one per machine). Running it on idle GPUs is not done yet. */
+    /**
+     * `set defjob`: the machine's default job, replacing the one it had; it starts at once on the machine's idle GPUs
+     * when it can (hosting-defjob.ts), and the reply says when it cannot yet.
+     */
     async setDefjob(p: Principal, b: DefJobInput) {
       await own(p, b.machine);
-      await write((tx) =>
-        hosting.putDefjob(tx, {
+      const status = await write(async (tx) => {
+        // The row first: it serializes racing requests, so each ends the instance of the one before it.
+        await hosting.putDefjob(tx, {
           machine_id: b.machine,
           user_id: p.user.id,
           price_gpu_micro: micro(b.price_gpu ?? 0),
@@ -207,14 +218,28 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
           image: b.image,
           args: b.args == null ? null : JSON.stringify(b.args),
           created_at: clock.now(),
-        }),
-      );
-      return { success: true, msg: `default job set on machine ${b.machine}: ${b.image}` };
+          instance_id: null,
+          status_msg: null,
+        });
+        await defjobs.end(tx, b.machine);
+        await hosting.setDefjobRun(tx, b.machine, { instance_id: null, status_msg: null });
+        await defjobs.place(tx, b.machine, clock.now());
+        return (await hosting.defjobOf(tx, b.machine))!;
+      });
+      notify();
+      const how = status.instance_id !== null ? `running as instance ${status.instance_id}` : `${status.status_msg}; tried again every minute`;
+      return { success: true, msg: `default job set on machine ${b.machine}: ${b.image}, ${how}` };
     },
 
+    /** `remove defjob`: its instance is destroyed. */
     async removeDefjob(p: Principal, machineId: number) {
       await own(p, machineId);
-      if (!(await write((tx) => hosting.removeDefjob(tx, machineId)))) throw new ApiError('not_found', `machine ${machineId} has no default job`);
+      const removed = await write(async (tx) => {
+        await defjobs.end(tx, machineId);
+        return hosting.removeDefjob(tx, machineId);
+      });
+      if (!removed) throw new ApiError('not_found', `machine ${machineId} has no default job`);
+      notify();
       return { success: true, msg: `default job removed from machine ${machineId}` };
     },
 
@@ -247,11 +272,14 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
     /** `delete machine`: refused (409) while any instance, running or stopped, is on it. */
     async forceDelete(p: Principal, machineId: number) {
       await own(p, machineId);
-      const live = (await instancesOn([machineId])).filter((i) => i.live);
+      // The host's own default job is not a client's: it goes with the machine.
+      const defjob = await hosting.defjobInstances([machineId]);
+      const live = (await instancesOn([machineId])).filter((i) => i.live && !defjob.has(i.id));
       if (live.length) {
         throw new ApiError('conflict', `machine ${machineId} still has ${live.length} instance(s) of clients; they must be destroyed first`);
       }
       await write(async (tx) => {
+        await defjobs.end(tx, machineId);
         if (!(await fleet.markDeleted(tx, machineId))) throw notFound(machineId);
         await hosting.removeDefjob(tx, machineId);
         await onDeleted?.(tx, machineId);

@@ -14,6 +14,10 @@ export interface HostingDefjobsTable {
   image: string;
   args: string | null;
   created_at: number;
+  /** The host's bid instance running the job (hosting-defjob.ts); null while none could be placed. */
+  instance_id: number | null;
+  /** Why the job is not running, when it is not. */
+  status_msg: string | null;
 }
 
 export interface HostingTables {

@@ -15,7 +15,7 @@ export function hostingWiring(d: {
   scheduler: Scheduler;
   config: Pick<Config, 'hostServiceFee'>;
   fleet: Pick<FleetService, 'hosting'>;
-  instances: Pick<InstancesModule, 'onMachines'>;
+  instances: Pick<InstancesModule, 'onMachines' | 'createIn' | 'destroyIn' | 'liveIds' | 'real'>;
   billing: Pick<BillingService, 'dailyCharges'>;
   /** The billing contracts of the volumes made on machines (their storage is the host's too). */
   volumesOn: EarningsDeps['volumesOn'];
@@ -27,6 +27,8 @@ export function hostingWiring(d: {
   const hosting = hostingServiceFactory({
     store: d.store, clock: d.clock, scheduler: d.scheduler, fleet: d.fleet.hosting, instancesOn: d.instances.onMachines, onDeleted: d.onMachineDeleted,
     volumeListing: d.volumeListing,
+    defjobInstances: { createIn: d.instances.createIn, destroyIn: d.instances.destroyIn, liveIds: d.instances.liveIds },
+    notify: d.instances.real.notify,
   });
   const hostingEarnings = hostingEarningsFactory({
     clock: d.clock,

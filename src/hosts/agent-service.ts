@@ -26,6 +26,7 @@ import { agentStore } from './agent-store.js';
 import { desiredInstance, desiredVersion } from './agent-desired.js';
 import { applyObserved, markOffline } from './agent-observed.js';
 import { desiredWatch } from './agent-watch.js';
+import { desiredChanges, type DesiredChanges } from './agent-changes.js';
 import { machineFromHardware, hardwarePatch } from './agent-hardware.js';
 
 /** The liveness sweep: one chain of jobs across every process, each due when the next machine can go silent. */
@@ -38,8 +39,12 @@ const SWEEP_KV = 'agent.sweep';
 const SWEEP_BATCH = 50;
 /** The version of a machine's desired state with nothing in it. */
 const EMPTY_VERSION = desiredVersion([], [], [], []);
-/** A held long-poll re-reads the desired state this often (changes made by other server processes). */
+/** Without change notifications (SQLite), a held long-poll checks for another connection's commit this often. */
 export const POLL_MS = 100;
+/** Held long-polls re-read their machines' fingerprints at least this often, whatever the change feed says. */
+export const SAFETY_MS = 10_000;
+/** Desired states kept for reuse by a poll's renewal (one per machine whose agent polls this process). */
+const DESIRED_CACHE_MAX = 50_000;
 /** A log request the agent has not answered in this long is dropped from its desired state. */
 export const LOG_ANSWER_TTL_S = 120;
 /** How long fetching a real host's log waits for its agent's answer before saying "not yet" (404; clients retry). */
@@ -94,14 +99,28 @@ export function agentServiceFactory(deps: AgentDeps) {
   const heartbeatInterval = Math.max(1, Math.floor(config.agentOfflineAfter / 3));
   const notify = () => deps.instances.notify();
   const fingerprintOf = async (machineId: number): Promise<string> => (await agents.fingerprints([machineId])).get(machineId)!;
-  const watch = desiredWatch({ hub, pollMs: POLL_MS, fingerprints: (ids) => agents.fingerprints(ids), warn: deps.warn ?? (() => undefined) });
+  const warn = deps.warn ?? (() => undefined);
+  let feed: Promise<DesiredChanges> | null = null;
+  const changes = () => (feed ??= desiredChanges(store, { hub, pollMs: POLL_MS, warn }));
+  const watch = desiredWatch({ hub, changes, safetyMs: SAFETY_MS, fingerprints: (ids) => agents.fingerprints(ids), warn });
+  /**
+   * The last desired state built for each machine, with the fingerprint it was built at: a renewed long-poll reads
+   * the fingerprint (one statement) and reuses the state while it stands and no log request in it has expired.
+   */
+  const built = new Map<number, { seen: string; state: DesiredState; validUntil: number }>();
+  /** Machine keys' digests and the machine each belongs to, as of an epoch of that machine (`authenticate`). */
+  const keyCache = new Map<string, { machineId: number; epoch: string }>();
+  /** A machine's key changed here: this process forgets it at once; the others when the change notice reaches them. */
+  const forgetKeysOf = (machineId: number) => {
+    for (const [hash, known] of keyCache) if (known.machineId === machineId) keyCache.delete(hash);
+  };
 
   async function transact<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return db.transaction().execute(fn);
   }
 
   /** The machine's whole desired state and its version, with the instance rows it was built from. */
-  async function desiredOf(machineId: number, tx: Tx = db): Promise<{ state: DesiredState; rows: InstanceRow[] }> {
+  async function desiredOf(machineId: number, tx: Tx = db): Promise<{ state: DesiredState; rows: InstanceRow[]; validUntil: number }> {
     const rows = await deps.instances.store.listOnMachine(machineId, tx);
     const machine = rows.length ? await fleet.machine(machineId, tx) : undefined;
     const ids = rows.map((r) => r.id);
@@ -120,12 +139,15 @@ export function agentServiceFactory(deps: AgentDeps) {
         machineGpus: machine?.num_gpus ?? 1,
       }));
     }
-    const log_requests = (await agents.openLogRequests(machineId, clock.now(), tx)).map((l) => ({
-      request_id: l.request_id, instance_id: l.instance_id, tail: l.tail, filter: l.filter,
-    }));
+    const open = await agents.openLogRequests(machineId, clock.now(), tx);
+    const log_requests = open.map((l) => ({ request_id: l.request_id, instance_id: l.instance_id, tail: l.tail, filter: l.filter }));
+    // Open requests drop out when they expire: a state with log requests is reused only until the first expires; one
+    // with commands or snapshots (rare, and dropped by age) is not reused.
+    let validUntil = Math.min(Infinity, ...open.map((l) => l.expires_at));
     const commands = await deps.instances.commands.openCommands(machineId, tx);
     const snapshots = await deps.instances.commands.openSnapshots(machineId, tx);
-    return { state: { version: desiredVersion(instances, log_requests, commands, snapshots), instances, log_requests, commands, snapshots }, rows };
+    if (commands.length || snapshots.length) validUntil = -Infinity;
+    return { state: { version: desiredVersion(instances, log_requests, commands, snapshots), instances, log_requests, commands, snapshots }, rows, validUntil };
   }
 
   /** The machine's whole desired state and its version. */
@@ -193,6 +215,7 @@ export function agentServiceFactory(deps: AgentDeps) {
         if (found) {
           // The earlier key (whose reply may have been lost) is revoked by this one.
           await agents.update(found.machine_id, { key_hash: keyHash, agent_version: body.agent_version }, tx);
+          forgetKeysOf(found.machine_id);
           return found.machine_id;
         }
         const id = await fleet.addAgentMachine(tx, userId, machineFromHardware(hw));
@@ -215,19 +238,34 @@ export function agentServiceFactory(deps: AgentDeps) {
       return { success: true, machine_id: machineId, machine_key: key };
     },
 
-    /** The machine a machine key belongs to, or 401. */
+    /**
+     * The machine a machine key belongs to, or 401. Remembered by the key's digest while the machine's change-feed
+     * epoch stands: a new key or a revoke (a write of its row's key) moves it, in every process (agent-changes.ts), so a
+     * held agent renewing its long-poll costs no query.
+     */
     async authenticate(key: string | null): Promise<number> {
       if (key === null) throw new ApiError('auth_error', 'a machine key is required: send "Authorization: Bearer <machine key>"');
       const hash = sha256Hex(key);
+      const changeFeed = await changes();
+      const known = keyCache.get(hash);
+      if (known && changeFeed.epoch(known.machineId) === known.epoch) return known.machineId;
+      const seq = changeFeed.seq();
       const row = await agents.byKeyHash(hash);
       // Looked up by digest; the final comparison is constant-time all the same.
       if (!row || row.key_hash === null || !digestEqual(row.key_hash, hash)) throw new ApiError('auth_error', 'invalid or revoked machine key');
+      // Remembered only when no change at all was heard during the read: then the machine's epoch now is the one its
+      // row was read at, and a revoke committed after the read moves it.
+      if (changeFeed.seq() === seq) {
+        if (keyCache.size >= DESIRED_CACHE_MAX) keyCache.clear();
+        keyCache.set(hash, { machineId: row.machine_id, epoch: changeFeed.epoch(row.machine_id) });
+      }
       return row.machine_id;
     },
 
     /** Revokes the machine's key (the machine was deleted): its agent gets 401 from now on. */
     async revoke(machineId: number, tx: Tx = db): Promise<void> {
       await agents.update(machineId, { key_hash: null }, tx);
+      forgetKeysOf(machineId);
     },
 
     desiredState,
@@ -239,15 +277,26 @@ export function agentServiceFactory(deps: AgentDeps) {
     async desired(machineId: number, q: { after?: number; wait?: number }, signal?: AbortSignal) {
       const wait = q.wait ?? 0;
       const limit = deadline(wait * 1000);
+      const changeFeed = await changes();
       try {
         for (;;) {
+          // Read before the fingerprint: a change committed after it moves the epoch, so the held poll below hears of it.
+          const epoch = changeFeed.epoch(machineId);
+          // One statement. The fingerprint is read from the database, not the feed (whose notices arrive just after
+          // their commits), so a request sees the writes made before it, in this process or another.
           const seen = await fingerprintOf(machineId);
-          const d = await desiredState(machineId);
+          let entry = built.get(machineId);
+          if (!entry || entry.seen !== seen || clock.now() >= entry.validUntil) {
+            const { state, validUntil } = await desiredOf(machineId);
+            if (built.size >= DESIRED_CACHE_MAX) built.clear();
+            built.set(machineId, (entry = { seen, state, validUntil }));
+          }
+          const d = entry.state;
           if (q.after === undefined || d.version !== q.after || wait === 0 || limit.passed() || signal?.aborted || hub.closed) {
             return { success: true as const, ...d };
           }
           // Held: the whole state is rebuilt only when what it is built from changed (agent-watch.ts).
-          await watch.changed(machineId, seen, limit.left(), signal);
+          await watch.changed(machineId, seen, () => changeFeed.epoch(machineId) !== epoch, limit.left(), signal);
         }
       } finally {
         limit.cancel();

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { prepared, preparedByKeys } from '../platform/db/prepared.js';
 import type { AgentLogRequestsTable, AgentMachinesTable } from './agent-tables.js';
@@ -108,31 +108,42 @@ export function agentStore(db: Db) {
       for (let i = 0; i < machineIds.length; i += FINGERPRINT_BATCH) {
         const ids = machineIds.slice(i, i + FINGERPRINT_BATCH);
         for (const id of ids) parts.set(id, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        const [inst, keys, logs, account, commands, snapshots] = await Promise.all([
-          tx.selectFrom('instances')
-            .select(['machine_id', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('state_version').as('sv'), (eb) => eb.fn.sum<number>('generation').as('g')])
-            .where('machine_id', 'in', ids).where('destroyed_at', 'is', null).groupBy('machine_id').execute(),
-          tx.selectFrom('instance_ssh_keys as k').innerJoin('instances as i', 'i.id', 'k.instance_id')
-            .select(['i.machine_id', (eb) => eb.fn.countAll<number>().as('k'), (eb) => eb.fn.max<number>('k.id').as('kmax')])
-            .where('i.machine_id', 'in', ids).where('i.destroyed_at', 'is', null).groupBy('i.machine_id').execute(),
-          tx.selectFrom('agent_log_requests').select(['machine_id', (eb) => eb.fn.countAll<number>().as('l')])
-            .where('machine_id', 'in', ids).where('answered_at', 'is', null).groupBy('machine_id').execute(),
-          // The renters' account keys go into their containers too (a read of the ssh-keys feature's table).
-          tx.selectFrom('ssh_keys as s').innerJoin('instances as i', 'i.user_id', 's.user_id')
-            .select(['i.machine_id', (eb) => eb.fn.countAll<number>().as('a'), (eb) => eb.fn.max<number>('s.id').as('amax'), (eb) => eb.fn.max<number>('s.updated_at').as('at')])
-            .where('i.machine_id', 'in', ids).where('i.destroyed_at', 'is', null).groupBy('i.machine_id').execute(),
-          // The instances feature's execute and snapshot requests: the newest one, and how many were answered.
-          tx.selectFrom('instance_commands').select(['machine_id', (eb) => eb.fn.max<number>('id').as('m'), (eb) => eb.fn.count<number>('answered_at').as('d')])
-            .where('machine_id', 'in', ids).groupBy('machine_id').execute(),
-          tx.selectFrom('instance_snapshots').select(['machine_id', (eb) => eb.fn.max<number>('id').as('m'), (eb) => eb.fn.count<number>('answered_at').as('d')])
-            .where('machine_id', 'in', ids).groupBy('machine_id').execute(),
-        ]);
-        for (const r of inst) Object.assign(parts.get(r.machine_id!)!, { 0: Number(r.n), 1: Number(r.sv), 8: Number(r.g) });
-        for (const r of keys) Object.assign(parts.get(r.machine_id!)!, { 2: Number(r.k), 3: Number(r.kmax) });
-        for (const r of logs) parts.get(r.machine_id)![4] = Number(r.l);
-        for (const r of account) Object.assign(parts.get(r.machine_id!)!, { 5: Number(r.a), 6: Number(r.amax), 7: Number(r.at) });
-        for (const r of commands) parts.get(r.machine_id)![9] = Number(r.m) + Number(r.d);
-        for (const r of snapshots) parts.get(r.machine_id)![10] = Number(r.m) + Number(r.d);
+        const list = sql.join(ids);
+        const num = (e: RawBuilder<unknown>) => sql`cast(${e} as double precision)`;
+        // One statement, one round trip (a renewed long-poll reads it): each part's aggregates, tagged.
+        const { rows } = await sql<{ machine_id: number; k: string; a: number; b: number; c: number }>`
+          select machine_id, 'i' as k, ${num(sql`count(*)`)} as a, ${num(sql`sum(state_version)`)} as b, ${num(sql`sum(generation)`)} as c
+            from instances where machine_id in (${list}) and destroyed_at is null group by machine_id
+          union all
+          select i.machine_id, 'k', ${num(sql`count(*)`)}, ${num(sql`max(k.id)`)}, ${num(sql`0`)}
+            from instance_ssh_keys k join instances i on i.id = k.instance_id
+            where i.machine_id in (${list}) and i.destroyed_at is null group by i.machine_id
+          union all
+          select machine_id, 'l', ${num(sql`count(*)`)}, ${num(sql`0`)}, ${num(sql`0`)}
+            from agent_log_requests where machine_id in (${list}) and answered_at is null group by machine_id
+          union all
+          select i.machine_id, 'a', ${num(sql`count(*)`)}, ${num(sql`max(s.id)`)}, ${num(sql`max(s.updated_at)`)}
+            from ssh_keys s join instances i on i.user_id = s.user_id
+            where i.machine_id in (${list}) and i.destroyed_at is null group by i.machine_id
+          union all
+          select machine_id, 'c', ${num(sql`max(id)`)}, ${num(sql`count(answered_at)`)}, ${num(sql`0`)}
+            from instance_commands where machine_id in (${list}) group by machine_id
+          union all
+          select machine_id, 's', ${num(sql`max(id)`)}, ${num(sql`count(answered_at)`)}, ${num(sql`0`)}
+            from instance_snapshots where machine_id in (${list}) group by machine_id`.execute(tx);
+        for (const r of rows) {
+          const p = parts.get(Number(r.machine_id));
+          if (!p) continue;
+          const [a, b, c] = [Number(r.a), Number(r.b), Number(r.c)];
+          // The renters' account keys (a read of the ssh-keys feature's table) go into their containers too; the
+          // instances feature's execute and snapshot requests count by the newest one and how many were answered.
+          if (r.k === 'i') Object.assign(p, { 0: a, 1: b, 8: c });
+          else if (r.k === 'k') Object.assign(p, { 2: a, 3: b });
+          else if (r.k === 'l') p[4] = a;
+          else if (r.k === 'a') Object.assign(p, { 5: a, 6: b, 7: c });
+          else if (r.k === 'c') p[9] = a + b;
+          else if (r.k === 's') p[10] = a + b;
+        }
       }
       return new Map([...parts].map(([id, p]) => [id, p.join(':')]));
     },

@@ -9,7 +9,7 @@ import { CLOCK_HEADER } from './instances-events.js';
 import {
   AttachSshBody, AttachSshReply, BidBody, BulkBody, BulkReply, CreateBody, CreateReply, EventsQuery, IdParams, InstanceReply, InstancesPage,
   InstancesReply, InstanceSshKeysReply, LogsBody, LogsReply, LogTokenParams, OfferParams, OkReply, SshKeyParams, UpdateBody,
-  V1ListQuery, WaitQuery, WaitReply,
+  V1ListQuery, WaitQuery, WaitReply, HistoryReply,
 } from './instances-schemas.js';
 
 const tags = ['instances'];
@@ -98,6 +98,16 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     config: READ,
     schema: { tags, summary: 'Show an instance', params: IdParams, response: { 200: InstanceReply, ...errors } },
   }, async (request) => instances.show(principalOf(request), request.params.id));
+
+  app.get('/api/v0/instances/:id/history/', {
+    config: READ,
+    schema: {
+      tags, summary: 'The instance\'s state changes so far, oldest first',
+      description: 'The frames `GET /api/v0/instances/events/` sends, for this instance, from its creation on (the web console\'s status timeline).',
+      params: IdParams,
+      response: { 200: HistoryReply, ...errors },
+    },
+  }, async (request) => instances.history(principalOf(request), request.params.id));
 
   app.get('/api/v0/instances/:id/wait/', {
     config: READ,

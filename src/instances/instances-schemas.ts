@@ -157,3 +157,13 @@ export const InstanceSshKey = Type.Object({ id: Type.Integer(), ssh_key: Type.St
 export const InstanceSshKeysReply = Type.Object({ success: Type.Boolean(), ssh_keys: Type.Array(InstanceSshKey) });
 
 export const SshKeyParams = Type.Object({ id: Id(), key_id: Id() });
+
+/** One state change of an instance: the data of an `event: instance` frame of the event stream. */
+export const InstanceEvent = Type.Object({
+  id: Type.Integer({ description: 'the instance' }),
+  actual_status: Type.Union([Type.String(), Type.Null()]),
+  intended_status: Type.Union([Type.String(), Type.Null()]),
+  status_msg: Type.Union([Type.String(), Type.Null()]),
+  at: Type.Number({ description: 'Unix seconds on the service clock' }),
+});
+export const HistoryReply = Type.Object({ success: Type.Boolean(), events: Type.Array(InstanceEvent) });

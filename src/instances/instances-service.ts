@@ -4,6 +4,7 @@
  * The restricted instance key may start, stop and destroy its own instance and nothing else (spec Authentication 7).
  */
 import type { Config } from '../config.js';
+import { toEventData } from './instances-events.js';
 import { scopeOf, type Principal } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
@@ -145,6 +146,17 @@ export function instancesServiceFactory(deps: ServiceDeps) {
       const inst = await store.findInScope(id, scopeOf(principal));
       if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
       return { instances: toInstanceObject(inst, await machineOf(inst.machine_id), clock.now()) };
+    },
+
+    /**
+     * The instance's state changes so far, oldest first (the web console's status timeline; the same frames the
+     * event stream sends).
+     */
+    async history(principal: Principal, id: number): Promise<{ success: true; events: ReturnType<typeof toEventData>[] }> {
+      checkInstanceKey(principal, id);
+      const inst = await store.findInScope(id, scopeOf(principal));
+      if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
+      return { success: true, events: (await store.eventsOf(id)).map(toEventData) };
     },
 
     /** Every live instance of the caller's scope, as instance objects. */

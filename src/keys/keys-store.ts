@@ -111,6 +111,12 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
       return lookups && tx === db ? lookups.through(hash, read) : read();
     },
 
+    /** Sets the team a live session key acts for (null: the personal context); false when it is no live session. */
+    async setSessionTeam(id: number, teamId: number | null, tx: Tx = db): Promise<boolean> {
+      const r = await tx.updateTable('api_keys').set({ team_id: teamId }).where('id', '=', id).where('kind', '=', 'session').where('revoked_at', 'is', null).executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
     async touch(id: number, now: number, tx: Tx = db): Promise<void> {
       await tx.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
     },

@@ -8,7 +8,14 @@ import { ErrorReply } from '../platform/schemas.js';
 import type { TfaAuthenticator } from '../tfa/tfa-auth.js';
 import { Bodies, Errors, Replies } from '../tfa/tfa-schemas.js';
 import type { LoginService } from './login-service.js';
-import { LoginBody, LoginOk, LoginReply, ResendVerificationBody, SignUpBody, SignUpReply, VerifyEmailBody } from './login-schemas.js';
+import {
+  LoginBody, LoginOk, LoginReply, ResendVerificationBody, SessionParams, SessionRevokeReply, SessionsReply, SessionTeamBody, SessionTeamReply, SessionTeamSetReply, SignUpBody, SignUpReply, VerifyEmailBody,
+} from './login-schemas.js';
+import type { FastifyRequest } from 'fastify';
+import type { Sessions } from './sessions.js';
+
+/** Whether the browser came over https: the socket's TLS, or X-Forwarded-Proto when GPUPLANE_TRUST_PROXY is on. */
+const overHttps = (request: FastifyRequest) => request.protocol === 'https';
 
 const tags = ['auth'];
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 409: ErrorReply, 429: ErrorReply, 503: ErrorReply };
@@ -17,7 +24,7 @@ const Ok = LoginOk;
 /** Sign-up with e-mail verification, password login, logout (contract §3); subaccounts are made on the sign-up route. */
 export async function loginRoutes(
   app: TypedApp,
-  { login, auth, subaccounts }: { login: LoginService; auth: Authenticator; subaccounts: SubaccountsService },
+  { login, auth, subaccounts, sessions }: { login: LoginService; auth: Authenticator; subaccounts: SubaccountsService; sessions: Sessions },
 ): Promise<void> {
   // A subaccount is made with the parent's key, which needs user_write (the category of this route at the real service).
   const asParent = auth.hookFor({ category: 'user_write' })!;
@@ -69,7 +76,7 @@ export async function loginRoutes(
     const r = await login.login(request.body);
     // Signed in (no second factor pending): the audit log records it for this user.
     if ('id' in r.body && typeof r.body.id === 'number') request.auditUserId = r.body.id;
-    if (r.cookie) reply.header('set-cookie', r.cookie);
+    if (r.cookie) reply.header('set-cookie', r.cookie(overHttps(request)));
     return r.body;
   });
 
@@ -78,7 +85,44 @@ export async function loginRoutes(
     schema: { tags, summary: 'End the session that made the call', response: { 200: Ok, ...errors } },
   }, async (request, reply) => {
     const r = await login.logout(principalOf(request));
-    reply.header('set-cookie', r.cookie);
+    reply.header('set-cookie', r.cookie(overHttps(request)));
+    return { success: r.success, msg: r.msg };
+  });
+
+  // Sessions can be listed and revoked (issue 15), e.g. a browser left signed in elsewhere.
+  app.get('/api/v0/auth/sessions/', {
+    config: { category: 'user_read' },
+    schema: { tags, summary: 'Your live login sessions (web console cookies and CLI session keys)', response: { 200: SessionsReply, ...errors } },
+  }, async (request) => ({ success: true, sessions: await sessions.list(principalOf(request)) }));
+
+  // The console's team switcher (issue 15 "switching into a team's context"): the session's team, as a team key's.
+  // Whatever the team role grants (a role without `misc` must not trap a session in the team's context).
+  app.get('/api/v0/auth/sessions/team/', {
+    config: { category: 'misc', anySessionRole: true },
+    schema: { tags, summary: 'The context this request acts in, and the teams your session may switch into', response: { 200: SessionTeamReply, ...errors } },
+  }, async (request) => ({ success: true, ...(await sessions.team(principalOf(request))) }));
+
+  app.put('/api/v0/auth/sessions/team/', {
+    config: { category: 'misc', anySessionRole: true },
+    schema: {
+      tags,
+      summary: 'Switch the calling login session into a team\'s context ({team_id}), or back to your own (null)',
+      body: SessionTeamBody,
+      response: { 200: SessionTeamSetReply, 404: ErrorReply, ...errors },
+    },
+  }, async (request) => sessions.setTeam(principalOf(request), request.body.team_id));
+
+  app.delete('/api/v0/auth/sessions/:id/', {
+    config: { category: 'user_write' },
+    schema: {
+      tags,
+      summary: 'End one of your sessions; ending the one in use also clears its cookie',
+      params: SessionParams,
+      response: { 200: SessionRevokeReply, 404: ErrorReply, ...errors },
+    },
+  }, async (request, reply) => {
+    const r = await sessions.revoke(principalOf(request), request.params.id);
+    if (r.cookie) reply.header('set-cookie', r.cookie(overHttps(request)));
     return { success: r.success, msg: r.msg };
   });
 }
@@ -95,7 +139,7 @@ export async function tfaLoginRoutes(app: TypedApp, { login, tfaAuth }: { login:
     schema: { tags: ['2fa'], summary: 'Complete a login with a second factor', body: Bodies.login, response: { 200: Replies.login, ...Errors } },
   }, async (request, reply) => {
     const r = await login.completeTfaLogin(tfaAuth.callerOf(request), request.body ?? {});
-    if (r.cookie) reply.header('set-cookie', r.cookie);
+    if (r.cookie) reply.header('set-cookie', r.cookie(overHttps(request)));
     return r.body;
   });
 }

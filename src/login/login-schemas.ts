@@ -45,3 +45,29 @@ export const LoginReply = Type.Union([
   }),
   Type.Intersect([UserObject, Type.Object({ success: Type.Boolean(), session_key: Type.Optional(Type.String()) })]),
 ]);
+
+/** A live login session (`GET /api/v0/auth/sessions/`); its id is its key's. */
+export const SessionObject = Type.Object({
+  id: Id(),
+  client: Type.String({ description: '`ui` (the web console\'s cookie) or `cli` (a session_key)' }),
+  created_at: Type.Number(),
+  expires_at: Type.Number({ description: 'Unix seconds; the session ends then (7 days after the login)' }),
+  last_used_at: Type.Union([Type.Number(), Type.Null()]),
+  current: Type.Boolean({ description: 'the session that made this request' }),
+  team_id: Type.Union([Type.Integer(), Type.Null()], { description: 'the team the session acts for (team context), or null' }),
+});
+export const SessionsReply = Type.Object({ success: Type.Boolean(), sessions: Type.Array(SessionObject) });
+export const SessionParams = Type.Object({ id: Id() });
+export const SessionRevokeReply = Type.Object({ success: Type.Boolean(), msg: Type.String() });
+
+/** The caller's context and the teams a session may switch into (`/api/v0/auth/sessions/team/`). */
+const TeamContext = {
+  team_id: Type.Union([Type.Integer(), Type.Null()], { description: 'the team this request acted for (team context), or null for the personal context' }),
+  teams: Type.Array(Type.Object({ team_id: Type.Integer(), team_name: Type.String(), role: Type.String() }), { description: 'the teams you are a member of' }),
+};
+export const SessionTeamReply = Type.Object({ success: Type.Boolean(), ...TeamContext });
+export const SessionTeamBody = Type.Object(
+  { team_id: Type.Union([Type.Integer({ minimum: 1, maximum: 2147483647 }), Type.Null()], { description: 'the team to act for, or null for the personal context' }) },
+  { additionalProperties: false },
+);
+export const SessionTeamSetReply = Type.Object({ success: Type.Boolean(), msg: Type.String(), ...TeamContext });

@@ -64,11 +64,26 @@ export class OfferColumns {
   private intsUsed = 0;
   private floatsUsed = 0;
 
+  /** The index's change log as of the last `sync` (slot runs [start, count …]; `applied()` entries of it are applied). */
+  changeLog: readonly number[] = [];
+  /**
+   * Orders kept for ordered searches (offer-order.ts), by order key: dropped with the columns on a new generation;
+   * within one, each notes how much of the change log it has seen.
+   */
+  readonly orders = new Map<string, unknown>();
+
+  /** How much of `changeLog` the columns have applied (an order built now is exact up to here). */
+  applied(): number {
+    return this.seen;
+  }
+
   /** Follows the index: patches the changed slots of every built column, or drops them all on a new generation. */
   sync(s: OfferSlots): void {
+    this.changeLog = s.changes;
     if (s.generation !== this.generation) {
       this.nums.clear();
       this.strs.clear();
+      this.orders.clear();
       this.generation = s.generation;
       this.seen = s.changes.length;
       this.capacity = s.slots.length;

@@ -10,9 +10,13 @@ import type { OfferContext, OfferEntry } from '../fleet/fleet-offers.js';
 import { compileClause, toNum, type Clause, type Op, type OrderKey, type ParsedQuery } from './filter.js';
 import { transientStringColumn, type OfferColumns, type Range, type StringColumn } from './offer-columns.js';
 import { OFFER_DYNAMIC, OFFER_FIELDS, OFFER_PARTS, type ColumnOf, type Fill } from './offer-fields.js';
+import { orderedCandidates, type OrderedWalk } from './offer-order.js';
 
 /** How a search reads one field: a stored column, a value computed per slot, or a dictionary-coded string. */
 type Access = { kind: 'col'; col: Float64Array; range?: Range } | { kind: 'fill'; fill: Fill } | { kind: 'str'; col: StringColumn };
+
+/** Largest limit served by an ordered walk (offer-order.ts); a larger one scans every column. */
+const MAX_WALK_LIMIT = 1000;
 
 /** Cheapest first: column scans, then string dictionary masks, then computed fields over what is left. */
 const COST: Record<Access['kind'], number> = { col: 0, str: 1, fill: 2 };
@@ -207,11 +211,16 @@ function interval(op: Op, t: number): [number, number] | undefined {
   }
 }
 
-/** Slots of the offers that pass every clause, ascending. */
-function filterSlots(cols: OfferColumns, clauses: Clause[], access: (field: string) => Access): Int32Array {
+interface Planned {
+  c: Clause;
+  a: Access;
+  rate: number;
+}
+
+/** The clauses to test, cheapest and most selective first; null when one of them passes no offer. */
+function planFilters(cols: OfferColumns, clauses: Clause[], access: (field: string) => Access): Planned[] | null {
   const live = cols.live();
-  let cand = live;
-  const planned: { c: Clause; a: Access; rate: number }[] = [];
+  const planned: Planned[] = [];
   for (const c of clauses) {
     const a = access(c.field);
     let rate = 1;
@@ -219,17 +228,22 @@ function filterSlots(cols: OfferColumns, clauses: Clause[], access: (field: stri
       const t = toNum(c.value as never);
       const whole = byRange(a.range, c.op, t);
       if (whole === 'all') continue;
-      if (whole === 'none') return cand.subarray(0, 0);
-      rate = passRate(a.col, c.op, t, cand);
+      if (whole === 'none') return null;
+      rate = passRate(a.col, c.op, t, live);
     }
     planned.push({ c, a, rate });
   }
   planned.sort((x, y) => COST[x.a.kind] - COST[y.a.kind] || x.rate - y.rate);
-  // Each pass writes at or before where it reads, so after the first (which must not touch the cached live list)
-  // the passes filter one scratch buffer in place. One pass per clause, most selective first; a computed field is
-  // computed for the candidates left when its turn comes, into one reused buffer.
-  const work = cols.scratchInts(cand.length);
-  let values: Float64Array | undefined;
+  return planned;
+}
+
+/**
+ * The candidates (live slots) that pass every planned clause, in their order. Each pass writes at or before where it
+ * reads, so after the first (which must not touch `cand`: it may be the cached live list) the passes filter `work` in
+ * place. A computed field is computed for the candidates left when its turn comes, into `values`.
+ */
+function applyPlan(cols: OfferColumns, planned: Planned[], cand: Int32Array, work: Int32Array, values: Float64Array): Int32Array {
+  const whole = cand === cols.live();
   for (const { c, a } of planned) {
     if (cand.length === 0) break;
     if (a.kind === 'str') {
@@ -244,22 +258,84 @@ function filterSlots(cols: OfferColumns, clauses: Clause[], access: (field: stri
     const iv = c.op === 'in' || c.op === 'notin' ? undefined : interval(c.op, toNum(c.value as never));
     if (a.kind === 'col') {
       const col = a.col;
-      if (iv) cand = cand === live ? narrowAll(col, iv[0], iv[1], cols.slots.length, work) : narrowSlots(col, iv[0], iv[1], cand, work);
+      if (iv) cand = whole && cand === cols.live() ? narrowAll(col, iv[0], iv[1], cols.slots.length, work) : narrowSlots(col, iv[0], iv[1], cand, work);
       else {
         const pred = compileClause<undefined, undefined>(c, (i) => col[i], true);
         cand = keep(cand, (i) => pred(i, undefined, undefined), work);
       }
     } else {
-      const col = (values ??= cols.scratchFloats(cols.slots.length));
-      a.fill(cand, col);
-      if (iv) cand = narrowValues(col, iv[0], iv[1], cand, work);
+      a.fill(cand, values);
+      if (iv) cand = narrowValues(values, iv[0], iv[1], cand, work);
       else {
-        const pred = compileClause<undefined, undefined>(c, (j) => col[j], true);
+        const pred = compileClause<undefined, undefined>(c, (j) => values[j], true);
         cand = keep(cand, (_i, j) => pred(j, undefined, undefined), work);
       }
     }
   }
   return cand;
+}
+
+/** Slots of the offers that pass every clause, ascending. */
+function filterSlots(cols: OfferColumns, planned: Planned[] | null): Int32Array {
+  const live = cols.live();
+  if (planned === null) return live.subarray(0, 0);
+  // A computed field's buffer only when one is planned (a scratch buffer is a slot-sized array).
+  const values = planned.some((p) => p.a.kind === 'fill') ? cols.scratchFloats(cols.slots.length) : EMPTY_FLOATS;
+  return applyPlan(cols, planned, live, cols.scratchInts(live.length), values);
+}
+
+const EMPTY_FLOATS = new Float64Array(0);
+
+/**
+ * Whether a computed field reads the search's time: its values then change from one search to the next, and no order
+ * of them is kept. Found by computing it for some offers with a context that notes the read (a formula reads the time
+ * as it is built or for every offer, so a few offers show it).
+ */
+function readsNow(cols: OfferColumns, field: string, ctx: OfferContext, memo: Map<string, boolean>): boolean {
+  let used = memo.get(field);
+  if (used !== undefined) return used;
+  used = false;
+  const tracked: OfferContext = {
+    type: ctx.type,
+    storage_gb: ctx.storage_gb,
+    get now() {
+      used = true;
+      return ctx.now;
+    },
+  };
+  const live = cols.live();
+  const sample = live.subarray(0, Math.min(live.length, 1024));
+  const a = accessors(cols, tracked)(field);
+  if (a.kind === 'fill') a.fill(sample, new Float64Array(sample.length));
+  memo.set(field, used);
+  return used;
+}
+
+/** Fields found to read (or not) the search time; a property of their formulas, so kept for the process. */
+const nowMemo = new Map<string, boolean>();
+
+/**
+ * The walk of an ordered search when its first key can be kept in order (a stored column, or a computed field that
+ * does not read the time): undefined otherwise.
+ */
+function walkFor(cols: OfferColumns, first: OrderKey, a: Access, ctx: OfferContext, planned: Planned[]): OrderedWalk | undefined {
+  if (a.kind === 'str') return undefined;
+  let key: string;
+  let keysOf: OrderedWalk['keysOf'];
+  if (a.kind === 'col') {
+    const col = a.col;
+    key = `col\u0000${first.field}\u0000${first.desc}`;
+    keysOf = (live, out) => {
+      for (let j = 0; j < live.length; j++) out[j] = col[live[j]];
+    };
+  } else {
+    if (readsNow(cols, first.field, ctx, nowMemo)) return undefined;
+    key = `fill\u0000${first.field}\u0000${first.desc}\u0000${ctx.type}\u0000${ctx.storage_gb}`;
+    keysOf = a.fill;
+  }
+  const work = cols.scratchInts(cols.slots.length);
+  const values = cols.scratchFloats(cols.slots.length);
+  return { key, desc: first.desc, keysOf, filter: (cand) => applyPlan(cols, planned, cand, work, values) };
 }
 
 /**
@@ -289,8 +365,14 @@ function sortKey(a: Access, cand: Int32Array, cols: OfferColumns): { key: Float6
 export function searchOffers(cols: OfferColumns, q: ParsedQuery, ctx: OfferContext, limit: number, tiebreak: OrderKey): OfferEntry[] {
   cols.beginSearch();
   const access = accessors(cols, ctx);
-  const cand = filterSlots(cols, q.clauses, access);
+  const planned = planFilters(cols, q.clauses, access);
   const order = [...q.order, tiebreak];
+  // A small limit: walk the offers best first on the first key (offer-order.ts); else, or when the filters pass too
+  // few offers for a walk to pay, every clause scans its column.
+  let cand: Int32Array | undefined;
+  const walk = planned && limit <= MAX_WALK_LIMIT ? walkFor(cols, order[0], access(order[0].field), ctx, planned) : undefined;
+  if (walk) cand = orderedCandidates(cols, walk, limit, cols.scratchInts(cols.slots.length), cols.scratchInts(cols.slots.length));
+  cand ??= filterSlots(cols, planned);
   const sorted = order.map((k) => sortKey(access(k.field), cand, cols));
   const keys = sorted.map((s) => s.key);
   const bySlot = sorted.map((s) => s.bySlot);

@@ -68,6 +68,11 @@ declare module 'fastify' {
      * its preValidation hook, once the body is parsed and before it is checked against its schema.
      */
     bodyKey?: boolean;
+    /**
+     * A login session may call the route whatever its team role grants (the route's category still bounds API keys):
+     * seeing and leaving a session's team context (`/api/v0/auth/sessions/team/`) must not depend on the role.
+     */
+    anySessionRole?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -97,6 +102,25 @@ export const SESSION_COOKIE = 'gpuplane_session';
 export function sessionCookie(header: string | undefined): string | null {
   const m = header ? new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([A-Za-z0-9_-]{1,512})(?:;|$)`).exec(header) : null;
   return m ? m[1] : null;
+}
+
+/**
+ * The header every state-changing request authenticated by the session cookie must carry (issue 15: CSRF protection
+ * of the UI session). A cross-site form cannot send a custom header, and a cross-site script cannot add one without
+ * a CORS preflight, which this server never grants; with SameSite=Strict on the cookie that is two locks. Requests
+ * with `Authorization: Bearer` (the CLI, the vastai client, the SDK with a key) carry no ambient credential and need
+ * none of it.
+ */
+export const CSRF_HEADER = 'x-gpuplane-csrf';
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Refuses a cookie-authenticated change without the CSRF header (403 `csrf_failed`). */
+export function checkCsrf(request: FastifyRequest): void {
+  if (SAFE_METHODS.has(request.method)) return;
+  const v = request.headers[CSRF_HEADER];
+  if (typeof v !== 'string' || v === '') {
+    throw new ApiError('csrf_failed', `a change signed in by the session cookie must send the ${CSRF_HEADER} header (the web console does); API clients send "Authorization: Bearer <key>" instead`);
+  }
 }
 
 export interface AuthDeps {
@@ -141,6 +165,7 @@ export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
     const cookie = bearer === null ? sessionCookie(request.headers.cookie) : null;
     const secret = bearer ?? cookie;
     if (secret === null) throw new ApiError('auth_error', 'an API key is required: send "Authorization: Bearer <api key>"');
+    if (cookie !== null) checkCsrf(request);
     const principal = await resolve(secret);
     if (!principal || (cookie !== null && principal.key.kind !== 'session')) throw new ApiError('auth_error', 'invalid or revoked API key');
     request.principal = principal;
@@ -150,7 +175,7 @@ export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
     if (config.adminOnly && !principal.user.is_admin) {
       throw new ApiError('permission_denied', 'this route needs an admin account');
     }
-    if (!allows(principal.permissions, category)) {
+    if (!allows(principal.permissions, category) && !(config.anySessionRole && principal.key.kind === 'session')) {
       throw new ApiError('permission_denied', `this API key lacks the ${category} permission`);
     }
   }

@@ -19,6 +19,8 @@ export const ERROR_STATUS = {
   conflict: 409,
   request_timeout: 408,
   headers_too_large: 431,
+  // a change signed in by the UI session cookie without the CSRF header (platform/auth.ts CSRF_HEADER; issue 15)
+  csrf_failed: 403,
   // emulator control
   clock_not_virtual: 400,
   // scheduled jobs: a create repeating an existing job (client-compat-more §d: the client then offers to update it)

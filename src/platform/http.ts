@@ -62,7 +62,11 @@ const STATUS_CODE: Partial<Record<number, ErrorCode>> = {
 };
 
 /** The one error handler: ApiError → its status and body; schema failures → 400; anything else → a bare 500. */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  /** Answers a request no route matched before the JSON 404 does (the web console's pages), or returns undefined. */
+  fallback?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined,
+): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof ApiError) {
       if (err.status >= 500) request.log.error({ err }, 'service error');
@@ -83,6 +87,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
+    if (fallback?.(request, reply)) return;
     reply.status(404).send({
       success: false,
       error: 'not_found',

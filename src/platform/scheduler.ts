@@ -171,11 +171,36 @@ export class Scheduler {
     return this.clock.now();
   }
 
-  /** A virtual clock survives restarts: it resumes where it stood. */
+  /** `Store.version` when the clock row was last read (SQLite), or undefined. */
+  private clockReadAt: number | undefined;
+
+  /**
+   * A virtual clock survives restarts: it resumes where it stood. Every request of a virtual-clock server calls this
+   * (app.ts), because processes sharing the database share the clock. On SQLite the read is skipped while
+   * `Store.version` is unchanged since the last one: the version grows with every write of this process and every
+   * commit of another connection, so an unchanged version means the row cannot have changed (the rule of
+   * platform/db/read-cache.ts). The version is taken before the read, so a write racing it only causes another read.
+   * PostgreSQL has no such version (other processes commit without notice), so the row is read every time: a cache
+   * refreshed by a notification would let a request reaching this process just after another one advanced the
+   * clock (and replied) see the time before the advance.
+   */
   async restoreVirtualNow(): Promise<void> {
+    await this.restoreVirtualNowIfChanged();
+  }
+
+  /** `restoreVirtualNow`, but undefined (no promise, nothing to wait for) when the row cannot have changed. */
+  restoreVirtualNowIfChanged(): Promise<void> | undefined {
+    if (!isVirtual(this.clock)) return undefined;
+    const version = this.store.version?.();
+    if (version !== undefined && version === this.clockReadAt) return undefined;
+    return this.readVirtualNow(version);
+  }
+
+  private async readVirtualNow(version: number | undefined): Promise<void> {
     if (!isVirtual(this.clock)) return;
     const row = await this.store.db.selectFrom('kv').select('value').where('key', '=', VIRTUAL_CLOCK_KEY).executeTakeFirst();
     if (row) this.clock.set(Number(row.value));
+    this.clockReadAt = version;
   }
 
   async saveVirtualNow(): Promise<void> {

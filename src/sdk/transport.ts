@@ -12,6 +12,11 @@ export interface ClientOptions {
   url: string;
   /** API key (or session key) sent as `Authorization: Bearer`. */
   apiKey?: string;
+  /**
+   * Headers sent with every request. The web console sends its CSRF header here (`x-gpuplane-csrf`; see
+   * src/platform/auth.ts), as any browser client authenticating by the session cookie must.
+   */
+  headers?: Record<string, string>;
   /** A fetch implementation. @default globalThis.fetch */
   fetch?: FetchLike;
   /** How many times a 429 reply is retried before it is reported. @default 3 */
@@ -91,7 +96,7 @@ export function createTransport(options: ClientOptions): Transport {
   const base = options.url;
 
   function headers(extra: Record<string, string>): Record<string, string> {
-    const h: Record<string, string> = { accept: 'application/json', ...extra };
+    const h: Record<string, string> = { accept: 'application/json', ...options.headers, ...extra };
     if (options.apiKey) h.authorization = `Bearer ${options.apiKey}`;
     return h;
   }

@@ -4,10 +4,10 @@
  * workers' charges as serverless, records the decision with its reason, and schedules the next run. Everything
  * happens in the job's transaction (`ctx.tx`): a worker and its decision commit together or not at all.
  */
-import { sql } from 'kysely';
 import { usersContract } from '../users/users-contract.js';
 import type { Principal } from '../platform/auth.js';
 import type { Tx } from '../platform/db/connect.js';
+import { inSavepoint } from '../platform/db/savepoint.js';
 import { ApiError } from '../platform/errors.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import type { BillingApi } from '../billing/billing-contract.js';
@@ -51,20 +51,8 @@ export function settingsOf(ep: EndpointRow, wg: WorkergroupRow): ScalingSettings
   };
 }
 
-/** Runs `fn` in a savepoint: a failed rent or destroy rolls back only itself, not the decision or other workers. */
-async function attempt<T>(tx: Tx, fn: () => Promise<T>): Promise<T | ApiError> {
-  await sql.raw('SAVEPOINT worker').execute(tx);
-  try {
-    const out = await fn();
-    await sql.raw('RELEASE worker').execute(tx);
-    return out;
-  } catch (err) {
-    await sql.raw('ROLLBACK TO worker').execute(tx);
-    await sql.raw('RELEASE worker').execute(tx);
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-}
+/** A failed rent or destroy rolls back only itself, not the decision or other workers. */
+const attempt = inSavepoint;
 
 export function scalerFactory({ store, scheduler, billing, instances, offersIn, launchOf }: ScalerDeps) {
   /** The owner acting: the autoscaler rents and destroys in the workergroup's scope, as its owner would. */

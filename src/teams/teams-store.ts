@@ -49,6 +49,17 @@ export function teamsStore(db: Tx) {
         .executeTakeFirst();
     },
 
+    /** The teams a user is a member of (owner included), with their role: the contexts a session may switch into. */
+    async membershipsOf(userId: number, tx: Tx = db): Promise<{ team_id: number; team_name: string; role: string }[]> {
+      return tx
+        .selectFrom('team_members as m')
+        .innerJoin('teams as t', 't.id', 'm.team_id')
+        .innerJoin('team_roles as r', 'r.id', 'm.role_id')
+        .select(['t.id as team_id', 't.name as team_name', 'r.name as role'])
+        .where('m.user_id', '=', userId)
+        .orderBy('t.id')
+        .execute();
+    },
     async insertRole(r: Insertable<TeamRolesTable>, tx: Tx = db): Promise<RoleRow> {
       return tx.insertInto('team_roles').values(r).returningAll().executeTakeFirstOrThrow();
     },

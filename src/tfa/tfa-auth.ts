@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { bearerKey, sessionCookie, type Principal } from '../platform/auth.js';
+import { bearerKey, checkCsrf, sessionCookie, type Principal } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import { safeEqual, sha256Hex } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
@@ -41,6 +41,7 @@ export function tfaAuthenticator({ resolve, store, users, clock }: TfaAuthDeps) 
     }
     const fromCookie = presented === null ? sessionCookie(request.headers.cookie) : null;
     const key = presented ?? fromCookie;
+    if (fromCookie !== null) checkCsrf(request);
     if (key !== null) {
       const principal = await resolve(key);
       if (!principal || (fromCookie !== null && principal.key.kind !== 'session')) throw forbidden('invalid, revoked or expired key or session');

@@ -109,25 +109,36 @@ export function tfaSender({ db, store, verifier, messenger, clock, random, requi
     throw new ApiError('missing_phone_number', 'phone_number is required: no number is on this account');
   }
 
-  /** Fraud flag, block list and rate limits; runs before anything is sent. */
-  async function checkSmsAbuse(user: UserRow, phone: string, preauth: boolean): Promise<void> {
+  /**
+   * Block list, fraud flag and rate limits, and the send reserved under them: counting the recent sends and recording
+   * this one happen in one transaction, serialized per account and per number (`lockSmsCounters`), so concurrent
+   * requests cannot all pass a limit that only one of them fits under (as `onMethodAttempt` reserves an attempt).
+   * Returns the reservation, to give back if the message is not sent.
+   */
+  async function reserveSms(user: UserRow, phone: string, preauth: boolean): Promise<number> {
     const now = clock.now();
     if (SMS_BLOCKED_PREFIXES.some((p) => phone.startsWith(p))) {
       throw new ApiError('sms_blocked_number', 'this number cannot receive verification codes (high SMS-pumping risk); use another number or TOTP');
     }
-    const counts = await store.smsCounts(user.id, phone, now - HOUR_S, now - DAY_S);
-    if (counts.byUser >= SMS_MAX_PER_ACCOUNT_PER_HOUR) throw rateLimited('too many SMS codes requested from this account; wait and retry', HOUR_S);
-    if (counts.byNumber >= SMS_MAX_PER_NUMBER_PER_HOUR) throw rateLimited('too many SMS codes sent to this number; wait and retry', HOUR_S);
-    if (preauth && counts.preauthByNumber >= PREAUTH_PHONE_CAP_PER_DAY) {
-      throw new ApiError('preauth_phone_cap', 'this number was used in too many authorization attempts; try again tomorrow or use another number', {}, undefined, { 'Retry-After': String(DAY_S) });
-    }
-    const numbers = new Set(await store.distinctNumbersSince(user.id, now - DAY_S));
-    numbers.add(phone);
-    if (numbers.size >= SMS_FRAUD_DISTINCT_NUMBERS_PER_DAY) {
-      // Codes to many different numbers in a day is the signature of SMS pumping: SMS stays off until support clears it.
-      await store.upsertAccount(user.id, { sms_fraud_at: now });
-      throw fraud();
-    }
+    const outcome = await db.transaction().execute(async (tx): Promise<{ id: number } | { fraud: true }> => {
+      await store.lockSmsCounters(user.id, phone, tx);
+      const counts = await store.smsCounts(user.id, phone, now - HOUR_S, now - DAY_S, tx);
+      if (counts.byUser >= SMS_MAX_PER_ACCOUNT_PER_HOUR) throw rateLimited('too many SMS codes requested from this account; wait and retry', HOUR_S);
+      if (counts.byNumber >= SMS_MAX_PER_NUMBER_PER_HOUR) throw rateLimited('too many SMS codes sent to this number; wait and retry', HOUR_S);
+      if (preauth && counts.preauthByNumber >= PREAUTH_PHONE_CAP_PER_DAY) {
+        throw new ApiError('preauth_phone_cap', 'this number was used in too many authorization attempts; try again tomorrow or use another number', {}, undefined, { 'Retry-After': String(DAY_S) });
+      }
+      const numbers = new Set(await store.distinctNumbersSince(user.id, now - DAY_S, tx));
+      numbers.add(phone);
+      if (numbers.size >= SMS_FRAUD_DISTINCT_NUMBERS_PER_DAY) {
+        // Codes to many different numbers in a day is the signature of SMS pumping: SMS stays off until support clears it.
+        await store.upsertAccount(user.id, { sms_fraud_at: now }, tx);
+        return { fraud: true };
+      }
+      return { id: await store.recordSms(user.id, phone, preauth, now, tx) };
+    });
+    if ('fraud' in outcome) throw fraud();
+    return outcome.id;
   }
 
   const fraud = () => new ApiError('sms_fraud_detected', 'SMS is disabled on this account pending a fraud review; contact support or use TOTP');
@@ -171,17 +182,21 @@ export function tfaSender({ db, store, verifier, messenger, clock, random, requi
       }
     }
     if (target.preauth) await requireWindow(user.id);
-    await checkSmsAbuse(user, target.phone, target.preauth);
+    const reservation = await reserveSms(user, target.phone, target.preauth);
 
     const code = digitCode(random, CODE_DIGITS);
-    await messenger.sendSms({ to: target.phone, text: `Your gpuplane verification code is ${code}. It expires in ${durationText(TFA_CHALLENGE_TTL_S)}.`, code });
-    // Recorded only once sent: a failed send neither counts against the limits nor leaves a usable challenge.
+    // A failed send gives its reservation back: it neither counts against the limits nor leaves a usable challenge.
+    try {
+      await messenger.sendSms({ to: target.phone, text: `Your gpuplane verification code is ${code}. It expires in ${durationText(TFA_CHALLENGE_TTL_S)}.`, code });
+    } catch (err) {
+      await store.unrecordSms(reservation);
+      throw err;
+    }
     const set = {
       channel: 'sms', code_hash: sha256Hex(code), phone_number: target.phone, method_id: target.method?.id ?? null,
       last_sent_at: now, code_expires_at: now + TFA_CHALLENGE_TTL_S,
     };
     return db.transaction().execute(async (tx) => {
-      await store.recordSms(user.id, target.phone, target.preauth, now, tx);
       if (existing) {
         await store.setChallengeCode(existing.id, set, tx);
         return { secret: req.secret!, phone: target.phone };

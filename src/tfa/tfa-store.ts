@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { usersContract } from '../users/users-contract.js';
-import type { Tx } from '../platform/db/connect.js';
+import type { Tx, DialectName } from '../platform/db/connect.js';
 import type { TfaChallengesTable, TfaMethodsTable } from './tfa-tables.js';
 import { TFA_CHALLENGE_MAX_ATTEMPTS, TFA_LOCKOUT_S, TFA_MAX_FAILED_ATTEMPTS } from './tfa-constants.js';
 
@@ -8,7 +8,7 @@ export type MethodRow = Selectable<TfaMethodsTable>;
 export type ChallengeRow = Selectable<TfaChallengesTable>;
 
 /** SQL of the 2FA subsystem. Every function takes an optional transaction. */
-export function tfaStore(db: Tx) {
+export function tfaStore(db: Tx, dialect: DialectName = 'sqlite') {
   return {
     // ---- methods
     async listMethods(userId: number, tx: Tx = db): Promise<MethodRow[]> {
@@ -180,8 +180,22 @@ export function tfaStore(db: Tx) {
     },
 
     // ---- SMS sends (limits)
-    async recordSms(userId: number, phone: string, preauth: boolean, now: number, tx: Tx = db): Promise<void> {
-      await tx.insertInto('sms_sends').values({ user_id: userId, phone_number: phone, preauth: preauth ? 1 : 0, sent_at: now }).execute();
+    /**
+     * Serializes SMS reservations of this account and of this number until `tx` ends, so that counting the sends and
+     * recording one is atomic: PostgreSQL transaction-scoped advisory locks (account first, then number: one order,
+     * no deadlock); SQLite runs one write transaction at a time already.
+     */
+    async lockSmsCounters(userId: number, phone: string, tx: Tx): Promise<void> {
+      if (dialect !== 'postgres') return;
+      await sql`SELECT pg_advisory_xact_lock(hashtext(${`gpuplane.sms.user:${userId}`})), pg_advisory_xact_lock(hashtext(${`gpuplane.sms.number:${phone}`}))`.execute(tx);
+    },
+    async recordSms(userId: number, phone: string, preauth: boolean, now: number, tx: Tx = db): Promise<number> {
+      const r = await tx.insertInto('sms_sends').values({ user_id: userId, phone_number: phone, preauth: preauth ? 1 : 0, sent_at: now }).returning('id').executeTakeFirstOrThrow();
+      return r.id;
+    },
+    /** Gives back a reserved send whose message never went out. */
+    async unrecordSms(id: number, tx: Tx = db): Promise<void> {
+      await tx.deleteFrom('sms_sends').where('id', '=', id).execute();
     },
     async smsCounts(userId: number, phone: string, hourAgo: number, dayAgo: number, tx: Tx = db) {
       const n = (q: any) => q.select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow().then((r: { n: number }) => Number(r.n));

@@ -1,6 +1,6 @@
 import type { Clock } from '../platform/clock.js';
 import type { SecretBox } from '../platform/crypto.js';
-import type { Db } from '../platform/db/connect.js';
+import type { Db, DialectName } from '../platform/db/connect.js';
 import type { Principal } from '../platform/auth.js';
 import type { Random } from '../platform/random.js';
 import type { Messenger } from '../messages/messages-types.js';
@@ -14,6 +14,7 @@ import { newMethodWindow } from './tfa-window.js';
 
 export interface TfaWiringDeps {
   db: Db;
+  dialect: DialectName;
   clock: Clock;
   random: Random;
   secretBox: SecretBox;
@@ -32,7 +33,7 @@ export interface TfaWiringDeps {
  */
 export function createTfa(d: TfaWiringDeps) {
   const { db, clock, random, secretBox, messenger } = d;
-  const store = tfaStore(db);
+  const store = tfaStore(db, d.dialect);
   const verifier = tfaVerifier({ store, clock, secretBox });
   const requireWindow = newMethodWindow({ store, clock, storeUnavailable: d.storeUnavailable });
   const sender = tfaSender({ db, store, verifier, messenger, clock, random, requireWindow, challengeStoreFails: d.challengeStoreFails });

@@ -4,10 +4,20 @@
  */
 import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
-import { action, passwordIO, UsageError } from '../context.js';
+import { action, intArg, passwordIO, UsageError } from '../context.js';
 import { apiKeyFile, readSavedApiKey } from '../config-file.js';
 import { resolvePassword, type PasswordOpts } from '../password.js';
 import { hinted } from '../hints.js';
+import { columnsOption, utc, type Column } from '../output.js';
+
+const sessionColumns: Column<Record<string, unknown>>[] = [
+  { key: 'id', header: 'ID', align: 'right' },
+  { key: 'client', header: 'Client', fmt: (v) => (v === 'ui' ? 'browser' : 'CLI') },
+  { key: 'current', header: 'In use', fmt: (v) => (v ? 'yes' : '') },
+  { key: 'created_at', header: 'Started (UTC)', fmt: utc },
+  { key: 'last_used_at', header: 'Last used (UTC)', fmt: utc },
+  { key: 'expires_at', header: 'Ends (UTC)', fmt: utc },
+];
 
 export function registerSession(program: Command, verb: (name: string, what: string) => Command): void {
   verb('create', 'create: account')
@@ -44,6 +54,29 @@ Example:
         const r = o.resend
           ? await ctx.client.auth.resendVerification({ email: o.email })
           : await ctx.client.auth.verifyEmail({ email: o.email, code: o.code! });
+        ctx.out.print(r, () => r.msg);
+      }),
+    );
+
+  verb('show', '')
+    .command('sessions')
+    .description('list your login sessions (web console and CLI logins), the one in use marked')
+    .addOption(columnsOption(sessionColumns))
+    .addHelpText('after', '\nExample:\n  gpuplane show sessions')
+    .action(
+      action(async (ctx) => {
+        const r = await ctx.client.auth.sessions();
+        ctx.out.print(r.sessions, () => (r.sessions.length ? ctx.out.table(r.sessions, sessionColumns) : 'no sessions'));
+      }),
+    );
+  verb('delete', '')
+    .command('session')
+    .description('end one of your login sessions (e.g. a browser left signed in elsewhere)')
+    .argument('<id>', 'session id (from `show sessions`)', intArg('id'))
+    .addHelpText('after', '\nExample:\n  gpuplane delete session 12')
+    .action(
+      action(async (ctx, id: number) => {
+        const r = await ctx.client.auth.revokeSession(id);
         ctx.out.print(r, () => r.msg);
       }),
     );

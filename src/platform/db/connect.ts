@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import type { Database } from './schema.js';
 import { migrate, type DialectName, type MigrationList } from './migrations.js';
 import { SchemaScopedPostgresDialect } from './pg-introspector.js';
+import { listen, type Listener, type ListenOptions } from './listen.js';
 
 export type { DialectName };
 export type Db = Kysely<Database>;
@@ -21,6 +22,11 @@ export interface Store {
    * hot read may be reused (platform/db/read-cache.ts). PostgreSQL has none: other processes write without notice.
    */
   version?: () => number;
+  /**
+   * PostgreSQL only: notifications of `channel` (listen.ts), on a connection of their own. SQLite has none: one
+   * process owns the file, and `version` tells it of other connections' commits.
+   */
+  listen?: (channel: string, on: Pick<ListenOptions, 'onPayload' | 'onGap' | 'warn'>) => Promise<Listener>;
   /** Connections now, for metrics. */
   connections(): ConnectionUse;
   close(): Promise<void>;
@@ -129,11 +135,12 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Store> {
     }
   }
   const max = options.pgPoolSize ?? 10;
+  const schemaOption = options.pgSchema ? `-c search_path="${options.pgSchema}"` : undefined;
   const pool = new pg.Pool({
     connectionString: url,
     max,
     types: pgTypes,
-    ...(options.pgSchema ? { options: `-c search_path="${options.pgSchema}"` } : {}),
+    ...(schemaOption ? { options: schemaOption } : {}),
   });
   const db = new Kysely<Database>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
   // A database that cannot be reached fails here, at the first query: close the pool, or its sockets keep the
@@ -143,5 +150,17 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Store> {
     throw err;
   });
   const connections = (): ConnectionUse => ({ max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-  return { db, dialect: 'postgres', connections, close: () => db.destroy() };
+  // Listeners live as long as the store: closing it ends them, so none keeps the process alive.
+  const listeners = new Set<Listener>();
+  const listenOn: Store['listen'] = async (channel, on) => {
+    const l = await listen({ connectionString: url, options: schemaOption, channel, ...on });
+    const own: Listener = { close: async () => void (listeners.delete(own), await l.close()) };
+    listeners.add(own);
+    return own;
+  };
+  const close = async () => {
+    await Promise.all([...listeners].map((l) => l.close()));
+    await db.destroy();
+  };
+  return { db, dialect: 'postgres', listen: listenOn, connections, close };
 }

@@ -2,7 +2,7 @@
 import type { Static } from 'typebox';
 import type {
   AttachSshReply, BidBody, BulkBody, BulkReply, CreateBody, CreateReply, InstanceObject, InstanceReply, InstancesPage, InstancesReply,
-  InstanceSshKeysReply, LogsBody, LogsReply, OkReply,
+  InstanceSshKeysReply, LogsBody, LogsReply, OkReply, HistoryReply,
 } from '../../instances/instances-schemas.js';
 import type { SuccessReply } from '../../platform/schemas.js';
 import { GpuplaneError } from '../errors.js';
@@ -44,6 +44,8 @@ export function instancesApi(t: Transport) {
       if (!r.instances) throw new GpuplaneError(404, 'not_found', `instance ${id} not found`);
       return r.instances;
     },
+    /** `GET /api/v0/instances/{id}/history/`: the instance's state changes so far, oldest first. */
+    history: (id: number) => t.request<Static<typeof HistoryReply>>('GET', `/api/v0/instances/${id}/history/`),
     start: (id: number) => put(id, { state: 'running' }),
     stop: (id: number) => put(id, { state: 'stopped' }),
     label: (id: number, label: string) => put(id, { label }),

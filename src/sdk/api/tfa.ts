@@ -6,6 +6,10 @@ import type {
   LoginOk,
   LoginReply,
   ResendVerificationBody,
+  SessionRevokeReply,
+  SessionsReply,
+  SessionTeamReply,
+  SessionTeamSetReply,
   SignUpBody,
   SignUpReply,
   VerifyEmailBody,
@@ -32,6 +36,14 @@ export function loginApi(t: Transport) {
     login: (body: LoginRequest) => t.request<LoginResult>('POST', '/api/v0/auth/login/', { body }),
     /** `POST /api/v0/auth/logout/`: ends the session whose key made the call. */
     logout: () => t.request<Ok>('POST', '/api/v0/auth/logout/', { body: {} }),
+    /** `GET /api/v0/auth/sessions/`: your live sessions (browser cookies and CLI session keys). */
+    sessions: () => t.request<Static<typeof SessionsReply>>('GET', '/api/v0/auth/sessions/'),
+    /** `DELETE /api/v0/auth/sessions/{id}/`: ends one of your sessions. */
+    revokeSession: (id: number) => t.request<Static<typeof SessionRevokeReply>>('DELETE', `/api/v0/auth/sessions/${id}/`, { body: {} }),
+    /** `GET /api/v0/auth/sessions/team/`: the context of this key or session (`team_id`, null: personal) and your teams. */
+    sessionTeam: () => t.request<Static<typeof SessionTeamReply>>('GET', '/api/v0/auth/sessions/team/'),
+    /** `PUT /api/v0/auth/sessions/team/`: switches the calling login session into a team's context, or back (null). */
+    switchTeam: (teamId: number | null) => t.request<Static<typeof SessionTeamSetReply>>('PUT', '/api/v0/auth/sessions/team/', { body: { team_id: teamId } }),
   };
 }
 
