@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
 import { desired, hardware, hostWithMachine, observed, registrationId, report, type Host } from './agent-server-fixtures.js';
 import { rentOk, statusOf } from './instances-fixtures.js';
+import { agentStore } from '../src/hosts/agent-store.js';
+import { sha256Hex } from '../src/platform/crypto.js';
 
 forEachDialect('agent server', (app) => {
   test('registration is idempotent by registration_id: same machine, a new key, the old one revoked', async () => {
@@ -234,6 +236,47 @@ forEachDialect('agent server', (app) => {
       assert.equal(res.status, 401, `${key}: ${res.raw}`);
       assert.equal(res.body.error, 'auth_error');
     }
+  });
+
+  test('heartbeats at once (on PostgreSQL they share statements): each answered for its own machine and recorded; a busy one takes the full path; a revoked key is 401', async () => {
+    const hosts: Host[] = [];
+    for (let i = 0; i < 12; i++) hosts.push(await hostWithMachine(app(), { list: i === 0 }));
+    const renter = await app().createUser();
+    const busy = hosts[0];
+    await rentOk(app(), busy.machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
+    const busyVersion = (await desired(app(), busy)).version;
+    const idleVersion = (await desired(app(), hosts[1])).version;
+    const revoked = hosts[11];
+    assert.equal((await app().request('POST', `/api/v0/machines/${revoked.machineId}/force_delete/`, { key: revoked.apiKey, body: {} })).status, 200);
+    await app().advance(5);
+    // Every machine twice at once (an agent retrying), all together.
+    const replies = await Promise.all([...hosts, ...hosts].map((h) =>
+      app().request('PUT', '/api/v0/agent/status/', { key: h.machineKey, body: { agent_version: `v-${h.machineId}`, desired_version: null, observed: [] } })));
+    replies.forEach((res, i) => {
+      const h = hosts[i % hosts.length];
+      if (h === revoked) return assert.equal(res.status, 401, res.raw);
+      assert.equal(res.status, 200, res.raw);
+      assert.equal(res.body.desired_version, h === busy ? busyVersion : idleVersion);
+    });
+    const rows = await app().store.db.selectFrom('agent_machines').select(['machine_id', 'last_report_at', 'agent_version'])
+      .where('machine_id', 'in', hosts.slice(0, 11).map((h) => h.machineId)).orderBy('machine_id').execute();
+    assert.deepEqual(rows.map((r) => [r.machine_id, r.last_report_at, r.agent_version]), hosts.slice(0, 11).map((h) => [h.machineId, app().clock.now(), `v-${h.machineId}`]));
+  });
+
+  test('touchManyIfIdle (PostgreSQL): one statement touches the idle machines named and no other; a busy or unknown key is left out', async (t) => {
+    if (app().store.dialect !== 'postgres') return t.diagnostic('PostgreSQL only: SQLite heartbeats run one at a time');
+    const hosts: Host[] = [];
+    for (let i = 0; i < 4; i++) hosts.push(await hostWithMachine(app(), { list: i === 0 }));
+    const renter = await app().createUser();
+    await rentOk(app(), hosts[0].machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
+    const beats = [...hosts.slice(0, 3), hosts[1]].map((h) => ({ keyHash: sha256Hex(h.machineKey), agentVersion: `b-${h.machineId}` }));
+    beats.push({ keyHash: sha256Hex('gpm_unknown'), agentVersion: 'x' });
+    const touched = await agentStore(app().store.db).touchManyIfIdle(beats, 12345);
+    assert.deepEqual([...touched.values()].map((r) => r.machine_id).sort(), [hosts[1].machineId, hosts[2].machineId].sort());
+    const rows = await app().store.db.selectFrom('agent_machines').select(['machine_id', 'last_report_at', 'agent_version'])
+      .where('machine_id', 'in', hosts.map((h) => h.machineId)).orderBy('machine_id').execute();
+    assert.deepEqual(rows.map((r) => [r.last_report_at === 12345, r.agent_version]),
+      [[false, '0.0.0-test'], [true, `b-${hosts[1].machineId}`], [true, `b-${hosts[2].machineId}`], [false, '0.0.0-test']]);
   });
 
   test('more silent machines than one sweep takes go offline together, at their timeout', async () => {

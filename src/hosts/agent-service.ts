@@ -21,6 +21,7 @@ import type { FleetService } from '../fleet/fleet-service.js';
 import type { Lifecycle } from '../instances/instances-lifecycle.js';
 import type { InstanceRow, InstancesStore } from '../instances/instances-store.js';
 import { kvState } from '../platform/db/kv.js';
+import { coalescing } from '../platform/coalesce.js';
 import type { EventsHub } from '../instances/instances-events.js';
 import { agentStore } from './agent-store.js';
 import { desiredInstance, desiredVersion } from './agent-desired.js';
@@ -45,6 +46,8 @@ export const POLL_MS = 100;
 export const SAFETY_MS = 10_000;
 /** Desired states kept for reuse by a poll's renewal (one per machine whose agent polls this process). */
 const DESIRED_CACHE_MAX = 50_000;
+/** Heartbeats (and long-poll renewals) in one statement at most, and such statements running at once per process. */
+const COALESCE = { maxBatch: 500, maxInFlight: 2 };
 /** A log request the agent has not answered in this long is dropped from its desired state. */
 export const LOG_ANSWER_TTL_S = 120;
 /** How long fetching a real host's log waits for its agent's answer before saying "not yet" (404; clients retry). */
@@ -98,7 +101,22 @@ export function agentServiceFactory(deps: AgentDeps) {
   const kv = kvState(db);
   const heartbeatInterval = Math.max(1, Math.floor(config.agentOfflineAfter / 3));
   const notify = () => deps.instances.notify();
-  const fingerprintOf = async (machineId: number): Promise<string> => (await agents.fingerprints([machineId])).get(machineId)!;
+  // PostgreSQL: concurrent heartbeats and long-poll renewals share statements (platform/coalesce.ts), one round trip and
+  // one commit for all that arrive while earlier ones run. SQLite runs each at once in-process: nothing to share.
+  const shared = store.dialect === 'postgres';
+  const fingerprintOf = shared
+    ? coalescing(async (ids: number[]) => {
+      const found = await agents.fingerprints([...new Set(ids)]);
+      return ids.map((id) => found.get(id)!);
+    }, COALESCE)
+    : async (machineId: number): Promise<string> => (await agents.fingerprints([machineId])).get(machineId)!;
+  type Beat = { keyHash: string; agentVersion: string };
+  const touchIfIdle = shared
+    ? coalescing(async (beats: Beat[]) => {
+      const touched = await agents.touchManyIfIdle(beats, clock.now());
+      return beats.map((b) => touched.get(b.keyHash));
+    }, COALESCE)
+    : (b: Beat) => agents.touchIfIdle(b.keyHash, clock.now(), b.agentVersion);
   const warn = deps.warn ?? (() => undefined);
   let feed: Promise<DesiredChanges> | null = null;
   const changes = () => (feed ??= desiredChanges(store, { hub, pollMs: POLL_MS, warn }));
@@ -310,7 +328,7 @@ export function agentServiceFactory(deps: AgentDeps) {
     async report(key: string | null, body: AgentStatusRequest) {
       if (key !== null && body.observed.length === 0 && !body.hardware) {
         const hash = sha256Hex(key);
-        const row = await agents.touchIfIdle(hash, clock.now(), body.agent_version);
+        const row = await touchIfIdle({ keyHash: hash, agentVersion: body.agent_version });
         // Found by digest; the final comparison is constant-time all the same.
         if (row && row.key_hash !== null && digestEqual(row.key_hash, hash)) {
           return { success: true as const, desired_version: EMPTY_VERSION, heartbeat_interval: heartbeatInterval };

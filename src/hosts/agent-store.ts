@@ -1,5 +1,6 @@
-import { sql, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder, type Selectable } from 'kysely';
 import type { Db, Tx } from '../platform/db/connect.js';
+import type { Database } from '../platform/db/schema.js';
 import { prepared, preparedByKeys } from '../platform/db/prepared.js';
 import type { AgentLogRequestsTable, AgentMachinesTable } from './agent-tables.js';
 
@@ -24,13 +25,16 @@ export function agentStore(db: Db) {
   // The heartbeat of an online machine with nothing on it (most of a fleet, most of the time), in one statement: its key
   // finds its row, and the row is touched only when the machine has no live instance and no unanswered log request,
   // command or snapshot (its desired state is then the empty one). Reads of the instances feature's tables.
+  const idle = (eb: ExpressionBuilder<Database, 'agent_machines'>) => eb.and([
+    eb('agent_machines.offline', '=', 0),
+    eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.machine_id', '=', 'agent_machines.machine_id').where('instances.destroyed_at', 'is', null))),
+    eb.not(eb.exists(eb.selectFrom('agent_log_requests').select('agent_log_requests.request_id').whereRef('agent_log_requests.machine_id', '=', 'agent_machines.machine_id').where('agent_log_requests.answered_at', 'is', null))),
+    eb.not(eb.exists(eb.selectFrom('instance_commands').select('instance_commands.id').whereRef('instance_commands.machine_id', '=', 'agent_machines.machine_id').where('instance_commands.answered_at', 'is', null))),
+    eb.not(eb.exists(eb.selectFrom('instance_snapshots').select('instance_snapshots.id').whereRef('instance_snapshots.machine_id', '=', 'agent_machines.machine_id').where('instance_snapshots.answered_at', 'is', null))),
+  ]);
   const touchIdle = prepared(['key_hash', 'now', 'agent_version'], (q: { key_hash: string; now: number; agent_version: string }) =>
     db.updateTable('agent_machines').set({ last_report_at: q.now, agent_version: q.agent_version })
-      .where('key_hash', '=', q.key_hash).where('offline', '=', 0)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.machine_id', '=', 'agent_machines.machine_id').where('instances.destroyed_at', 'is', null))))
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('agent_log_requests').select('agent_log_requests.request_id').whereRef('agent_log_requests.machine_id', '=', 'agent_machines.machine_id').where('agent_log_requests.answered_at', 'is', null))))
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('instance_commands').select('instance_commands.id').whereRef('instance_commands.machine_id', '=', 'agent_machines.machine_id').where('instance_commands.answered_at', 'is', null))))
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('instance_snapshots').select('instance_snapshots.id').whereRef('instance_snapshots.machine_id', '=', 'agent_machines.machine_id').where('instance_snapshots.answered_at', 'is', null))))
+      .where('key_hash', '=', q.key_hash).where(idle)
       .returning(['machine_id', 'key_hash']));
   return {
     /**
@@ -39,6 +43,26 @@ export function agentStore(db: Db) {
      */
     async touchIfIdle(keyHash: string, now: number, agentVersion: string, tx: Tx = db): Promise<{ machine_id: number; key_hash: string | null } | undefined> {
       return (await touchIdle(tx, { key_hash: keyHash, now, agent_version: agentVersion })).rows[0];
+    },
+
+    /**
+     * touchIfIdle for many heartbeats in one statement (PostgreSQL: the keys as one array): the rows touched, by key
+     * digest. Rows are locked in machine order first, so two such statements never deadlock.
+     */
+    async touchManyIfIdle(beats: { keyHash: string; agentVersion: string }[], now: number, tx: Tx = db): Promise<Map<string, { machine_id: number; key_hash: string | null }>> {
+      const byKey = new Map(beats.map((b) => [b.keyHash, b.agentVersion]));
+      const keys = [...byKey.keys()].sort();
+      const versions = keys.map((k) => byKey.get(k)!);
+      const beat = sql<{ key_hash: string; agent_version: string }>`(select * from unnest(${keys}::text[], ${versions}::text[]) as u(key_hash, agent_version))`;
+      const rows = await tx
+        .with('locked', (q) => q.selectFrom('agent_machines').select('machine_id').where(sql<boolean>`key_hash = any(${keys}::text[])`).orderBy('machine_id').forUpdate())
+        .updateTable('agent_machines')
+        .from(beat.as('beat'))
+        .set((eb) => ({ last_report_at: now, agent_version: eb.ref('beat.agent_version') }))
+        .where('agent_machines.machine_id', 'in', (eb) => eb.selectFrom('locked').select('locked.machine_id'))
+        .whereRef('agent_machines.key_hash', '=', 'beat.key_hash').where(idle)
+        .returning(['agent_machines.machine_id', 'agent_machines.key_hash']).execute();
+      return new Map(rows.map((r) => [r.key_hash!, r]));
     },
 
     async byRegistration(userId: number, registrationId: string, tx: Tx = db): Promise<AgentMachineRow | undefined> {
