@@ -54,7 +54,9 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       .select('h.verification');
   // The statements of renting and booting (platform/db/prepared.ts).
   const machineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id));
-  const lockMachineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id).forUpdate());
+  // The machine row only (`OF m`): its host's row is shared by all the host's machines, and locking it too made every
+  // lock of any machine of one host wait for every other (10,000 agents of one host: reports queued for seconds).
+  const lockMachineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id).forUpdate(['m']));
   const gpusOfMachine = prepared(['id'], (q: { id: number }) =>
     db.selectFrom('fleet_gpus').select(['gpu_index', 'instance_id', 'hold_kind', 'bid_micro']).where('machine_id', '=', q.id).orderBy('gpu_index'),
   );
