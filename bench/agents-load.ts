@@ -53,12 +53,22 @@ export function closePools(): void {
   for (const a of pools.values()) a.destroy();
 }
 
+/** Registers one machine as `gpuplane agent` does on first start: registration, then its first report at once. */
+export async function registerAgent(server: string, hostKey: string, registrationId: string, hardware: unknown): Promise<AgentRef> {
+  const reg = await request(server, 'POST', '/api/v0/machines/register/', hostKey, { registration_id: registrationId, agent_version: 'bench', hardware });
+  if (reg.status !== 200) throw new Error(`register ${registrationId}: ${reg.status} ${JSON.stringify(reg.body)}`);
+  const first = await request(server, 'PUT', '/api/v0/agent/status/', reg.body.machine_key, { agent_version: 'bench', desired_version: null, observed: [] });
+  if (first.status !== 200) throw new Error(`first report ${registrationId}: ${first.status} ${JSON.stringify(first.body)}`);
+  return { machineId: reg.body.machine_id, key: reg.body.machine_key, server };
+}
+
 /**
- * Drives `agents`, the share starting at `offset` of `total` (heartbeats spread evenly over the interval: agent i at
- * i/total of it; long-polls started at random over one hold, as agents that start at different times).
+ * Drives agents from the moment each is `add`ed (just registered, its first report sent), as `gpuplane agent` runs
+ * from its start: a report every HEARTBEAT_S after the last, and the desired-state long-poll held from the start. A
+ * fleet registered over half a minute would otherwise go silent before its load began, and its machines offline.
  * `onSeen`: every instance an agent's long-poll shows, with the wall-clock time (ms) it was seen.
  */
-export function driveAgents(agents: AgentRef[], offset: number, total: number, onSeen?: (instanceId: number, atMs: number) => void) {
+export function driveAgents(onSeen?: (instanceId: number, atMs: number) => void) {
   let stopping = false;
   let measuring = false;
   const report: LoadReport = { heartbeatMs: [], errors: 0, firstErrors: [] };
@@ -67,6 +77,10 @@ export function driveAgents(agents: AgentRef[], offset: number, total: number, o
     if (report.firstErrors.length < 5) report.firstErrors.push(what);
   };
   const versions = new Map<number, number | null>();
+  const agents: AgentRef[] = [];
+  /** When each agent's next report is due (performance.now() ms). */
+  const nextAt: number[] = [];
+  const polls: Promise<void>[] = [];
 
   const poll = async (a: AgentRef): Promise<void> => {
     while (!stopping) {
@@ -99,24 +113,22 @@ export function driveAgents(agents: AgentRef[], offset: number, total: number, o
     }
   };
 
-  const polls = agents.map(async (a) => {
-    await new Promise((r) => setTimeout(r, Math.random() * WAIT_S * 1000));
-    if (!stopping) await poll(a);
-  });
-  const start = performance.now();
-  const sent = new Array<number>(agents.length).fill(0);
   const beat = setInterval(() => {
-    const elapsed = (performance.now() - start) / 1000;
+    const now = performance.now();
     for (let i = 0; i < agents.length; i++) {
-      const due = Math.floor((elapsed - ((offset + i) / total) * HEARTBEAT_S) / HEARTBEAT_S) + 1;
-      if (due > sent[i]) {
-        sent[i] = due;
-        void heartbeat(agents[i]);
-      }
+      if (now < nextAt[i]) continue;
+      nextAt[i] += HEARTBEAT_S * 1000;
+      void heartbeat(agents[i]);
     }
   }, 20);
 
   return {
+    /** A registered agent (its first report just sent) starts here. */
+    add(a: AgentRef): void {
+      agents.push(a);
+      nextAt.push(performance.now() + HEARTBEAT_S * 1000);
+      polls.push(poll(a));
+    },
     measure(on: boolean): void {
       measuring = on;
     },
@@ -130,15 +142,50 @@ export function driveAgents(agents: AgentRef[], offset: number, total: number, o
   };
 }
 
-type Message = { type: 'start'; agents: AgentRef[]; offset: number; total: number } | { type: 'measure'; on: boolean } | { type: 'stop' };
+/** Runs `fn` over 0..n-1, `width` at a time. */
+export async function inParallel<T>(n: number, width: number, fn: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = new Array(n);
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    for (let i = next++; i < n; i = next++) out[i] = await fn(i);
+  }));
+  return out;
+}
+
+/** A share of the fleet for a load process: registrations `from`..`to`-1, spread over the servers. */
+export interface Share {
+  urls: string[];
+  hostKey: string;
+  prefix: string;
+  from: number;
+  to: number;
+  hardware: unknown;
+  /** Registrations in flight at once. */
+  width: number;
+}
+
+/** Registers a share's agents, driving each from its registration on; resolves once all are registered. */
+export async function registerShare(load: ReturnType<typeof driveAgents>, s: Share): Promise<AgentRef[]> {
+  return inParallel(s.to - s.from, s.width, async (k) => {
+    const i = s.from + k;
+    const a = await registerAgent(s.urls[i % s.urls.length], s.hostKey, `${s.prefix}_${i.toString().padStart(6, '0')}`, s.hardware);
+    load.add(a);
+    return a;
+  });
+}
+
+type Message = { type: 'start'; share: Share } | { type: 'measure'; on: boolean } | { type: 'stop' };
 
 // As a forked child: drive the share the parent sends.
 if (process.send && process.argv.includes('--agents-load-child')) {
   let load: ReturnType<typeof driveAgents> | null = null;
   process.on('message', (m: Message) => {
     if (m.type === 'start') {
-      load = driveAgents(m.agents, m.offset, m.total);
-      process.send!({ type: 'started' });
+      const own = (load = driveAgents());
+      registerShare(own, m.share).then(() => process.send!({ type: 'started' }), (err: Error) => {
+        console.error(err.message);
+        process.exit(1);
+      });
     } else if (m.type === 'measure') load?.measure(m.on);
     else if (m.type === 'stop' && load) {
       process.send!({ type: 'report', report: load.stop() }, () => {

@@ -8,7 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { cpuMs, defineBench, startGpuplane, type Figure } from './lib.js';
-import { closePools, driveAgents, HEARTBEAT_S, request, WAIT_S, type AgentRef, type LoadReport } from './agents-load.js';
+import { closePools, driveAgents, HEARTBEAT_S, inParallel, registerShare, request, WAIT_S, type LoadReport, type Share } from './agents-load.js';
 
 const AGENTS = Number(process.env.GPUPLANE_BENCH_AGENTS ?? 10_000);
 const WINDOW_S = Number(process.env.GPUPLANE_BENCH_AGENTS_SECONDS ?? 60);
@@ -33,17 +33,8 @@ const pct = (xs: number[], p: number) => {
   return s.length ? Math.round(s[Math.min(s.length - 1, Math.floor(s.length * p))] * 10) / 10 : Number.NaN;
 };
 
-async function inParallel<T>(n: number, width: number, fn: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(n);
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    for (let i = next++; i < n; i = next++) out[i] = await fn(i);
-  }));
-  return out;
-}
-
-/** A forked load process driving a share of the agents (agents-load.ts). */
-function loadChild(agents: AgentRef[], offset: number, total: number) {
+/** A forked load process registering and driving a share of the agents (agents-load.ts). */
+function loadChild(share: Share) {
   const child: ChildProcess = fork(fileURLToPath(new URL('./agents-load.ts', import.meta.url)), ['--agents-load-child'], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -59,7 +50,7 @@ function loadChild(agents: AgentRef[], offset: number, total: number) {
     child.once('exit', (code) => reject(new Error(`load process exited (${code}) before ${type}`)));
   });
   const started = next('started');
-  child.send({ type: 'start', agents, offset, total });
+  child.send({ type: 'start', share });
   return {
     started,
     measure: (on: boolean) => child.send({ type: 'measure', on }),
@@ -93,27 +84,8 @@ export default defineBench({
       const host = (await request(urls[0], 'POST', '/_emu/users', owner, { email: 'host@bench.example' })).body.api_key as string;
       const renter = (await request(urls[0], 'POST', '/_emu/users', owner, { email: 'renter@bench.example', credit: 1e6 })).body.api_key as string;
 
-      const t0 = performance.now();
-      const agents: AgentRef[] = await inParallel(AGENTS, 24, async (i) => {
-        const server = urls[i % SERVERS];
-        const reg = await request(server, 'POST', '/api/v0/machines/register/', host, {
-          registration_id: `bench_${process.pid}_${i.toString().padStart(6, '0')}`, agent_version: 'bench', hardware: HARDWARE,
-        });
-        if (reg.status !== 200) throw new Error(`register ${i}: ${reg.status} ${JSON.stringify(reg.body)}`);
-        // As `gpuplane agent` does: the first report right after registering.
-        const first = await request(server, 'PUT', '/api/v0/agent/status/', reg.body.machine_key, { agent_version: 'bench', desired_version: null, observed: [] });
-        if (first.status !== 200) throw new Error(`first report ${i}: ${first.status} ${JSON.stringify(first.body)}`);
-        return { machineId: reg.body.machine_id, key: reg.body.machine_key, server };
-      });
-      ctx.log(`  registered ${AGENTS} machines in ${Math.round((performance.now() - t0) / 1000)} s`);
-      const listed = agents.slice(0, LISTED);
-      await inParallel(listed.length, 8, async (i) => {
-        const r = await request(urls[i % SERVERS], 'PUT', '/api/v0/machines/create_asks/', host, { machine: listed[i].machineId, price_gpu: 0.4, end_date: null });
-        if (r.status !== 200) throw new Error(`list: ${r.status} ${JSON.stringify(r.body)}`);
-      });
-
-      // Measured only inside the window; the loops run from before it to its end. This process drives the listed
-      // agents (their long-polls time the rents' changes); forked load processes drive the rest.
+      // Each load process registers its share, driving every agent from its registration on (agents-load.ts); this
+      // process registers and drives the listed machines (their long-polls time the rents' changes).
       let measuring = false;
       const changeMs: number[] = [];
       /** Rents answered inside the window, by instance: when the reply came (wall clock, ms). */
@@ -126,7 +98,7 @@ export default defineBench({
         rentErrors++;
         if (rentFirstErrors.length < 5) rentFirstErrors.push(what);
       };
-      const own = driveAgents(listed, 0, AGENTS, (id, at) => {
+      const own = driveAgents((id, at) => {
         if (seenAt.has(id)) return;
         seenAt.set(id, at);
         const since = pending.get(id);
@@ -134,10 +106,17 @@ export default defineBench({
         pending.delete(id);
         if (measuring) changeMs.push(Math.max(0, at - since));
       });
-      for (let off = LISTED; off < AGENTS; off += AGENTS_PER_CHILD) {
-        children.push(loadChild(agents.slice(off, off + AGENTS_PER_CHILD), off, AGENTS));
-      }
+      const share = (from: number, to: number, width: number): Share => ({ urls, hostKey: host, prefix: `bench_${process.pid}`, from, to, hardware: HARDWARE, width });
+      const t0 = performance.now();
+      for (let off = LISTED; off < AGENTS; off += AGENTS_PER_CHILD) children.push(loadChild(share(off, Math.min(AGENTS, off + AGENTS_PER_CHILD), 8)));
+      const listed = await registerShare(own, share(0, LISTED, 8));
       await Promise.all(children.map((c) => c.started));
+      ctx.log(`  registered ${AGENTS} machines in ${Math.round((performance.now() - t0) / 1000)} s`);
+      await inParallel(listed.length, 8, async (i) => {
+        const r = await request(urls[i % SERVERS], 'PUT', '/api/v0/machines/create_asks/', host, { machine: listed[i].machineId, price_gpu: 0.4, end_date: null });
+        if (r.status !== 200) throw new Error(`list: ${r.status} ${JSON.stringify(r.body)}`);
+      });
+
       let rentCounter = 0;
       // Only rents answered inside the window are timed: one made during the warm-up may wait for its agent's first poll.
       const rents = setInterval(() => {

@@ -47,7 +47,8 @@ export function agentStore(db: Db) {
 
     /**
      * touchIfIdle for many heartbeats in one statement (PostgreSQL: the keys as one array): the rows touched, by key
-     * digest. Rows are locked in machine order first, so two such statements never deadlock.
+     * digest. The idle rows named are locked in machine order first, so two such statements never deadlock, and a
+     * busy machine (its report on the full path holding its row) holds up no batch.
      */
     async touchManyIfIdle(beats: { keyHash: string; agentVersion: string }[], now: number, tx: Tx = db): Promise<Map<string, { machine_id: number; key_hash: string | null }>> {
       const byKey = new Map(beats.map((b) => [b.keyHash, b.agentVersion]));
@@ -55,7 +56,7 @@ export function agentStore(db: Db) {
       const versions = keys.map((k) => byKey.get(k)!);
       const beat = sql<{ key_hash: string; agent_version: string }>`(select * from unnest(${keys}::text[], ${versions}::text[]) as u(key_hash, agent_version))`;
       const rows = await tx
-        .with('locked', (q) => q.selectFrom('agent_machines').select('machine_id').where(sql<boolean>`key_hash = any(${keys}::text[])`).orderBy('machine_id').forUpdate())
+        .with('locked', (q) => q.selectFrom('agent_machines').select('machine_id').where(sql<boolean>`key_hash = any(${keys}::text[])`).where(idle).orderBy('machine_id').forUpdate())
         .updateTable('agent_machines')
         .from(beat.as('beat'))
         .set((eb) => ({ last_report_at: now, agent_version: eb.ref('beat.agent_version') }))
