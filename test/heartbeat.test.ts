@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { HEARTBEAT_OFFLINE_AFTER_S } from '../src/instances/instances-lifecycle.js';
-import { HEARTBEAT_INTERVAL_S, HEARTBEAT_TIMEOUT_S } from '../src/fleet/fleet-heartbeat.js';
+import { sql } from 'kysely';
+import { HEARTBEAT_INTERVAL_S, HEARTBEAT_TIMEOUT_S, JOB_HEARTBEAT } from '../src/fleet/fleet-heartbeat.js';
 import { addMachine, BOOT_MAX_S, offerFor, rentOk, statusOf } from './instances-fixtures.js';
 
 const fault = (app: TestApp, body: Record<string, unknown>) => app.request('POST', '/_emu/faults', { body });
@@ -15,7 +16,16 @@ async function unknownEvents(app: TestApp, id: number): Promise<number> {
   return rows.length;
 }
 
-forEachDialect('heartbeats', (app) => {
+/** When the next heartbeat run is due (null: the chain is not running). */
+const nextRun = (app: TestApp) => app.scheduler.nextDue(JOB_HEARTBEAT, -Infinity);
+
+/** Every machine row but `except`'s, as stored (on PostgreSQL with its row version, xmin, which any write renews). */
+async function machineRows(app: TestApp, except: number): Promise<unknown[]> {
+  const q = app.store.db.selectFrom('fleet_machines').selectAll().where('id', '!=', except).orderBy('id');
+  return app.dialect === 'postgres' ? q.select(sql<string>`xmin::text`.as('row_version')).execute() : q.execute();
+}
+
+forEachDialect('heartbeats', (app, dialect) => {
   test('a host that stops heartbeating: running until the timeout, then unknown (once), then offline', async () => {
     const m = await addMachine(app());
     const { id } = await rentOk(app(), offerFor(m, 1));
@@ -116,4 +126,48 @@ forEachDialect('heartbeats', (app) => {
     assert.equal(bad.status, 400, bad.raw);
     assert.equal(bad.body.error, 'bad_request');
   });
+
+  // Issue 16: a run used to rewrite every healthy machine's row (20,000 at scale); a healthy host's beat is implicit.
+  test('a heartbeat run writes no healthy machine row', async () => {
+    const silent = await addMachine(app());
+    const healthy = await addMachine(app());
+    await rentOk(app(), offerFor(healthy, 1));
+    await fault(app(), { fault: 'no_heartbeat', machine_id: silent.machine_id });
+    const due = await nextRun(app());
+    assert.ok(due !== null, 'a silent host starts the chain');
+    const before = await machineRows(app(), silent.machine_id);
+    assert.ok(before.length > 1);
+    await app().advance(due - app().clock.now());
+    assert.equal(await nextRun(app()), due + HEARTBEAT_INTERVAL_S, 'the run happened (and scheduled the next)');
+    assert.deepEqual(await machineRows(app(), silent.machine_id), before);
+    assert.equal(await lastBeat(app(), healthy.machine_id), app().clock.now(), 'a healthy host beat just now');
+  });
+
+  if (dialect === 'postgres') {
+    test('a heartbeat run does not wait for a healthy machine row that another transaction holds locked', async () => {
+      const silent = await addMachine(app());
+      const healthy = await addMachine(app());
+      await fault(app(), { fault: 'no_heartbeat', machine_id: silent.machine_id });
+      const due = (await nextRun(app()))!;
+      let blocked = false;
+      let run: Promise<void> | undefined;
+      await app().store.db.transaction().execute(async (trx) => {
+        // As a rental or an agent's report holds its machine's row until it commits.
+        await trx.selectFrom('fleet_machines').select('id').where('id', '=', healthy.machine_id).forUpdate().execute();
+        const locker = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(trx)).rows[0].pid;
+        let done = false;
+        run = app().advance(due - app().clock.now()).finally(() => (done = true));
+        // Until the run ends, or the server shows a session waiting for this transaction's lock (then committing
+        // releases it, and the run ends after).
+        while (!done && !blocked) {
+          const waiting = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${locker} = ANY(pg_blocking_pids(pid))`.execute(trx);
+          blocked = waiting.rows[0].n > 0;
+          if (!blocked) await new Promise((r) => setTimeout(r, 10));
+        }
+      });
+      await run;
+      assert.equal(blocked, false, 'the run waited for the locked machine row');
+      assert.equal(await nextRun(app()), due + HEARTBEAT_INTERVAL_S, 'the run happened');
+    });
+  }
 });

@@ -96,6 +96,16 @@ export interface FleetApi {
     tx: Tx,
     req: { instanceId: number; machineId: number; numGpus: number; kind: HoldKind; bidPerGpuMicro?: number },
   ): Promise<{ gpuIndexes: number[]; outbid: number[] } | null>;
+  /**
+   * Locks the machine's row until `tx` ends (PostgreSQL; SQLite runs one writer at a time). Lock order: a transaction
+   * that changes GPU holds on a machine (rent, start, stop, destroy, bid change, credit exhaustion) or locks several
+   * of its instances (a machine fault, a lost host, its agent's report) takes this lock first, then instance rows,
+   * then the fleet's GPU rows, then billing. Freeing GPUs resumes the machine's outbid instances, and an allocation
+   * stops those it outbids, after the fleet's rows were written: with the machine's row taken before any instance, no
+   * transaction can hold one of those instances while it waits for the machine (test/instances-lock-order.test.ts).
+   * Boot steps (one job across machines) lock instances without it; a deadlock they meet is rerun.
+   */
+  lockMachine(tx: Tx, machineId: number): Promise<void>;
   /** Frees every GPU the instance holds. */
   release(tx: Tx, instanceId: number): Promise<void>;
   /** Changes the bid of an instance's held GPUs (change bid). */

@@ -205,6 +205,10 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
       }
     },
 
+    async lockMachine(tx, machineId) {
+      await fleet.lockMachine(tx, machineId);
+    },
+
     async release(tx, instanceId) {
       await fleet.lock(tx);
       const machines = await fleet.releaseAll(tx, [instanceId]);

@@ -57,6 +57,7 @@ export function fleetStore(db: Tx, dialect: DialectName) {
   // The machine row only (`OF m`): its host's row is shared by all the host's machines, and locking it too made every
   // lock of any machine of one host wait for every other (10,000 agents of one host: reports queued for seconds).
   const lockMachineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id).forUpdate(['m']));
+  const lockMachineRow = prepared(['id'], (q: { id: number }) => db.selectFrom('fleet_machines').select('id').where('id', '=', q.id).forUpdate());
   const gpusOfMachine = prepared(['id'], (q: { id: number }) =>
     db.selectFrom('fleet_gpus').select(['gpu_index', 'instance_id', 'hold_kind', 'bid_micro']).where('machine_id', '=', q.id).orderBy('gpu_index'),
   );
@@ -132,14 +133,19 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     /**
      * Where a fleet write starts. It took the state row's lock for the whole transaction on PostgreSQL, a global
      * order that also serialized every rent and destroy; versions now follow commit order without it (`bump`), and
-     * the paths that lock machine and instance rows in different orders rerun on a deadlock (instances-batch.ts
-     * `transact`). SQLite runs one write transaction at a time, which is the lock already.
+     * writers of a machine's holds take that machine's row first (`lockMachine`; a deadlock left over is rerun by
+     * instances-batch.ts `transact`). SQLite runs one write transaction at a time, which is the lock already.
      */
     async lock(_tx: Tx): Promise<void> {},
 
     async machine(id: number, tx: Tx = db, lock = false): Promise<MachineRow | undefined> {
       const q = lock && dialect === 'postgres' ? lockMachineById : machineById;
       return (await q(tx, { id })).rows[0] as MachineRow | undefined;
+    },
+
+    /** Locks the machine's row alone (not its host's) until `tx` ends; PostgreSQL only. */
+    async lockMachine(tx: Tx, id: number): Promise<void> {
+      if (dialect === 'postgres') await lockMachineRow(tx, { id });
     },
 
     async machinesAbove(version: number, tx: Tx = db): Promise<MachineRow[]> {

@@ -34,7 +34,10 @@ export interface FleetMachinesTable {
   vms_enabled: number;
   /** Injected fault (`offline`, `unknown`, `exited`, `stall`) or null. */
   fault: string | null;
-  /** The host's last heartbeat (fleet-heartbeat.ts); null on rows from before heartbeats existed, until the next beat. */
+  /**
+   * A silent host's last heartbeat: when it went silent (fleet-heartbeat.ts). Not kept for a healthy host, whose last
+   * beat is now; on its row this is stale.
+   */
   heartbeat_at: number | null;
   /** Offers listed until this time (offer field `duration` counts down to it). */
   end_date: number;

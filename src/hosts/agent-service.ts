@@ -188,7 +188,9 @@ export function agentServiceFactory(deps: AgentDeps) {
     const silent = await agents.silentSince(now - timeout, SWEEP_BATCH, tx);
     for (const machineId of silent) {
       await agents.update(machineId, { offline: 1 }, tx);
-      // Lock order of every writer (PostgreSQL): the machine's agent row, its instances, then the fleet.
+      // Lock order of every writer (PostgreSQL): the machine's agent row, the machine's row (FleetApi.lockMachine:
+      // before any instance, as a destroy or a rental there takes it), its instances, then the rest of the fleet.
+      await fleet.lockMachine(tx, machineId);
       await markOffline(deps.instances, tx, machineId, now);
       const machine = await fleet.machine(machineId, tx);
       if (machine && machine.fault === null) await fleet.setMachineFault(tx, machineId, 'offline');
@@ -352,7 +354,10 @@ export function agentServiceFactory(deps: AgentDeps) {
         if (row.offline === 1) await ensureSweep(tx, now + config.agentOfflineAfter);
         const current = await desiredOf(machineId, tx);
         const boots = new Map(current.state.instances.map((i) => [i.instance_id, i.boot]));
-        // Lock order of every writer (PostgreSQL): the instances first, the fleet after.
+        // Lock order of every writer (PostgreSQL): the agent row, the machine's row (FleetApi.lockMachine: before any
+        // instance, as a destroy, a stop or a rental there takes it, and only when this report locks an instance or
+        // writes the machine), the instances, then the rest of the fleet.
+        if (current.rows.length || body.hardware || row.offline === 1) await fleet.lockMachine(tx, machineId);
         let n = await applyObserved(deps.instances, tx, current.rows, body.observed, boots, body.desired_version === current.state.version, now);
         if (body.hardware) await fleet.updateAgentMachine(tx, machineId, hardwarePatch(body.hardware));
         if (row.offline === 1) {

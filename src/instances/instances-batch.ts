@@ -15,9 +15,10 @@ const RETRYABLE = new Set(['40P01', '40001']);
 export const TX_ATTEMPTS = 4;
 
 /**
- * Runs `fn` in a transaction, rerunning it when PostgreSQL aborted it to break a deadlock. Two paths take the same
- * locks in different orders (a stop locks its instance and then the fleet; a rent locks the fleet and then the
- * instances it outbids); rather than a 500, the loser runs again from the start.
+ * Runs `fn` in a transaction, rerunning it when PostgreSQL aborted it to break a deadlock. The writers of a
+ * machine's GPU holds take its row first (FleetApi.lockMachine), so they no longer deadlock among themselves (a
+ * stop locked its instance and then the fleet, a rent the fleet and then the instances it outbids); this is the
+ * backstop for any pair that still takes locks in different orders: rather than a 500, the loser runs again.
  */
 export async function transact<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

@@ -115,6 +115,8 @@ export function instanceJobsFactory({ db, store, lifecycle, fleet, scheduler, cl
    */
   async function hostLost(tx: Tx, machineId: number): Promise<void> {
     const now = clock.now();
+    // Lock order (FleetApi.lockMachine): the machine's row before its instances, as a destroy there takes them.
+    await fleet.lockMachine(tx, machineId);
     for (const row of await store.listOnMachine(machineId, tx)) {
       const inst = await store.lock(row.id, tx);
       if (inst && !['stopped', 'unknown', 'offline'].includes(inst.actual_status ?? '')) await applyToInstance(tx, inst, 'unknown', now);

@@ -237,7 +237,11 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
     );
   }
 
-  /** Bid instances displaced by an allocation: stopped, still meant to run, and told why. */
+  /**
+   * Bid instances displaced by an allocation: stopped, still meant to run, and told why. Their rows are locked after
+   * the fleet's: safe because the caller took the machine's row first (FleetApi.lockMachine; a rental's allocation
+   * does), as does every transaction that changes holds on the machine.
+   */
   async function outbid(tx: Tx, ids: number[], at: number): Promise<void> {
     for (const id of ids) {
       const inst = await store.lock(id, tx);
@@ -248,7 +252,9 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
 
   /**
    * GPUs on the machine were freed: outbid instances there, highest bid first, take them back if they can.
-   * A resumed instance boots again.
+   * A resumed instance boots again. Lock order: the caller holds the machine's row, taken before any instance
+   * (FleetApi.lockMachine): these instances are locked after the fleet's rows, and no transaction that would change
+   * them or the machine's holds can be holding one of them while it waits for the machine.
    */
   async function resumeWaiting(tx: Tx, machineId: number | null, at: number, assertCredit: (userId: number) => Promise<void>): Promise<void> {
     if (machineId === null) return;

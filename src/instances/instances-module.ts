@@ -69,9 +69,13 @@ export function instancesModule(deps: InstancesModuleDeps) {
   // Out of credit: compute stops (disk keeps accruing, as on real clouds); the user starts it again after a top-up.
   // An instance its prepaid deposit still pays keeps running (billing-deposits.ts).
   const creditExhausted: CreditExhaustedHook = async (tx, { userId, at, lockBilling, covered }) => {
-    const rows = await tx.selectFrom('instances').select('id').where('user_id', '=', userId).where('destroyed_at', 'is', null)
+    const rows = await tx.selectFrom('instances').select(['id', 'machine_id']).where('user_id', '=', userId).where('destroyed_at', 'is', null)
       .where('intended_status', '=', 'running').orderBy('id').execute();
-    // The order every request takes (no deadlock on PostgreSQL): all the instances first, then billing, then stops.
+    // The order every request takes (no deadlock on PostgreSQL): their machines' rows first, in id order, as a stop
+    // or destroy takes its machine's before its instance (FleetApi.lockMachine); then all the instances, then
+    // billing, then stops.
+    const machines = [...new Set(rows.flatMap((r) => (r.machine_id === null ? [] : [r.machine_id])))].sort((a, b) => a - b);
+    for (const machineId of machines) await deps.fleet.lockMachine(tx, machineId);
     const locked = [];
     for (const { id } of rows) {
       const inst = await store.lock(id, tx);

@@ -59,10 +59,18 @@ export function checkInstanceKey(principal: Principal, id: number): void {
   }
 }
 
-/** The caller's live instance `id`, locked for the rest of `tx` (PostgreSQL); 404 when it is not in its scope. */
-export async function lockInScope(store: InstancesStore, principal: Principal, id: number, tx: Tx): Promise<InstanceRow> {
+/**
+ * The caller's live instance `id`, locked for the rest of `tx` (PostgreSQL); 404 when it is not in its scope.
+ * `fleet` given (a stop, start, destroy or bid change: the transaction changes GPU holds on the instance's machine),
+ * its machine's row is locked first: the lock order of FleetApi.lockMachine. Freeing GPUs goes on to resume the
+ * machine's outbid instances (instances-lifecycle.ts `resumeWaiting`), and starting stops those it outbids: without
+ * the machine taken first, two of these on one machine each held an instance the other waited for (PostgreSQL
+ * deadlocks, test/instances-lock-order.test.ts). An instance never moves, so the machine read before the lock stands.
+ */
+export async function lockInScope(store: InstancesStore, principal: Principal, id: number, tx: Tx, fleet?: Pick<FleetApi, 'lockMachine'>): Promise<InstanceRow> {
   checkInstanceKey(principal, id);
   const found = await store.findInScope(id, scopeOf(principal), tx);
+  if (fleet && found?.machine_id != null) await fleet.lockMachine(tx, found.machine_id);
   const inst = found && (await store.lock(id, tx));
   if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
   return inst;
@@ -71,6 +79,8 @@ export async function lockInScope(store: InstancesStore, principal: Principal, i
 export function instancesServiceFactory(deps: ServiceDeps) {
   const { db, store, lifecycle, fleet, billing, keys, clock, random, config, notify } = deps;
   const locked = (principal: Principal, id: number, tx: Tx) => lockInScope(store, principal, id, tx);
+  /** The same for a change of GPU holds: its machine's row first (lockInScope). */
+  const lockedWithMachine = (principal: Principal, id: number, tx: Tx) => lockInScope(store, principal, id, tx, fleet);
 
   async function write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const out = await transact(db, fn);
@@ -124,7 +134,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
 
   /** Destroys the instance inside `tx`: GPUs freed, every meter stopped, its instance key revoked. */
   async function destroyIn(tx: Tx, principal: Principal, id: number) {
-    const inst = await locked(principal, id, tx);
+    const inst = await lockedWithMachine(principal, id, tx);
     const now = clock.now();
     await deps.scheduler.cancel(refOf(id), { tx });
     await fleet.release(tx, id);
@@ -177,7 +187,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
       }
       if (body.label && body.label.length > MAX_LABEL_CHARS) throw badRequest(`body.label is longer than ${MAX_LABEL_CHARS} characters`);
       return write(async (tx) => {
-        const inst = await locked(principal, id, tx);
+        const inst = body.state === undefined ? await locked(principal, id, tx) : await lockedWithMachine(principal, id, tx);
         const now = clock.now();
         if (body.label !== undefined) await store.update(id, { label: body.label }, tx);
         if (body.state !== undefined) await setState(tx, { ...inst, label: body.label ?? inst.label }, body.state, now);
@@ -191,7 +201,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
       const failed: Static<typeof BulkReply>['failed'] = [];
       for (const id of [...new Set(body.ids)]) {
         try {
-          await write(async (tx) => setState(tx, await locked(principal, id, tx), body.state, clock.now()));
+          await write(async (tx) => setState(tx, await lockedWithMachine(principal, id, tx), body.state, clock.now()));
           ok.push(id);
         } catch (err) {
           if (!(err instanceof ApiError)) throw err;
@@ -212,7 +222,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     /** `PUT /api/v0/instances/bid_price/{id}/` `{price}`: $/hour for the instance, at least the offer's min bid. */
     async changeBid(principal: Principal, id: number, price: number) {
       return write(async (tx) => {
-        const inst = await locked(principal, id, tx);
+        const inst = await lockedWithMachine(principal, id, tx);
         if (!inst.is_bid) throw badRequest(`instance ${id} is on-demand; only bid (interruptible) instances have a bid price`);
         const machine = await fleet.machine(inst.machine_id!, tx);
         const minTotal = (machine?.min_bid_micro ?? 0) * inst.num_gpus;
