@@ -83,8 +83,8 @@ export interface FleetApi {
    * ended; `exited`/`stall` machines stay rentable (their new instances fail, as on a real bad host).
    * A bid below the machine's `min_bid_micro` per GPU is 400 `bad_request` (message names `price`).
    * `offer.dph_total` in the result includes 8 GB of storage: price the instance's own `disk` from
-   * `machine().price_disk_micro` instead. It takes the fleet's write lock (the fleet_state row on PostgreSQL) until
-   * the caller's transaction ends: keep that transaction short.
+   * `machine().price_disk_micro` instead. It locks the machine's row (PostgreSQL; first, as every writer does: see
+   * `lockMachine`) until the caller's transaction ends: keep that transaction short.
    */
   allocate(tx: Tx, req: AllocateRequest): Promise<Allocation>;
   /**
