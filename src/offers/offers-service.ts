@@ -119,8 +119,9 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
      * offers (issue 16: the first search took 1.4–3.1 s).
      */
     async warm(): Promise<void> {
-      await select({});
-      await select(WARM_SEARCH);
+      // Whole searches, reply text included: the serializer's code and the served offers' JSON fragments are ready too.
+      await searchText({});
+      await searchText(WARM_SEARCH);
     },
 
     /**
