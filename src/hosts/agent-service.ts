@@ -83,6 +83,13 @@ function deadline(ms: number): { passed: () => boolean; left: () => number; canc
   return { passed: () => passed, left: () => Math.max(0, end - performance.now()), cancel: () => clearTimeout(t) };
 }
 
+/** A machine's desired state as read in a transaction, with the instance rows it was built from. */
+export interface DesiredRead {
+  state: DesiredState;
+  rows: InstanceRow[];
+  validUntil: number;
+}
+
 interface DesiredState {
   version: number;
   instances: DesiredInstanceT[];
@@ -120,7 +127,7 @@ export function agentServiceFactory(deps: AgentDeps) {
   }
 
   /** The machine's whole desired state and its version, with the instance rows it was built from. */
-  async function desiredOf(machineId: number, tx: Tx = db): Promise<{ state: DesiredState; rows: InstanceRow[]; validUntil: number }> {
+  async function desiredOf(machineId: number, tx: Tx = db): Promise<DesiredRead> {
     const rows = await deps.instances.store.listOnMachine(machineId, tx);
     const machine = rows.length ? await fleet.machine(machineId, tx) : undefined;
     const ids = rows.map((r) => r.id);
@@ -152,6 +159,25 @@ export function agentServiceFactory(deps: AgentDeps) {
 
   /** The machine's whole desired state and its version. */
   const desiredState = async (machineId: number, tx: Tx = db): Promise<DesiredState> => (await desiredOf(machineId, tx)).state;
+
+  /**
+   * Applies an agent's report on the machine to its instances, inside `tx`: the core of `status`, and the report of
+   * the emulator's simulated agent (src/simhost/). `current` is the desired state as read in `tx`, when the caller has
+   * it; its `rows` are the instances the report may move. Returns how many changed, and the desired state's version.
+   */
+  async function applyReport(
+    tx: Tx,
+    machineId: number,
+    report: Pick<AgentStatusRequest, 'desired_version' | 'observed'>,
+    now: number,
+    current?: DesiredRead,
+  ): Promise<{ n: number; version: number }> {
+    current ??= await desiredOf(machineId, tx);
+    const boots = new Map(current.state.instances.map((i) => [i.instance_id, i.boot]));
+    // Lock order of every writer (PostgreSQL): the instances first, the fleet after.
+    const n = await applyObserved(deps.instances, tx, current.rows, report.observed, boots, report.desired_version === current.state.version, now);
+    return { n, version: current.state.version };
+  }
 
   /**
    * Starts the liveness sweep unless it runs. A running chain is due no later than `dueAt`: it is due when the machine
@@ -271,6 +297,13 @@ export function agentServiceFactory(deps: AgentDeps) {
     desiredState,
 
     /**
+     * For the emulator's simulated agent (src/simhost/), which acts on the same desired state and reports through the
+     * same code as a real host's agent, inside the transaction of its pass (it needs no machine key, and its machines
+     * have no agent row: the liveness sweep never sees them; their liveness is the simulated fleet's heartbeat).
+     */
+    simulated: { desiredOf, applyReport },
+
+    /**
      * `GET /api/v0/agent/desired/`: at once when the version is not `after`, else when it changes, else after `wait`
      * seconds. `signal` aborts once the agent hung up.
      */
@@ -332,10 +365,8 @@ export function agentServiceFactory(deps: AgentDeps) {
         }
         await agents.update(machineId, patch, tx);
         if (row.offline === 1) await ensureSweep(tx, now + config.agentOfflineAfter);
-        const current = await desiredOf(machineId, tx);
-        const boots = new Map(current.state.instances.map((i) => [i.instance_id, i.boot]));
-        // Lock order of every writer (PostgreSQL): the instances first, the fleet after.
-        let n = await applyObserved(deps.instances, tx, current.rows, body.observed, boots, body.desired_version === current.state.version, now);
+        const applied = await applyReport(tx, machineId, body, now);
+        let n = applied.n;
         if (body.hardware) await fleet.updateAgentMachine(tx, machineId, hardwarePatch(body.hardware));
         if (row.offline === 1) {
           const machine = await fleet.machine(machineId, tx);
@@ -343,7 +374,7 @@ export function agentServiceFactory(deps: AgentDeps) {
           n++;
         }
         // Applying a report changes actual states only, never what the desired state is built from: its version holds.
-        return { n, version: current.state.version };
+        return { n, version: applied.version };
       });
       if (changed.n) notify();
       return { success: true, desired_version: changed.version, heartbeat_interval: heartbeatInterval };
