@@ -101,10 +101,9 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
     };
 
     const create = async (d: DesiredInstanceT): Promise<void> => {
-      const id = await runtime.create(d);
+      await runtime.create(d, d.state === 'running' ? 'running' : 'created');
       if (d.repull) await runtime.dropPull(pullKey(d));
       setRecord(d.instance_id, { generation: d.generation, boot: d.boot, stopped: d.state !== 'running' });
-      if (d.state === 'running') await start(d, id);
     };
 
     const start = async (d: DesiredInstanceT, id: string): Promise<void> => {
@@ -154,10 +153,7 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
     // The agent's memory: what changed, and nothing of instances no longer on the machine.
     const desiredIds = new Set(desired.map((d) => d.instance_id));
     await sim.removeInstances(tx, known.filter((r) => !desiredIds.has(r.instance_id)).map((r) => r.instance_id));
-    for (const id of changedRecords) {
-      const rec = records.get(id);
-      if (rec && desiredIds.has(id)) await sim.putInstances(tx, machineId, [id], { generation: rec.generation, boot: rec.boot, stopped: rec.stopped ? 1 : 0 });
-    }
+    await sim.putRecords(tx, machineId, [...changedRecords].filter((id) => desiredIds.has(id) && records.has(id)).map((id) => ({ instanceId: id, ...records.get(id)! })));
 
     const observed = observe(desired, await runtime.list(), records, (id) => ({ pulling: pulling.has(id), failure: undefined }))
       .filter((o) => !silent.has(o.instance_id));

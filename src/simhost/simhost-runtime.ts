@@ -104,12 +104,17 @@ export function simRuntime(sim: SimhostStore, tx: Tx, machine: MachineInfo, now:
       (await imagesNow()).delete(key);
     },
 
-    /** Creates the instance's container (not started); its id. */
-    async create(d: DesiredInstanceT, status: 'created' | 'exited' = 'created'): Promise<string> {
+    /**
+     * Creates the instance's container; its id. `created` (not started); `running`: created and started at once (one
+     * statement: most creates are of instances meant to run); `exited`: it crashed as it started.
+     */
+    async create(d: DesiredInstanceT, status: 'created' | 'running' | 'exited' = 'created'): Promise<string> {
+      if (status === 'running' && crashing) status = 'exited';
       const exited = status === 'exited';
       const id = await sim.insertContainer(tx, {
         machine_id: machineId, name: containerName(machineId, d.instance_id), instance_id: d.instance_id, generation: d.generation,
-        image: d.image, status, exit_code: exited ? CRASH_EXIT_CODE : null, finished_at: exited ? now : null, ports: '{}', created_at: now,
+        image: d.image, status, exit_code: exited ? CRASH_EXIT_CODE : null, finished_at: exited ? now : null,
+        ports: status === 'running' ? JSON.stringify(hostPorts(d, machine)) : '{}', created_at: now,
       });
       return String(id);
     },

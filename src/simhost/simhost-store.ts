@@ -137,6 +137,17 @@ export function simhostStore(db: Tx, dialect: DialectName) {
         .execute();
     },
 
+    /** The agent's records of these instances, in one statement. */
+    async putRecords(tx: Tx, machineId: number, records: { instanceId: number; generation: number; boot: number; stopped: boolean }[]): Promise<void> {
+      if (!records.length) return;
+      await tx.insertInto('sim_instances')
+        .values(records.map((r) => ({ instance_id: r.instanceId, machine_id: machineId, generation: r.generation, boot: r.boot, stopped: r.stopped ? 1 : 0, silent: 0, crash: 0 })))
+        .onConflict((oc) => oc.column('instance_id').doUpdateSet((eb) => ({
+          generation: eb.ref('excluded.generation'), boot: eb.ref('excluded.boot'), stopped: eb.ref('excluded.stopped'),
+        })))
+        .execute();
+    },
+
     async removeInstances(tx: Tx, instanceIds: number[]): Promise<void> {
       if (instanceIds.length) await tx.deleteFrom('sim_instances').where('instance_id', 'in', instanceIds).execute();
     },
