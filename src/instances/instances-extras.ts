@@ -1,7 +1,7 @@
 /**
  * Reboot, recycle and update of an instance (docs/spec/client-compat-more.md §c). Each acts through the runtime path
- * start and stop take: the lifecycle boots the instance again in place, keeping its GPUs (null, loading, running;
- * compute billing stops meanwhile and resumes when it runs). The new `boot` makes the machine's agent (a real host's,
+ * start and stop take: the lifecycle boots the instance again in place, keeping its GPUs (null, then running, and
+ * loading meanwhile while an image is pulled; compute billing stops meanwhile and resumes when it runs). The new `boot` makes the machine's agent (a real host's,
  * or the emulator's simulated one) restart the container, and a new `generation` (recycle, update) makes it remove
  * the container and create one from the instance's spec as it now is (recycle: from a freshly pulled image).
  */
