@@ -61,6 +61,11 @@ forEachDialect('simulated hosts: runtime and agent', (app) => {
     const row = await app().store.db.selectFrom('instances').select('running_since').where('id', '=', id).executeTakeFirstOrThrow();
     assert.ok(Math.abs(Number(row.running_since) - (t0 + boot)) < 1e-6, `running since ${row.running_since}, booted at ${t0 + boot}`);
     assert.deepEqual((await states(app(), id)).map((s) => s.status), [null, 'loading', 'running']);
+
+    // No machine key, no agent row: the real agents' liveness sweep never takes a simulated machine offline.
+    assert.deepEqual(await app().store.db.selectFrom('agent_machines').select('machine_id').where('machine_id', '=', m.machine_id).execute(), []);
+    await app().advance(app().config.agentOfflineAfter * 3);
+    assert.equal((await statusOf(app(), id)).actual_status, 'running');
   });
 
   test('an image already on the machine is not pulled again: the next instance runs after the provisioning delay', async () => {

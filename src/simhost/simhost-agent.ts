@@ -176,7 +176,7 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
       const d = desired.find((x) => x.instance_id === id);
       const own = containers.filter((c) => c.instanceId === id);
       for (const c of own) if (c.status === 'running' || c.status === 'created') await runtime.crash(c.id);
-      if (d && own.length === 0) {
+      if (d?.state === 'running' && own.length === 0) {
         await runtime.create(d, 'exited');
         setRecord(id, { generation: d.generation, boot: d.boot, stopped: false });
       }
@@ -185,10 +185,11 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
 
   /** The JOB_SIM_STEP handler: a pass on every machine due (STEP_BATCH at most), then the next run is scheduled. */
   async function stepDue(_payload: unknown, { tx, now }: JobContext): Promise<void> {
-    const due = await sim.dueMachines(tx, now, STEP_BATCH);
-    // Runtime locks in machine order: two processes stepping at once never wait on each other in a circle.
-    for (const machineId of [...due].sort((a, b) => a - b)) {
-      await sim.lockMachine(tx, machineId);
+    const due = (await sim.dueMachines(tx, now, STEP_BATCH)).sort((a, b) => a - b);
+    // Every runtime lock first, in machine order, before any row: two jobs stepping at once never wait on each other
+    // in a circle, and a fault (which takes its machine's lock first too) never waits on a row this job holds.
+    for (const machineId of due) await sim.lockMachine(tx, machineId);
+    for (const machineId of due) {
       // Another process's pass took this work while we waited for the lock: done already.
       if ((await sim.takeDue(tx, machineId, now)) === 0) continue;
       await pass(tx, machineId, now);
