@@ -239,6 +239,25 @@ forEachDialect('simulated hosts: runtime and agent', (app) => {
     assert.equal((await statusOf(app(), stopped.id)).actual_status, 'stopped', 'a stopped instance stays stopped');
   });
 
+  test('a machine fault stall hangs every pull on it, a new instance\'s too, until recover', async () => {
+    const m = await addMachine(app(), { num_gpus: 2 });
+    const a = await rentOk(app(), offerFor(m, 1), { image: 'simhost/mstall:1' });
+    await app().advance(BOOT_MAX_S);
+    const res = await fault(app(), { fault: 'stall', machine_id: m.machine_id });
+    assert.equal(res.status, 200, res.raw);
+    assert.deepEqual(res.body.instance_ids, [a.id]);
+    assert.equal((await statusOf(app(), a.id)).actual_status, 'loading');
+    const b = await rentOk(app(), offerFor(m, 1), { image: 'simhost/mstall:2' });
+    await app().advance(3600);
+    assert.equal((await statusOf(app(), a.id)).actual_status, 'loading');
+    assert.equal((await statusOf(app(), b.id)).actual_status, 'loading');
+    assert.deepEqual(await containers(app(), m.machine_id), []);
+
+    assert.equal((await fault(app(), { fault: 'recover', machine_id: m.machine_id })).status, 200);
+    assert.equal((await statusOf(app(), a.id)).actual_status, 'running');
+    assert.equal((await statusOf(app(), b.id)).actual_status, 'running');
+  });
+
   test('a real host\'s machine has no simulated agent: nothing is due for it, and runtime faults are refused', async () => {
     const host = await hostWithMachine(app());
     const machineId = host.machineId;
