@@ -104,7 +104,7 @@ export const SETTINGS = {
     env: 'GPUPLANE_SIM_BOOT_SECONDS',
     flag: 'sim-boot-seconds',
     default: '5-20',
-    help: 'range of simulated boot times in seconds, MIN-MAX',
+    help: 'range of simulated boot times in seconds, MIN-MAX (a simulated machine pulls an image it lacks for that long)',
   },
   secretKey: {
     env: 'GPUPLANE_SECRET_KEY',

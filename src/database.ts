@@ -27,6 +27,7 @@ import { serverlessStateMigration } from './serverless/serverless-state-migratio
 import { prepayBenchmarksMigration } from './migration-0022-prepay-benchmarks.js';
 import { instancesExtrasMigration } from './instances/instances-extras-migration.js';
 import { serverlessSdkMigration } from './serverless/serverless-sdk-migration.js';
+import { simhostMigration } from './simhost/simhost-migration.js';
 import { scheduledJobsMigration } from './scheduled-jobs/scheduled-jobs-migration.js';
 import { subaccountsMigration } from './subaccounts/subaccounts-migration.js';
 import type { UsersTables } from './users/users-tables.js';
@@ -49,6 +50,7 @@ import type { ScheduledJobsTables } from './scheduled-jobs/scheduled-jobs-tables
 import type { SubaccountsTables } from './subaccounts/subaccounts-tables.js';
 import type { BenchmarksTables } from './benchmarks/benchmarks-tables.js';
 import type { ClustersTables } from './clusters/clusters-tables.js';
+import type { SimhostTables } from './simhost/simhost-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and migrations. A feature declares its tables in
@@ -59,7 +61,7 @@ declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
       InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
-      ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables {}
+      ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables, SimhostTables {}
 }
 
 /**
@@ -98,6 +100,7 @@ export const MIGRATIONS: MigrationList = {
     ['0028_fleet_version_at_commit', fleetVersionMigration],
     ['0030_agent_desired_notify', agentNotifyMigration],
     ['0031_hosting_defjob_runs', hostingDefjobRunsMigration],
+    ['0032_simhost', simhostMigration],
   ],
   lastUnordered: '0012_billing_rates',
 };

@@ -47,6 +47,7 @@ import { opsServiceFactory } from './ops/ops-service.js';
 import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
 import { agentServiceFactory, type AgentService } from './hosts/agent-service.js';
+import { simhostServiceFactory, type SimhostService } from './simhost/simhost-service.js';
 import { scheduledJobsStore } from './scheduled-jobs/scheduled-jobs-store.js';
 import { scheduledJobsServiceFactory } from './scheduled-jobs/scheduled-jobs-service.js';
 import { subaccountsStore } from './subaccounts/subaccounts-store.js';
@@ -180,6 +181,11 @@ export function createServices(deps: ServiceDeps) {
     accountKeys: (userId, tx) => sshKeys.publicKeysOf(userId, tx),
     warn: (err) => log.warn({ err }, 'reading the desired state of held agent polls failed'),
   });
+  // The emulator's simulated hosts: each simulated machine has an agent in the server, acting on a simulated runtime
+  // (src/simhost/), so simulated and real machines share one lifecycle path. Emulator mode only.
+  const simhost: SimhostService | undefined = emulatorMode
+    ? simhostServiceFactory({ store, fleet, reports: agent.simulated, scheduler, config, notify: instances.real.notify })
+    : undefined;
   // The autoscaler rents and destroys real instances inside its job's transaction, choosing offers as search does.
   const serverless = serverlessServiceFactory({
     store, clock, random, secretBox, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,
@@ -214,6 +220,9 @@ export function createServices(deps: ServiceDeps) {
   // A team with live instances is not deleted (409 conflict).
   teams.onDelete((teamId, tx) => instances.refuseTeamDelete(teamId, tx));
   if (emulatorMode) {
+    // A simulated machine's desired state changed: its agent acts on it; the instance faults act on its host.
+    instances.onDesiredChange((tx, machineId, at) => simhost!.desiredChanged(tx, machineId, at));
+    instances.useSimHost(simhost!.port);
     // After /_emu/reset the same seeded fleet comes back (contract §2).
     emulator.onReset((tx) => fleet.reseed(tx));
     // Faults of contract §2: the message and 2FA store faults are counted (taken by the sends and the 2FA gate);
@@ -263,6 +272,7 @@ export function createServices(deps: ServiceDeps) {
     clusters,
     volumes,
     agent,
+    simhost,
     serverless,
     scheduledJobs,
     subaccounts,

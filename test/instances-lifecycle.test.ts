@@ -9,7 +9,7 @@ forEachDialect('instances: lifecycle', (app) => {
   const put = (id: number, body: unknown, key?: string) => app().request('PUT', `/api/v0/instances/${id}/`, { body, key });
   const balance = (userId: number) => app().services.billing.balance(userId);
 
-  test('stop: stopped/stopped, no SSH or ports, GPUs free; start again boots it (null → loading → running)', async () => {
+  test('stop: stopped/stopped, no SSH or ports, GPUs free; start again boots it (null, then running: its container starts again)', async () => {
     const m = await addMachine(app(), { num_gpus: 1 });
     const { id } = await rentOk(app(), offerFor(m, 1), { runtype: 'ssh_direct' });
     await app().advance(BOOT_MAX_S);

@@ -63,7 +63,7 @@ export interface MachineInfo {
   gpu_name: string;
   /** Fault condition injected on the machine, or null when healthy. */
   fault: null | 'offline' | 'unknown' | 'exited' | 'stall';
-  /** Run by `gpuplane agent`: its instances' states come from the agent's reports, not from simulated boot timers. */
+  /** Run by `gpuplane agent` on a real host (else by the emulator's simulated agent, src/simhost/). */
   agent: boolean;
   /** Maintenance windows the host announced (`schedule maint`), oldest first. */
   maint: readonly MaintWindow[];

@@ -7,11 +7,9 @@ import { createHash } from 'node:crypto';
 import type { CommandRequestT, DesiredInstanceT, DockerLoginT, LogRequestT, SnapshotRequestT } from '../fleet/agent-protocol-schemas.js';
 import type { InstanceRow } from '../instances/instances-store.js';
 import { RUNTYPE_PORTS, type Runtype } from '../instances/instances-request.js';
+import { wantsRunning } from '../instances/instances-lifecycle.js';
 
-/** Whether the machine should have the instance's container running: meant to run and holding its GPUs. */
-export function wantsRunning(inst: InstanceRow): boolean {
-  return inst.intended_status === 'running' && inst.actual_status !== 'stopped' && (JSON.parse(inst.gpu_indexes) as number[]).length > 0;
-}
+export { wantsRunning };
 
 /** The spec's runtypes as the agent knows them: ssh_direct/ssh_proxy → ssh, jupyter_* → jupyter. */
 export function agentRuntype(runtype: string): 'args' | 'ssh' | 'jupyter' {

@@ -86,6 +86,13 @@ function deadline(ms: number): { passed: () => boolean; left: () => number; canc
   return { passed: () => passed, left: () => Math.max(0, end - performance.now()), cancel: () => clearTimeout(t) };
 }
 
+/** A machine's desired state as read in a transaction, with the instance rows it was built from. */
+export interface DesiredRead {
+  state: DesiredState;
+  rows: InstanceRow[];
+  validUntil: number;
+}
+
 interface DesiredState {
   version: number;
   instances: DesiredInstanceT[];
@@ -138,7 +145,7 @@ export function agentServiceFactory(deps: AgentDeps) {
   }
 
   /** The machine's whole desired state and its version, with the instance rows it was built from. */
-  async function desiredOf(machineId: number, tx: Tx = db): Promise<{ state: DesiredState; rows: InstanceRow[]; validUntil: number }> {
+  async function desiredOf(machineId: number, tx: Tx = db): Promise<DesiredRead> {
     const rows = await deps.instances.store.listOnMachine(machineId, tx);
     const machine = rows.length ? await fleet.machine(machineId, tx) : undefined;
     const ids = rows.map((r) => r.id);
@@ -170,6 +177,26 @@ export function agentServiceFactory(deps: AgentDeps) {
 
   /** The machine's whole desired state and its version. */
   const desiredState = async (machineId: number, tx: Tx = db): Promise<DesiredState> => (await desiredOf(machineId, tx)).state;
+
+  /**
+   * Applies an agent's report on the machine to its instances, inside `tx`: the core of `status`, and the report of
+   * the emulator's simulated agent (src/simhost/). `current` is the desired state as read in `tx`, when the caller has
+   * it; its `rows` are the instances the report may move. Returns how many changed, and the desired state's version.
+   */
+  async function applyReport(
+    tx: Tx,
+    machineId: number,
+    report: Pick<AgentStatusRequest, 'desired_version' | 'observed'>,
+    now: number,
+    current?: DesiredRead,
+  ): Promise<{ n: number; version: number }> {
+    current ??= await desiredOf(machineId, tx);
+    const boots = new Map(current.state.instances.map((i) => [i.instance_id, i.boot]));
+    // The caller holds the machine's row (FleetApi.lockMachine) when the machine has instances: every writer takes it
+    // before the instances (PostgreSQL lock order).
+    const n = await applyObserved(deps.instances, tx, current.rows, report.observed, boots, report.desired_version === current.state.version, now);
+    return { n, version: current.state.version };
+  }
 
   /**
    * Starts the liveness sweep unless it runs. A running chain is due no later than `dueAt`: it is due when the machine
@@ -291,6 +318,13 @@ export function agentServiceFactory(deps: AgentDeps) {
     desiredState,
 
     /**
+     * For the emulator's simulated agent (src/simhost/), which acts on the same desired state and reports through the
+     * same code as a real host's agent, inside the transaction of its pass (it needs no machine key, and its machines
+     * have no agent row: the liveness sweep never sees them; their liveness is the simulated fleet's heartbeat).
+     */
+    simulated: { desiredOf, applyReport },
+
+    /**
      * `GET /api/v0/agent/desired/`: at once when the version is not `after`, else when it changes, else after `wait`
      * seconds. `signal` aborts once the agent hung up.
      */
@@ -353,12 +387,12 @@ export function agentServiceFactory(deps: AgentDeps) {
         await agents.update(machineId, patch, tx);
         if (row.offline === 1) await ensureSweep(tx, now + config.agentOfflineAfter);
         const current = await desiredOf(machineId, tx);
-        const boots = new Map(current.state.instances.map((i) => [i.instance_id, i.boot]));
         // Lock order of every writer (PostgreSQL): the agent row, the machine's row (FleetApi.lockMachine: before any
         // instance, as a destroy, a stop or a rental there takes it, and only when this report locks an instance or
         // writes the machine), the instances, then the rest of the fleet.
         if (current.rows.length || body.hardware || row.offline === 1) await fleet.lockMachine(tx, machineId);
-        let n = await applyObserved(deps.instances, tx, current.rows, body.observed, boots, body.desired_version === current.state.version, now);
+        const applied = await applyReport(tx, machineId, body, now, current);
+        let n = applied.n;
         if (body.hardware) await fleet.updateAgentMachine(tx, machineId, hardwarePatch(body.hardware));
         if (row.offline === 1) {
           const machine = await fleet.machine(machineId, tx);
@@ -366,7 +400,7 @@ export function agentServiceFactory(deps: AgentDeps) {
           n++;
         }
         // Applying a report changes actual states only, never what the desired state is built from: its version holds.
-        return { n, version: current.state.version };
+        return { n, version: applied.version };
       });
       if (changed.n) notify();
       return { success: true, desired_version: changed.version, heartbeat_interval: heartbeatInterval };

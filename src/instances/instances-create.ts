@@ -222,8 +222,6 @@ export function createFactory(deps: CreateDeps) {
       offer_snapshot: '{}',
       running_since: null,
       state_version: 0,
-      boot_step_at: null,
-      boot_running_at: null,
       destroyed_at: null,
       generation: 1,
       repull: 0,

@@ -1,8 +1,8 @@
 /**
  * Reboot, recycle and update of an instance (docs/spec/client-compat-more.md §c). Each acts through the runtime path
- * start and stop take: the lifecycle boots the instance again in place, keeping its GPUs (null, loading, running;
- * compute billing stops meanwhile and resumes when it runs). On a simulated host the boot timers move it; on a real
- * host the new `boot` makes the agent restart the container, and a new `generation` (recycle, update) makes it remove
+ * start and stop take: the lifecycle boots the instance again in place, keeping its GPUs (null, then running, and
+ * loading meanwhile while an image is pulled; compute billing stops meanwhile and resumes when it runs). The new `boot` makes the machine's agent (a real host's,
+ * or the emulator's simulated one) restart the container, and a new `generation` (recycle, update) makes it remove
  * the container and create one from the instance's spec as it now is (recycle: from a freshly pulled image).
  */
 import type { Static } from 'typebox';
@@ -126,6 +126,8 @@ export function instanceExtrasFactory(deps: ExtrasDeps) {
   async function newGeneration(tx: Tx, inst: InstanceRow, patch: InstancePatch, repull: boolean): Promise<InstanceRow> {
     const full = { ...patch, generation: inst.generation + 1, repull: repull ? 1 : 0 };
     await store.update(inst.id, full, tx);
+    // A stopped instance gets its new container too (stopped); a running one also boots again (reboot).
+    await lifecycle.desiredChanged(tx, inst.machine_id, clock.now());
     return { ...inst, ...full } as InstanceRow;
   }
 

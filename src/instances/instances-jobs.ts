@@ -1,6 +1,10 @@
 /**
- * Background work of the simulated hosts (boot progress, heartbeat loss) and the emulator's instance and machine
- * faults (contract §2: exited, unknown, offline, stall, recover).
+ * The control plane's side of host trouble: a host lost (heartbeat timeout: instances `unknown`, then `offline`), and
+ * the emulator's instance and machine faults (contract §2: exited, unknown, offline, stall, recover, no_heartbeat).
+ * A fault is a fault of a simulated host (src/simhost/, SimHostPort): `exited` crashes its containers and `stall`
+ * hangs its pulls, and its agent's report then moves the instances (exited; loading); `unknown` and `offline` silence
+ * its agent, and the control plane marks the instances as for any host it no longer hears; `recover` makes the host
+ * behave again, and its agent's report brings the instances back, with their containers, as a real host coming back.
  */
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
@@ -8,7 +12,8 @@ import type { Clock } from '../platform/clock.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { FleetApi } from '../fleet/fleet-contract.js';
 import type { FaultRequest } from '../platform/faults.js';
-import { HEARTBEAT_OFFLINE_AFTER_S, JOB_BOOT, JOB_OFFLINE, refOf, type Lifecycle } from './instances-lifecycle.js';
+import { HEARTBEAT_OFFLINE_AFTER_S, JOB_OFFLINE, refOf, type Lifecycle } from './instances-lifecycle.js';
+import type { SimHostPort } from './instances-ports.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import { transact } from './instances-batch.js';
 
@@ -19,6 +24,11 @@ import { transact } from './instances-batch.js';
  */
 export const INSTANCE_FAULTS = ['exited', 'unknown', 'offline', 'stall', 'recover', 'no_heartbeat'] as const;
 export type InstanceFault = (typeof INSTANCE_FAULTS)[number];
+
+/** Faults of a host's container runtime: only a simulated host's can be made to misbehave. */
+const RUNTIME_FAULTS: readonly InstanceFault[] = ['exited', 'stall'];
+/** The states `recover` on a machine brings back (its reply lists those instances). */
+const RECOVERABLE = ['exited', 'unknown', 'offline', 'loading'];
 
 export interface JobsDeps {
   db: Db;
@@ -31,10 +41,9 @@ export interface JobsDeps {
 }
 
 export function instanceJobsFactory({ db, store, lifecycle, fleet, scheduler, clock, notify }: JobsDeps) {
-  const meantToRun = (i: InstanceRow) => i.intended_status === 'running';
+  let simHost: SimHostPort | undefined;
 
   function register(): void {
-    scheduler.register(JOB_BOOT, async (_payload: unknown, { tx, now }) => lifecycle.bootStep(tx, now));
     scheduler.register(JOB_OFFLINE, async ({ id }: { id: number }, { tx, now }) => {
       const inst = await store.lock(id, tx);
       if (inst && inst.actual_status === 'unknown') {
@@ -46,28 +55,95 @@ export function instanceJobsFactory({ db, store, lifecycle, fleet, scheduler, cl
     });
   }
 
-  /** One instance into a fault condition. Stopped instances (by the user) are left alone by machine faults. */
-  async function applyToInstance(tx: Tx, inst: InstanceRow, fault: InstanceFault, now: number): Promise<void> {
-    switch (fault) {
-      case 'exited':
-        await lifecycle.halt(tx, inst, now, { actual_status: 'exited', status_msg: 'container exited' }, true);
-        return;
-      case 'unknown':
-        await lifecycle.halt(tx, inst, now, { actual_status: 'unknown', status_msg: 'no heartbeat from host' }, true);
-        await scheduler.schedule(JOB_OFFLINE, now + HEARTBEAT_OFFLINE_AFTER_S, { id: inst.id }, { tx, ref: refOf(inst.id) });
-        return;
-      case 'offline':
-        await lifecycle.halt(tx, inst, now, { actual_status: 'offline', status_msg: 'host disconnected' }, true);
-        return;
-      case 'stall':
-        await lifecycle.halt(tx, inst, now, { actual_status: 'loading', status_msg: 'image download stalled' }, true);
-        return;
-      case 'recover':
-        if (!['exited', 'unknown', 'offline', 'loading'].includes(inst.actual_status ?? '')) return;
-        if (!meantToRun(inst) || (JSON.parse(inst.gpu_indexes) as number[]).length === 0) return;
-        await lifecycle.boot(tx, inst, now, 'recovered');
-        return;
+  /** The control plane stops hearing from the instance's host: `unknown` (then `offline` after a while) or `offline`. */
+  async function markLost(tx: Tx, inst: InstanceRow, to: 'unknown' | 'offline', now: number): Promise<void> {
+    if (to === 'offline') {
+      await lifecycle.halt(tx, inst, now, { actual_status: 'offline', status_msg: 'host disconnected' }, true);
+      return;
     }
+    await lifecycle.halt(tx, inst, now, { actual_status: 'unknown', status_msg: 'no heartbeat from host' }, true);
+    await scheduler.schedule(JOB_OFFLINE, now + HEARTBEAT_OFFLINE_AFTER_S, { id: inst.id }, { tx, ref: refOf(inst.id) });
+  }
+
+  /** The simulated host of the machine, or undefined for a real host's (run by `gpuplane agent`). */
+  async function simulatedHost(machineId: number | null, tx: Tx, fault: InstanceFault): Promise<SimHostPort | undefined> {
+    const machine = machineId === null ? undefined : await fleet.machine(machineId, tx);
+    const sim = machine && !machine.agent ? simHost : undefined;
+    if (!sim && RUNTIME_FAULTS.includes(fault)) {
+      throw new ApiError('conflict', `fault ${fault} acts on a simulated host's container runtime; machine ${machineId} is run by a real host (gpuplane agent)`);
+    }
+    return sim;
+  }
+
+  async function onInstance(tx: Tx, id: number, name: InstanceFault, now: number): Promise<Record<string, unknown>> {
+    const found = await store.find(id, tx);
+    if (!found) throw new ApiError('not_found', `instance ${id} not found`);
+    const sim = await simulatedHost(found.machine_id, tx, name);
+    // Lock order: the machine's simulated runtime, then the machine's row (FleetApi.lockMachine), before any instance
+    // row, as its agent's passes and a destroy there take them.
+    if (sim) await sim.lockMachine(tx, found.machine_id!);
+    if (found.machine_id !== null) await fleet.lockMachine(tx, found.machine_id);
+    const inst = await store.lock(id, tx);
+    if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
+    const machineId = inst.machine_id!;
+    switch (name) {
+      case 'exited':
+      case 'stall':
+        await sim!.fault(tx, machineId, name, [inst], now);
+        await sim!.step(tx, machineId, now);
+        break;
+      case 'unknown':
+      case 'offline':
+        await sim?.fault(tx, machineId, 'silent', [inst], now);
+        await markLost(tx, inst, name, now);
+        break;
+      case 'recover':
+        if (sim) {
+          await sim.fault(tx, machineId, 'recover', [inst], now);
+          await sim.step(tx, machineId, now);
+        }
+        break;
+    }
+    return { instance_id: inst.id };
+  }
+
+  async function onMachine(tx: Tx, machineId: number, name: InstanceFault, now: number): Promise<Record<string, unknown>> {
+    if (!(await fleet.machine(machineId, tx))) throw new ApiError('not_found', `machine ${machineId} not found`);
+    const sim = await simulatedHost(machineId, tx, name);
+    if (sim) await sim.lockMachine(tx, machineId);
+    if (name === 'no_heartbeat') {
+      // Silent host: instances change only when the heartbeat job finds the host past its timeout (hostLost).
+      await fleet.setMachineFault(tx, machineId, 'unknown');
+      return { machine_id: machineId, instance_ids: [] };
+    }
+    await fleet.setMachineFault(tx, machineId, name === 'recover' ? null : name);
+    const all = await store.listOnMachine(machineId, tx);
+    // Stopped instances (by the user) are left alone by machine faults; recover lists those it brings back.
+    const affected: InstanceRow[] = [];
+    for (const row of all) {
+      if (name === 'recover' ? !RECOVERABLE.includes(row.actual_status ?? '') : row.actual_status === 'stopped') continue;
+      const inst = await store.lock(row.id, tx);
+      if (inst) affected.push(inst);
+    }
+    switch (name) {
+      case 'exited':
+      case 'stall':
+        await sim!.fault(tx, machineId, name, affected, now, true);
+        await sim!.step(tx, machineId, now);
+        break;
+      case 'unknown':
+      case 'offline':
+        // The machine's fault silences its agent; the control plane marks its instances.
+        for (const inst of affected) await markLost(tx, inst, name, now);
+        break;
+      case 'recover':
+        if (sim) {
+          await sim.fault(tx, machineId, 'recover', all, now, true);
+          await sim.step(tx, machineId, now);
+        }
+        break;
+    }
+    return { machine_id: machineId, instance_ids: affected.map((i) => i.id) };
   }
 
   /** `POST /_emu/faults` for an instance or a machine. */
@@ -81,29 +157,7 @@ export function instanceJobsFactory({ db, store, lifecycle, fleet, scheduler, cl
     }
     const out = await transact(db, async (tx) => {
       const now = clock.now();
-      if (req.instance_id !== undefined) {
-        const inst = await store.lock(req.instance_id, tx);
-        if (!inst) throw new ApiError('not_found', `instance ${req.instance_id} not found`);
-        await applyToInstance(tx, inst, name, now);
-        return { instance_id: inst.id };
-      }
-      const machineId = req.machine_id!;
-      if (!(await fleet.machine(machineId, tx))) throw new ApiError('not_found', `machine ${machineId} not found`);
-      if (name === 'no_heartbeat') {
-        // Silent host: instances change only when the heartbeat job finds the host past its timeout (hostLost).
-        await fleet.setMachineFault(tx, machineId, 'unknown');
-        return { machine_id: machineId, instance_ids: [] };
-      }
-      await fleet.setMachineFault(tx, machineId, name === 'recover' ? null : name);
-      const affected: number[] = [];
-      for (const row of await store.listOnMachine(machineId, tx)) {
-        const inst = await store.lock(row.id, tx);
-        if (!inst || (inst.actual_status === 'stopped' && name !== 'recover')) continue;
-        if (name === 'recover' && !['exited', 'unknown', 'offline', 'loading'].includes(inst.actual_status ?? '')) continue;
-        await applyToInstance(tx, inst, name, now);
-        affected.push(inst.id);
-      }
-      return { machine_id: machineId, instance_ids: affected };
+      return req.instance_id !== undefined ? onInstance(tx, req.instance_id, name, now) : onMachine(tx, req.machine_id!, name, now);
     });
     notify();
     return out;
@@ -119,9 +173,17 @@ export function instanceJobsFactory({ db, store, lifecycle, fleet, scheduler, cl
     await fleet.lockMachine(tx, machineId);
     for (const row of await store.listOnMachine(machineId, tx)) {
       const inst = await store.lock(row.id, tx);
-      if (inst && !['stopped', 'unknown', 'offline'].includes(inst.actual_status ?? '')) await applyToInstance(tx, inst, 'unknown', now);
+      if (inst && !['stopped', 'unknown', 'offline'].includes(inst.actual_status ?? '')) await markLost(tx, inst, 'unknown', now);
     }
   }
 
-  return { register, fault, hostLost };
+  return {
+    register,
+    fault,
+    hostLost,
+    /** The emulator's simulated hosts, where the faults act (wired by the root in emulator mode). */
+    useSimHost(port: SimHostPort): void {
+      simHost = port;
+    },
+  };
 }

@@ -1,18 +1,17 @@
 /**
- * State changes of an instance (spec: States and transitions; contract §6): boot progress, stop/start, outbid and
- * resume, faults. Every change happens inside the caller's transaction, writes an `instance_events` row and keeps
- * the fleet's GPU holds and the billing meters in step with `actual_status`.
+ * State changes of an instance (spec: States and transitions; contract §6): boots, stop/start, outbid and resume, and
+ * the control plane's own states (unknown, offline). Every change happens inside the caller's transaction, writes an
+ * `instance_events` row and keeps the fleet's GPU holds and the billing meters in step with `actual_status`. A boot
+ * only asks: the machine's agent (a real host's, or the emulator's simulated one, src/simhost/) makes the container,
+ * and its reports move the instance to loading and running (src/hosts/agent-observed.ts).
  */
-import type { Config } from '../config.js';
 import type { Tx } from '../platform/db/connect.js';
-import { SeededRandom } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import type { FleetApi, MachineInfo } from '../fleet/fleet-contract.js';
-import { directPortSlice, RUNTYPE_PORTS, type Runtype } from './instances-request.js';
+import type { FleetApi } from '../fleet/fleet-contract.js';
 import type { InstancePatch, InstanceRow, InstancesStore } from './instances-store.js';
 
-/** From creation to `loading` (provisioning: the host accepts the container). */
+/** From a desired-state change to the host acting on it (provisioning: the host accepts the container). */
 export const PROVISION_DELAY_S = 1;
 /** A host silent this long after its instances turned `unknown` is `offline`. */
 export const HEARTBEAT_OFFLINE_AFTER_S = 300;
@@ -21,13 +20,6 @@ export { HOURS_PER_MONTH } from '../platform/money.js';
 /** SSH through the service's proxy: port PROXY_SSH_PORT_BASE + instance id on the machine's proxy host. */
 export const PROXY_SSH_PORT_BASE = 10_000;
 
-/**
- * One job kind drives every boot: it advances all instances whose `boot_step_at` is due, in one transaction, and
- * schedules itself for the next step. Per-instance jobs would cost a commit per boot step.
- */
-export const JOB_BOOT = 'instance.boot';
-/** Boot steps advanced per boot job run; more are left for the next run, due at once. */
-export const BOOT_BATCH = 500;
 export const JOB_OFFLINE = 'instance.offline';
 export const refOf = (id: number) => `instance:${id}`;
 export const contractOf = (id: number) => `instance-${id}`;
@@ -36,21 +28,45 @@ export const OUTBID_MSG = 'outbid: a higher bid or an on-demand rental took its 
 /** States from which an instance never reaches running by itself (spec: destroy and retry). */
 export const FAILED_STATES = ['exited', 'unknown', 'offline'] as const;
 
+/** Whether the machine should have the instance's container running: meant to run and holding its GPUs. */
+export function wantsRunning(inst: Pick<InstanceRow, 'intended_status' | 'actual_status' | 'gpu_indexes'>): boolean {
+  return inst.intended_status === 'running' && inst.actual_status !== 'stopped' && (JSON.parse(inst.gpu_indexes) as number[]).length > 0;
+}
+
+/**
+ * Whether a state change changes what the machine's desired state says of the instance (src/hosts/agent-desired.ts):
+ * it appears (its first change), goes (destroyed), gets a new `boot` (a boot begins: status null), or its container
+ * should run where it should not, or the other way.
+ */
+function changesDesired(before: InstanceRow, after: InstanceRow): boolean {
+  return before.state_version === 0 || after.actual_status === null || after.actual_status === 'destroyed' || wantsRunning(before) !== wantsRunning(after);
+}
+
+/** Told of every desired-state change of a machine, inside the changing transaction (the simulated hosts' agent). */
+export type DesiredChangeHook = (tx: Tx, machineId: number, at: number) => Promise<void>;
+
 export interface LifecycleDeps {
   store: InstancesStore;
   fleet: FleetApi;
   billing: BillingApi;
   scheduler: Scheduler;
-  config: Config;
+  /** Filled in by the composition root (instances-module `onDesiredChange`). */
+  desiredChangeHooks?: readonly DesiredChangeHook[];
 }
 
-type StatePatch = Pick<InstancePatch, 'ports' | 'running_since' | 'gpu_indexes' | 'boot_step_at' | 'boot_running_at'> & {
+type StatePatch = Pick<InstancePatch, 'ports' | 'running_since' | 'gpu_indexes'> & {
   actual_status: string | null;
   intended_status?: string;
   status_msg?: string | null;
 };
 
-export function lifecycleFactory({ store, fleet, billing, scheduler, config }: LifecycleDeps) {
+export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChangeHooks = [] }: LifecycleDeps) {
+  /** The machine's desired state changed (a new generation, say): its agent is told, if it listens here. */
+  async function desiredChanged(tx: Tx, machineId: number | null, at: number): Promise<void> {
+    if (machineId === null) return;
+    for (const hook of desiredChangeHooks) await hook(tx, machineId, at);
+  }
+
   /** Moves the instance to a state and records the event. */
   async function transition(tx: Tx, inst: InstanceRow, patch: StatePatch, at: number): Promise<InstanceRow> {
     const next: InstanceRow = {
@@ -70,8 +86,6 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
         running_since: next.running_since,
         gpu_indexes: next.gpu_indexes,
         state_version: next.state_version,
-        boot_step_at: next.boot_step_at,
-        boot_running_at: next.boot_running_at,
       },
       tx,
     );
@@ -87,74 +101,28 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
       },
       tx,
     );
-    return next;
-  }
-
-  /** Boot time of one boot of one instance: uniform in the configured range, reproducible from the seed. */
-  function bootSeconds(inst: InstanceRow): number {
-    const { min, max } = config.simBootSeconds;
-    return new SeededRandom((config.seed * 2654435761 + inst.id * 40503 + inst.state_version) >>> 0).range(min, Math.max(min, max));
-  }
-
-  /** Makes sure a boot job runs at `dueAt` or earlier (one job serves every instance's steps). */
-  async function ensureBootJob(tx: Tx, dueAt: number, after = -Infinity): Promise<void> {
-    const pending = await scheduler.nextDue(JOB_BOOT, after, tx);
-    if (pending === null || pending > dueAt) await scheduler.schedule(JOB_BOOT, dueAt, {}, { tx });
-  }
-
-  /** Starts a boot: null now, loading after provisioning, running after the boot time. */
-  async function boot(tx: Tx, inst: InstanceRow, at: number, msg: string | null = null, opts: { created?: boolean } = {}): Promise<InstanceRow> {
-    // An instance created in this transaction has no jobs to cancel yet.
-    if (!opts.created) await scheduler.cancel(refOf(inst.id), { tx });
-    // On a real host (gpuplane agent) the agent's reports drive the boot, not simulated timers (src/hosts/).
-    const real = inst.machine_id !== null && (await fleet.machine(inst.machine_id, tx))?.agent === true;
-    const total = Math.max(bootSeconds({ ...inst, state_version: inst.state_version + 1 }), PROVISION_DELAY_S);
-    const next = await transition(
-      tx,
-      inst,
-      {
-        actual_status: null, intended_status: 'running', status_msg: msg, ports: null, running_since: null,
-        boot_step_at: real ? null : at + PROVISION_DELAY_S, boot_running_at: real ? null : at + total,
-      },
-      at,
-    );
-    if (!real) await ensureBootJob(tx, at + PROVISION_DELAY_S);
+    if (changesDesired(inst, next)) await desiredChanged(tx, inst.machine_id, at);
     return next;
   }
 
   /**
+   * Starts a boot: status null, meant to run. The machine's agent acts on the new `boot` of its desired state (pull and
+   * create, start, restart); its reports move the instance to loading and running, with ports and compute billing.
+   */
+  async function boot(tx: Tx, inst: InstanceRow, at: number, msg: string | null = null, opts: { created?: boolean } = {}): Promise<InstanceRow> {
+    // An instance created in this transaction has no jobs to cancel yet.
+    if (!opts.created) await scheduler.cancel(refOf(inst.id), { tx });
+    return transition(tx, inst, { actual_status: null, intended_status: 'running', status_msg: msg, ports: null, running_since: null }, at);
+  }
+
+  /**
    * Restarts an instance that holds its GPUs (reboot, recycle, update): compute billing stops, and it boots again in
-   * place as a start does (null, loading, running; compute billing from running). On a real host the new boot (and a
-   * new generation, when the caller bumped it) makes the agent restart or recreate the container.
+   * place as a start does (compute billing from running). The new boot (and a new generation, when the caller bumped
+   * it) makes the agent restart or recreate the container.
    */
   async function reboot(tx: Tx, inst: InstanceRow, at: number, msg: string): Promise<InstanceRow> {
     await billing.stopMeter(tx, { contract: contractOf(inst.id), kind: 'gpu', at });
     return boot(tx, inst, at, msg);
-  }
-
-  /** Advances every due boot step (the JOB_BOOT handler), then schedules the next run. */
-  async function bootStep(tx: Tx, now: number): Promise<void> {
-    const due = await tx.selectFrom('instances').select('id').where('boot_step_at', '<=', now).where('destroyed_at', 'is', null)
-      .orderBy('boot_step_at').orderBy('id').limit(BOOT_BATCH).execute();
-    for (const { id } of due) {
-      const inst = await store.lock(id, tx);
-      if (!inst || inst.boot_step_at === null || inst.boot_step_at > now) continue;
-      if (inst.intended_status !== 'running') {
-        await store.update(id, { boot_step_at: null, boot_running_at: null }, tx);
-      } else if (inst.actual_status === null) {
-        await transition(tx, inst, { actual_status: 'loading', boot_step_at: inst.boot_running_at }, now);
-      } else if (inst.actual_status === 'loading') {
-        await becomeRunning(tx, { ...inst, boot_step_at: null, boot_running_at: null }, now);
-      } else {
-        await store.update(id, { boot_step_at: null, boot_running_at: null }, tx);
-      }
-    }
-    if (due.length === BOOT_BATCH) {
-      await ensureBootJob(tx, now, now);
-      return;
-    }
-    const next = await tx.selectFrom('instances').select((eb) => eb.fn.min('boot_step_at').as('t')).where('destroyed_at', 'is', null).executeTakeFirst();
-    if (next?.t !== null && next?.t !== undefined) await ensureBootJob(tx, Number(next.t), now);
   }
 
   async function startGpuMeter(tx: Tx, inst: InstanceRow, at: number): Promise<void> {
@@ -187,36 +155,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
   }
 
   /**
-   * Host ports of a running instance: taken in order from the port slices of the GPUs it holds (each GPU owns an
-   * equal slice of the machine's direct range), so instances on one machine never clash. Creation refuses more
-   * ports than the slices hold.
-   */
-  function portsFor(inst: InstanceRow, machine: MachineInfo): Record<string, { HostIp: string; HostPort: string }[]> {
-    const wanted = [...new Set([...RUNTYPE_PORTS[inst.runtype as Runtype], ...(JSON.parse(inst.port_maps) as string[])])];
-    const gpus = (JSON.parse(inst.gpu_indexes) as number[]).slice().sort((a, b) => a - b);
-    const slice = directPortSlice(machine);
-    const hostPorts = gpus.flatMap((g) => Array.from({ length: slice }, (_, i) => machine.direct_port_start + g * slice + i));
-    const ports: Record<string, { HostIp: string; HostPort: string }[]> = {};
-    wanted.forEach((p, i) => {
-      if (i < hostPorts.length) ports[p] = [{ HostIp: '0.0.0.0', HostPort: String(hostPorts[i]) }];
-    });
-    return ports;
-  }
-
-  /** Boot finished: ports appear, compute billing starts. On a faulted machine it stays loading (until recover). */
-  async function becomeRunning(tx: Tx, inst: InstanceRow, at: number): Promise<void> {
-    const machine = inst.machine_id === null ? undefined : await fleet.machine(inst.machine_id, tx);
-    if (!machine || machine.fault !== null) {
-      await store.update(inst.id, { boot_step_at: null, boot_running_at: null }, tx);
-      return;
-    }
-    const ports = portsFor(inst, machine);
-    const next = await transition(tx, inst, { actual_status: 'running', status_msg: null, ports: JSON.stringify(ports), running_since: at }, at);
-    await startGpuMeter(tx, next, at);
-  }
-
-  /**
-   * Leaves the running path: cancels boot work, frees the GPUs (unless `keepGpus`), stops compute billing.
+   * Leaves the running path: cancels its jobs, frees the GPUs (unless `keepGpus`), stops compute billing.
    * Disk billing continues (spec: stop stops compute billing; disk charges continue).
    */
   async function halt(
@@ -229,12 +168,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
     await scheduler.cancel(refOf(inst.id), { tx });
     if (!keepGpus) await fleet.release(tx, inst.id);
     await billing.stopMeter(tx, { contract: contractOf(inst.id), kind: 'gpu', at });
-    return transition(
-      tx,
-      inst,
-      { ...to, ports: null, running_since: null, boot_step_at: null, boot_running_at: null, ...(keepGpus ? {} : { gpu_indexes: '[]' }) },
-      at,
-    );
+    return transition(tx, inst, { ...to, ports: null, running_since: null, ...(keepGpus ? {} : { gpu_indexes: '[]' }) }, at);
   }
 
   /**
@@ -282,7 +216,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, config }: L
     }
   }
 
-  return { transition, boot, reboot, bootStep, becomeRunning, halt, outbid, resumeWaiting, startDiskMeter, startGpuMeter, bootSeconds };
+  return { transition, desiredChanged, boot, reboot, halt, outbid, resumeWaiting, startDiskMeter, startGpuMeter };
 }
 
 export type Lifecycle = ReturnType<typeof lifecycleFactory>;

@@ -19,7 +19,7 @@ import type { KeysStore } from '../keys/keys-store.js';
 import { createFactory } from './instances-create.js';
 import { EventsHub, instanceEventsFactory } from './instances-events.js';
 import { INSTANCE_FAULTS, instanceJobsFactory } from './instances-jobs.js';
-import { contractOf, lifecycleFactory } from './instances-lifecycle.js';
+import { contractOf, lifecycleFactory, type DesiredChangeHook } from './instances-lifecycle.js';
 import type { AgentLogsPort, SshKeysPort, TemplatesPort, VolumesPort, AccountEnvPort } from './instances-ports.js';
 import { instancesServiceFactory, type DestroyHook } from './instances-service.js';
 import { instancesStore } from './instances-store.js';
@@ -54,7 +54,8 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const store = instancesStore(db, deps.store.dialect);
   const hub = new EventsHub();
   const notify = () => hub.notify();
-  const lifecycle = lifecycleFactory({ store, fleet: deps.fleet, billing: deps.billing, scheduler: deps.scheduler, config: deps.config });
+  const desiredChangeHooks: DesiredChangeHook[] = [];
+  const lifecycle = lifecycleFactory({ store, fleet: deps.fleet, billing: deps.billing, scheduler: deps.scheduler, desiredChangeHooks });
   const creator = createFactory({ ...deps, db, store, lifecycle, notify });
   const destroyHooks: DestroyHook[] = [];
   const service = instancesServiceFactory({ ...deps, db, store, lifecycle, notify, destroyHooks });
@@ -136,6 +137,13 @@ export function instancesModule(deps: InstancesModuleDeps) {
     real: { store, lifecycle, notify, commands: commands.agent },
     /** For the hosting feature: the instances placed on machines (earnings, force_delete, renters' maintenance view). */
     onMachines: (machineIds: readonly number[], tx: Tx = db) => instancesOnMachines(tx, machineIds),
+    /**
+     * Another feature's work when a machine's desired state changes (an instance appears, boots, should stop or run,
+     * gets a new generation, goes), inside the changing transaction: the simulated hosts' agent (src/simhost/).
+     */
+    onDesiredChange(hook: DesiredChangeHook): void {
+      desiredChangeHooks.push(hook);
+    },
     /** Another feature's work when an instance is destroyed, in the destroy's transaction (scheduled jobs go with it). */
     onDestroy(hook: DestroyHook): void {
       destroyHooks.push(hook);
@@ -149,6 +157,8 @@ export function instancesModule(deps: InstancesModuleDeps) {
     },
     /** For the fleet's host runtime: a host that stopped heartbeating. */
     hostLost: jobs.hostLost,
+    /** The emulator's simulated hosts (src/simhost/): where the instance and machine faults act. */
+    useSimHost: jobs.useSimHost,
     /**
      * Team deletion hook: a team that still has instances is not deleted (409), as a real cloud refuses to delete a
      * project with live resources; destroying them silently would lose work and disk, leaving them would orphan them.

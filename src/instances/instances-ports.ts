@@ -6,6 +6,7 @@ import type { Tx } from '../platform/db/connect.js';
 import type { Scope } from '../platform/auth.js';
 import type { TemplateForCreate } from '../templates/template-merge.js';
 import type { VolumeInfo } from './instances-request.js';
+import type { InstanceRow } from './instances-store.js';
 
 export interface TemplatesPort {
   /** The template with this hash_id that the scope may use (own, team's or public), credentials decrypted. */
@@ -49,4 +50,20 @@ export interface AgentLogsPort {
    * real host. Throws ApiError `not_found` while the agent has not answered yet (the client retries).
    */
   textOf(logRequestId: number): Promise<string | undefined>;
+}
+
+/** What a fault makes a simulated host do wrong: crash containers, hang pulls, say nothing, or behave again. */
+export type SimHostFault = 'exited' | 'stall' | 'silent' | 'recover';
+
+/**
+ * HOOK for the emulator's simulated hosts (src/simhost/): the instance and machine faults (contract §2) act on a
+ * simulated machine's runtime and agent, and the instances follow from what its agent then reports (or does not).
+ */
+export interface SimHostPort {
+  /** Serializes the machine's simulated runtime until `tx` ends (PostgreSQL): taken first, before any instance row. */
+  lockMachine(tx: Tx, machineId: number): Promise<void>;
+  /** The fault on these instances of the machine; `wholeMachine`: on the machine itself (every pull on it, say). */
+  fault(tx: Tx, machineId: number, fault: SimHostFault, instances: InstanceRow[], now: number, wholeMachine?: boolean): Promise<void>;
+  /** The machine's agent makes a pass now, as after an event of its runtime, and reports; how many instances changed. */
+  step(tx: Tx, machineId: number, now: number): Promise<number>;
 }

@@ -56,12 +56,8 @@ export interface InstancesTable {
   created_at: number;
   /** When it last became running (uptime), or null. */
   running_since: number | null;
-  /** Bumped on every state change (varies the simulated boot time of each boot). */
+  /** Bumped on every state change (varies the simulated pull time of each boot: src/simhost/). */
   state_version: number;
-  /** When the next boot step is due (null → loading, then loading → running), or null when not booting. */
-  boot_step_at: number | null;
-  /** When a boot in progress reaches running. */
-  boot_running_at: number | null;
   destroyed_at: number | null;
   /** Bumped when the container must be made anew (recycle, update): a real host recreates an older one. */
   generation: number;

@@ -27,7 +27,7 @@ export const JOB_RETRY_DELAY_S = 5;
 const VIRTUAL_CLOCK_KEY = 'virtual_clock_now';
 
 /**
- * Runs due work: boot steps, billing, expiries. Jobs are rows; running one and deleting it happen in one
+ * Runs due work: simulated hosts' agents, billing, expiries. Jobs are rows; running one and deleting it happen in one
  * transaction, and on PostgreSQL the row is claimed with `FOR UPDATE SKIP LOCKED`, so with any number of processes
  * each due job runs once. SQLite is a single-process store; its writes are serialized.
  */

@@ -8,7 +8,7 @@ import type { Generated } from 'kysely';
  * database is `Database`: an open interface that the composition root (src/database.ts) extends with each feature's
  * `<feature>-tables.ts`, so the platform names no feature and every store still sees the whole schema.
  */
-/** Due work for the scheduler: boot steps, expiries, billing ticks. A row is claimed and deleted in one transaction. */
+/** Due work for the scheduler: simulated hosts' agents, expiries, billing ticks. A row is claimed and deleted in one transaction. */
 export interface JobsTable {
   id: Generated<number>;
   kind: string;

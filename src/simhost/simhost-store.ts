@@ -1,0 +1,157 @@
+/**
+ * SQL of the simulated hosts (simhost-tables.ts): their containers, images, the agent's records and faults, and the
+ * work due for their agent. Every function takes the caller's transaction.
+ */
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { DialectName, Tx } from '../platform/db/connect.js';
+import { prepared } from '../platform/db/prepared.js';
+import type { SimContainersTable, SimInstancesTable } from './simhost-tables.js';
+
+export type SimContainerRow = Selectable<SimContainersTable>;
+export type SimInstanceRow = Selectable<SimInstancesTable>;
+
+/** Namespace of the PostgreSQL advisory locks that serialize a simulated machine's runtime (its agent's passes). */
+const MACHINE_RUNTIME_LOCK = 0x73696d; // "sim"
+
+export function simhostStore(db: Tx, dialect: DialectName) {
+  const pg = dialect === 'postgres';
+  // Every desired-state change of any machine runs it (inside the changing transaction). A real host's machine (one
+  // with an agent row: a read of the hosts feature's table) has an agent of its own, so nothing is due for ours.
+  const insertDueIfSimulated = prepared(['machine_id', 'due_at'], (q: { machine_id: number; due_at: number }) =>
+    db.insertInto('sim_due').columns(['machine_id', 'due_at']).expression(
+      db.selectNoFrom([sql<number>`cast(${q.machine_id} as integer)`.as('machine_id'), sql<number>`cast(${q.due_at} as double precision)`.as('due_at')])
+        .where((w) => w.not(w.exists(w.selectFrom('agent_machines').select('agent_machines.machine_id').where('agent_machines.machine_id', '=', q.machine_id)))),
+    ));
+  const selectContainers = prepared(['machine_id'], (q: { machine_id: number }) =>
+    db.selectFrom('sim_containers').selectAll().where('machine_id', '=', q.machine_id).orderBy('id'));
+  const selectInstances = prepared(['machine_id'], (q: { machine_id: number }) =>
+    db.selectFrom('sim_instances').selectAll().where('machine_id', '=', q.machine_id));
+  const selectImages = prepared(['machine_id'], (q: { machine_id: number }) =>
+    db.selectFrom('sim_images').select(['image', 'ready_at']).where('machine_id', '=', q.machine_id));
+
+  return {
+    /**
+     * Until the caller's transaction ends, no other transaction acts on the machine's simulated runtime (PostgreSQL;
+     * SQLite serializes writers anyway). Taken before any instance row, by the agent's passes and by faults alike.
+     */
+    async lockMachine(tx: Tx, machineId: number): Promise<void> {
+      if (pg) await sql`SELECT pg_advisory_xact_lock(${MACHINE_RUNTIME_LOCK}, ${machineId})`.execute(tx);
+    },
+
+    /** Work due for the machine's agent at `dueAt`, unless a real host runs the machine. Whether it was recorded. */
+    async touch(tx: Tx, machineId: number, dueAt: number): Promise<boolean> {
+      const r = await insertDueIfSimulated(tx, { machine_id: machineId, due_at: dueAt });
+      return Number(r.numAffectedRows ?? 0) > 0;
+    },
+
+    /** Work due for the machine at `dueAt` (a pull that finishes then). */
+    async addDue(tx: Tx, machineId: number, dueAt: number): Promise<void> {
+      await tx.insertInto('sim_due').values({ machine_id: machineId, due_at: dueAt }).execute();
+    },
+
+    /** Machines with work due by `now`, the longest due first; `limit` at most. */
+    async dueMachines(tx: Tx, now: number, limit: number): Promise<number[]> {
+      const rows = await tx.selectFrom('sim_due').select(['machine_id', (eb) => eb.fn.min('due_at').as('first')]).where('due_at', '<=', now)
+        .groupBy('machine_id').orderBy('first').orderBy('machine_id').limit(limit).execute();
+      return rows.map((r) => r.machine_id);
+    },
+
+    /** Takes the machine's work due by `now` (the pass about to run does it); how many entries there were. */
+    async takeDue(tx: Tx, machineId: number, now: number): Promise<number> {
+      const r = await tx.deleteFrom('sim_due').where('machine_id', '=', machineId).where('due_at', '<=', now).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+
+    /** When the next work is due, for any machine; null when none is. */
+    async nextDue(tx: Tx): Promise<number | null> {
+      const r = await tx.selectFrom('sim_due').select((eb) => eb.fn.min('due_at').as('t')).executeTakeFirst();
+      return r?.t === null || r?.t === undefined ? null : Number(r.t);
+    },
+
+    async containers(tx: Tx, machineId: number): Promise<SimContainerRow[]> {
+      return (await selectContainers(tx, { machine_id: machineId })).rows;
+    },
+
+    /** Inserts a container; its id. The unique name refuses a second container of an instance, as Docker does. */
+    async insertContainer(tx: Tx, row: Insertable<SimContainersTable>): Promise<number> {
+      return (await tx.insertInto('sim_containers').values(row).returning('id').executeTakeFirstOrThrow()).id;
+    },
+
+    async updateContainer(tx: Tx, id: number, patch: Updateable<SimContainersTable>): Promise<void> {
+      await tx.updateTable('sim_containers').set(patch).where('id', '=', id).execute();
+    },
+
+    async removeContainer(tx: Tx, id: number): Promise<void> {
+      await tx.deleteFrom('sim_containers').where('id', '=', id).execute();
+    },
+
+    async removeContainersOf(tx: Tx, instanceIds: number[]): Promise<void> {
+      if (instanceIds.length) await tx.deleteFrom('sim_containers').where('instance_id', 'in', instanceIds).execute();
+    },
+
+    /** The machine's images and pulls: reference → when the pull is (or was) done, null while it hangs. */
+    async images(tx: Tx, machineId: number): Promise<Map<string, number | null>> {
+      const rows = (await selectImages(tx, { machine_id: machineId })).rows;
+      return new Map(rows.map((r) => [r.image, r.ready_at === null ? null : Number(r.ready_at)]));
+    },
+
+    async putImage(tx: Tx, machineId: number, image: string, readyAt: number | null): Promise<void> {
+      await tx.insertInto('sim_images').values({ machine_id: machineId, image, ready_at: readyAt })
+        .onConflict((oc) => oc.columns(['machine_id', 'image']).doUpdateSet({ ready_at: readyAt })).execute();
+    },
+
+    async removeImage(tx: Tx, machineId: number, image: string): Promise<void> {
+      await tx.deleteFrom('sim_images').where('machine_id', '=', machineId).where('image', '=', image).execute();
+    },
+
+    /** Hanging pulls of the machine (of these images, or all) finish at `now`. */
+    async resumePulls(tx: Tx, machineId: number, now: number, images?: string[]): Promise<void> {
+      if (images && images.length === 0) return;
+      let q = tx.updateTable('sim_images').set({ ready_at: now }).where('machine_id', '=', machineId).where('ready_at', 'is', null);
+      if (images) q = q.where('image', 'in', images);
+      await q.execute();
+    },
+
+    async instances(tx: Tx, machineId: number): Promise<SimInstanceRow[]> {
+      return (await selectInstances(tx, { machine_id: machineId })).rows;
+    },
+
+    /** Sets fields of the instances' rows, making the rows that do not exist yet. */
+    async putInstances(tx: Tx, machineId: number, instanceIds: number[], patch: Partial<Omit<SimInstanceRow, 'instance_id' | 'machine_id'>>): Promise<void> {
+      for (const id of instanceIds) {
+        await tx.insertInto('sim_instances')
+          .values({ instance_id: id, machine_id: machineId, generation: null, boot: null, stopped: null, silent: 0, crash: 0, ...patch })
+          .onConflict((oc) => oc.column('instance_id').doUpdateSet({ machine_id: machineId, ...patch })).execute();
+      }
+    },
+
+    /**
+     * Crashed containers of these instances start again: the agent takes each as one it stopped itself, so a desired
+     * `running` starts it (reconcile-plan.ts).
+     */
+    async restartCrashed(tx: Tx, instanceIds: number[], crashExitCode: number): Promise<void> {
+      if (!instanceIds.length) return;
+      await tx.updateTable('sim_instances').set({ stopped: 1 }).where('instance_id', 'in', instanceIds).where('generation', 'is not', null)
+        .where((eb) => eb.exists(eb.selectFrom('sim_containers as c').select('c.id').whereRef('c.instance_id', '=', 'sim_instances.instance_id')
+          .where('c.status', '=', 'exited').where('c.exit_code', '=', crashExitCode)))
+        .execute();
+    },
+
+    /** The agent's records of these instances, in one statement. */
+    async putRecords(tx: Tx, machineId: number, records: { instanceId: number; generation: number; boot: number; stopped: boolean }[]): Promise<void> {
+      if (!records.length) return;
+      await tx.insertInto('sim_instances')
+        .values(records.map((r) => ({ instance_id: r.instanceId, machine_id: machineId, generation: r.generation, boot: r.boot, stopped: r.stopped ? 1 : 0, silent: 0, crash: 0 })))
+        .onConflict((oc) => oc.column('instance_id').doUpdateSet((eb) => ({
+          generation: eb.ref('excluded.generation'), boot: eb.ref('excluded.boot'), stopped: eb.ref('excluded.stopped'),
+        })))
+        .execute();
+    },
+
+    async removeInstances(tx: Tx, instanceIds: number[]): Promise<void> {
+      if (instanceIds.length) await tx.deleteFrom('sim_instances').where('instance_id', 'in', instanceIds).execute();
+    },
+  };
+}
+
+export type SimhostStore = ReturnType<typeof simhostStore>;
