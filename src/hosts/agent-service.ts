@@ -46,8 +46,12 @@ export const POLL_MS = 100;
 export const SAFETY_MS = 10_000;
 /** Desired states kept for reuse by a poll's renewal (one per machine whose agent polls this process). */
 const DESIRED_CACHE_MAX = 50_000;
-/** Heartbeats (and long-poll renewals) in one statement at most, and such statements running at once per process. */
-const COALESCE = { maxBatch: 500, maxInFlight: 2 };
+/**
+ * Heartbeats (and long-poll renewals) in one statement at most, and such statements running at once per process. One
+ * at a time measured best (`agents` bench, 10,000 agents, 3 processes): heartbeat p99 28–33 ms, against 58 ms with two
+ * and 90 ms with four, whose smaller statements cost the database more in all.
+ */
+const COALESCE = { maxBatch: 500, maxInFlight: 1 };
 /** A log request the agent has not answered in this long is dropped from its desired state. */
 export const LOG_ANSWER_TTL_S = 120;
 /** How long fetching a real host's log waits for its agent's answer before saying "not yet" (404; clients retry). */
