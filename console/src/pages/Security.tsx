@@ -23,19 +23,23 @@ type Factor = { tfa_method: 'sms' | 'totp' | 'email'; code: string; secret?: str
 
 const methodName = (m: Method) => `${m.label} (${m.method === 'totp' ? 'authenticator app' : `SMS ${m.phone_number ?? ''}`})`;
 
+/** One way to give the second factor: a method of the account, an e-mailed code, or a backup code. */
+type Choice = { key: string; text: string; m: Method | null };
+
 /**
- * Asks for a second factor: a method's code (an SMS or e-mail code is sent first, on request) or a backup code, then
- * calls `onFactor` with it. `email` is offered when `allowEmail` (the first authorization, or any code check).
+ * Asks for a second factor among `choices`: a method's code (an SMS or e-mail code is sent first, on request, by
+ * `sendVia`) or a backup code, then calls `onFactor` with it. The choice is offered only when there is more than one.
  */
-function Verify({ methods, allowEmail, action, busy, error, onFactor }: {
-  methods: Method[];
-  allowEmail: boolean;
+function FactorForm({ choices, name, sendVia, action, busy, error, onFactor }: {
+  choices: Choice[];
+  /** The radio group's name (unique on the page). */
+  name: string;
+  sendVia(picked: Choice): Promise<{ secret?: string }>;
   action: string;
   busy: boolean;
   error: string | null;
   onFactor(f: Factor): void;
 }) {
-  const choices = [...methods.map((m) => ({ key: `m${m.id}`, text: methodName(m), m })), ...(allowEmail ? [{ key: 'email', text: 'E-mail code', m: null }] : []), { key: 'backup', text: 'Backup code', m: null }];
   const [choice, setChoice] = useState(choices[0]!.key);
   const [code, setCode] = useState('');
   const [secret, setSecret] = useState<string | undefined>(undefined);
@@ -45,8 +49,8 @@ function Verify({ methods, allowEmail, action, busy, error, onFactor }: {
   const needsSend = picked.key === 'email' || picked.m?.method === 'sms';
 
   const sendCode = async () => {
-    const r = await send.run(() => (picked.key === 'email' ? api.tfa.sendEmail({}) : api.tfa.sendSms({ tfa_method_id: picked.m!.id })));
-    if (r) setSecret(r.secret);
+    const r = await send.run(() => sendVia(picked));
+    if (r?.secret) setSecret(r.secret);
   };
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -63,14 +67,16 @@ function Verify({ methods, allowEmail, action, busy, error, onFactor }: {
   };
   return (
     <form onSubmit={submit}>
-      <fieldset>
-        <legend>Verify with</legend>
-        {choices.map((c) => (
-          <label key={c.key} className="radio">
-            <input type="radio" name="verify-with" value={c.key} checked={choice === c.key} onChange={() => { setChoice(c.key); setSecret(undefined); setCode(''); }} /> {c.text}
-          </label>
-        ))}
-      </fieldset>
+      {choices.length > 1 && (
+        <fieldset>
+          <legend>Verify with</legend>
+          {choices.map((c) => (
+            <label key={c.key} className="radio">
+              <input type="radio" name={name} value={c.key} checked={choice === c.key} onChange={() => { setChoice(c.key); setSecret(undefined); setCode(''); }} /> {c.text}
+            </label>
+          ))}
+        </fieldset>
+      )}
       {needsSend && (
         <p>
           <button type="button" onClick={sendCode} disabled={send.busy}>{secret ? 'Send another code' : 'Send code'}</button>{' '}
@@ -89,6 +95,20 @@ function Verify({ methods, allowEmail, action, busy, error, onFactor }: {
       <button type="submit" className="primary" disabled={busy}>{action}</button>
     </form>
   );
+}
+
+/** A change's verification: an account method, an e-mailed code (when `allowEmail`), or a backup code. */
+function Verify({ methods, allowEmail, action, busy, error, onFactor }: {
+  methods: Method[];
+  allowEmail: boolean;
+  action: string;
+  busy: boolean;
+  error: string | null;
+  onFactor(f: Factor): void;
+}) {
+  const choices: Choice[] = [...methods.map((m) => ({ key: `m${m.id}`, text: methodName(m), m })), ...(allowEmail ? [{ key: 'email', text: 'E-mail code', m: null }] : []), { key: 'backup', text: 'Backup code', m: null }];
+  const sendVia = (picked: Choice) => (picked.key === 'email' ? api.tfa.sendEmail({}) : api.tfa.sendSms({ tfa_method_id: picked.m!.id }));
+  return <FactorForm choices={choices} name="verify-with" sendVia={sendVia} action={action} busy={busy} error={error} onFactor={onFactor} />;
 }
 
 /** Backup codes, shown once: copy, download, and a word that they will not be shown again. */
@@ -215,57 +235,11 @@ function AddMethod({ kind, status, onClose, onAdded }: { kind: 'totp' | 'sms'; s
  * POST sends the code), so sending goes through it rather than through the plain send endpoints.
  */
 function AuthorizeVerify({ status, busy, error, onFactor }: { status: Status; busy: boolean; error: string | null; onFactor(f: Factor): void }) {
-  const first = status.methods.length === 0;
-  const choices = first
-    ? [{ key: 'email', text: 'E-mail code', m: null as Method | null }]
-    : [...status.methods.map((m) => ({ key: `m${m.id}`, text: methodName(m), m })), { key: 'backup', text: 'Backup code', m: null as Method | null }];
-  const [choice, setChoice] = useState(choices[0]!.key);
-  const [secret, setSecret] = useState<string | undefined>(undefined);
-  const [code, setCode] = useState('');
-  const [codeErr, setCodeErr] = useState<string | null>(null);
-  const send = useAction();
-  const picked = choices.find((c) => c.key === choice)!;
-  const needsSend = picked.key === 'email' || picked.m?.method === 'sms';
-  const sendCode = async () => {
-    const r = await send.run(() => api.tfa.authorizeStart(picked.m ? { tfa_method: 'sms', tfa_method_id: picked.m.id } : { tfa_method: 'email' }));
-    if (r?.secret) setSecret(r.secret);
-  };
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (picked.key === 'backup') {
-      if (!code.trim()) return setCodeErr('Enter a backup code.');
-      setCodeErr(null);
-      return onFactor({ backup_code: code.trim().toUpperCase() });
-    }
-    const c = normalizeCode(code);
-    if (!c) return setCodeErr('Enter the 6-digit code.');
-    if (needsSend && !secret) return setCodeErr('Send a code first.');
-    setCodeErr(null);
-    onFactor({ tfa_method: picked.key === 'email' ? 'email' : picked.m!.method, code: c, secret, tfa_method_id: picked.m?.id });
-  };
-  return (
-    <form onSubmit={submit}>
-      {choices.length > 1 && (
-        <fieldset>
-          <legend>Verify with</legend>
-          {choices.map((c) => (
-            <label key={c.key} className="radio">
-              <input type="radio" name="authorize-with" value={c.key} checked={choice === c.key} onChange={() => { setChoice(c.key); setSecret(undefined); setCode(''); }} /> {c.text}
-            </label>
-          ))}
-        </fieldset>
-      )}
-      {needsSend && (
-        <p>
-          <button type="button" onClick={sendCode} disabled={send.busy}>{secret ? 'Send another code' : 'Send code'}</button>{' '}
-          {secret && <span role="status">Code sent {picked.key === 'email' ? 'to your e-mail address' : 'by SMS'}.</span>}
-        </p>
-      )}
-      <ErrorNote error={send.error} />
-      <Field label={picked.key === 'backup' ? 'Backup code' : 'Verification code'} autoComplete="one-time-code" value={code} onChange={(e) => setCode(e.target.value)} error={codeErr ?? error} />
-      <button type="submit" className="primary" disabled={busy}>Confirm it is me</button>
-    </form>
-  );
+  const choices: Choice[] = status.methods.length === 0
+    ? [{ key: 'email', text: 'E-mail code', m: null }]
+    : [...status.methods.map((m) => ({ key: `m${m.id}`, text: methodName(m), m })), { key: 'backup', text: 'Backup code', m: null }];
+  const sendVia = (picked: Choice) => api.tfa.authorizeStart(picked.m ? { tfa_method: 'sms', tfa_method_id: picked.m.id } : { tfa_method: 'email' });
+  return <FactorForm choices={choices} name="authorize-with" sendVia={sendVia} action="Confirm it is me" busy={busy} error={error} onFactor={onFactor} />;
 }
 
 export default function SecurityPage() {
