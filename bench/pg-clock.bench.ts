@@ -5,7 +5,7 @@
 import { defineBench, median, startGpuplane, type Figure, type Proc } from './lib.js';
 import { clearSlice, prepareSlices, runMixed } from './mixed.js';
 import { addMachines, api, createBenchDatabase, rent, statementCounter } from './pg.js';
-import { ensureWrk } from './wrk.js';
+import { ensureWrk, processCpuSeconds } from './wrk.js';
 
 const INSTANCES = 200;
 const ADVANCE_S = 60;
@@ -15,13 +15,20 @@ const CLOCK_START = 1_800_000_000;
 
 type Server = Proc & { key: string };
 
-/** Rents INSTANCES instances (booting from now), advances the clock, destroys them; the advance's seconds. */
-async function advanceOnce(s: Server, offers: number[]): Promise<number> {
+/**
+ * Rents INSTANCES instances (booting from now), advances the clock, destroys them; the advance's seconds.
+ * `counted`: run before the advance, and its result after it (the statements of the advance alone).
+ */
+async function advanceOnce(s: Server, offers: number[], cpuS: number[], counted?: () => Promise<() => Promise<void>>): Promise<number> {
   const ids: number[] = [];
   for (let i = 0; i < INSTANCES; i++) ids.push(await rent(s.url, s.key, offers[i]));
+  const after = await counted?.();
+  const cpu0 = processCpuSeconds(s.child.pid!);
   const t0 = performance.now();
   await api(s.url, s.key, 'POST', '/_emu/clock/advance', { seconds: ADVANCE_S });
   const seconds = (performance.now() - t0) / 1000;
+  cpuS.push(processCpuSeconds(s.child.pid!) - cpu0);
+  await after?.();
   for (const id of ids) await api(s.url, s.key, 'DELETE', `/api/v0/instances/${id}/`);
   return seconds;
 }
@@ -45,18 +52,21 @@ export default defineBench({
       const liteIdle: number[] = [];
       const pgIdle: number[] = [];
       const pgLoaded: number[] = [];
+      const liteCpu: number[] = [];
+      const pgCpu: number[] = [];
       let counted = '';
       for (let round = 0; round < ctx.rounds; round++) {
-        liteIdle.push(await advanceOnce(lite, liteFleet.offers));
-        await counter.reset();
-        pgIdle.push(await advanceOnce(pg, pgFleet.offers));
-        const c = await counter.read();
-        if (round === 0) {
-          counted = c.statements === null ? `${c.transactions} transactions (pg_stat_statements not loaded)` : `${c.statements} statements in ${c.transactions} transactions`;
-          ctx.log(`  one round on PostgreSQL (${INSTANCES} rents, the advance, ${INSTANCES} destroys): ${counted}`);
-          for (const t of c.top) ctx.log(`    ${String(t.calls).padStart(6)} × ${String(t.ms).padStart(5)} ms  ${t.query}`);
-        }
-        ctx.log(`  round ${round + 1}: SQLite ${liteIdle[round].toFixed(2)} s, PostgreSQL idle ${pgIdle[round].toFixed(2)} s`);
+        liteIdle.push(await advanceOnce(lite, liteFleet.offers, liteCpu));
+        pgIdle.push(await advanceOnce(pg, pgFleet.offers, pgCpu, round > 0 ? undefined : async () => {
+          await counter.reset();
+          return async () => {
+            const c = await counter.read();
+            counted = c.statements === null ? `${c.transactions} transactions (pg_stat_statements not loaded)` : `${c.statements} statements in ${c.transactions} transactions`;
+            ctx.log(`  the advance on PostgreSQL, idle: ${counted}`);
+            for (const t of c.top) ctx.log(`    ${String(t.calls).padStart(6)} × ${String(t.ms).padStart(5)} ms  ${t.query}`);
+          };
+        }));
+        ctx.log(`  round ${round + 1}: SQLite ${liteIdle[round].toFixed(2)} s (server CPU ${liteCpu[round].toFixed(2)} s), PostgreSQL idle ${pgIdle[round].toFixed(2)} s (server CPU ${pgCpu[round].toFixed(2)} s)`);
       }
       // Under load: the mixed load runs on the same process while the advance runs.
       const slices = await prepareSlices(pg.url, pg.key, 1, 'clock');

@@ -4,7 +4,7 @@
 // shared among them.
 import { defineBench, median, startGpuplane, type Figure, type Proc } from './lib.js';
 import { clearSlice, prepareSlices, runMixed, type MixedResult, type Slice } from './mixed.js';
-import { createBenchDatabase } from './pg.js';
+import { createBenchDatabase, statementCounter } from './pg.js';
 import { ensureWrk, processCpuSeconds } from './wrk.js';
 
 const PROCESSES = 3;
@@ -44,6 +44,15 @@ export default defineBench({
       const pgSlices = await prepareSlices(pgs[0].url, pgs[0].key, PROCESSES, 'pg');
       await measure([sqlite], sqliteSlices, 2);
       await measure(pgs, pgSlices, 2);
+      // What the database ran for one round of the mix on PostgreSQL: statements per request, and the commonest.
+      const counter = await statementCounter(db.url);
+      await counter.reset();
+      const counted = await measure(pgs, pgSlices, durationS);
+      const c = await counter.read();
+      ctx.log(c.statements === null
+        ? `  PostgreSQL: ${(c.transactions / counted.requests).toFixed(1)} transactions per request (pg_stat_statements not loaded)`
+        : `  PostgreSQL: ${(c.statements / counted.requests).toFixed(1)} statements in ${(c.transactions / counted.requests).toFixed(1)} transactions per request (${counted.requests} requests); the commonest:`);
+      for (const t of c.top) ctx.log(`    ${String(t.calls).padStart(6)} × ${String(t.ms).padStart(5)} ms  ${t.query}`);
       const lite: Array<MixedResult & { cpuMsPerRequest: number }> = [];
       const pg: Array<MixedResult & { cpuMsPerRequest: number }> = [];
       for (let round = 0; round < ctx.rounds; round++) {

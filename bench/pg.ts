@@ -94,7 +94,7 @@ export async function statementCounter(url: string): Promise<{ reset(): Promise<
           [dbName],
         );
         const statements = r.rows.reduce((n, row) => n + Number(row.calls), 0);
-        const top = r.rows.slice(0, 8).map((row) => ({ calls: Number(row.calls), ms: Math.round(Number(row.ms)), query: String(row.query).replace(/\s+/g, ' ').slice(0, 140) }));
+        const top = r.rows.slice(0, 25).map((row) => ({ calls: Number(row.calls), ms: Math.round(Number(row.ms)), query: String(row.query).replace(/\s+/g, ' ').slice(0, 140) }));
         return { source: 'pg_stat_statements' as const, statements, transactions, top };
       });
     },
