@@ -48,12 +48,17 @@ export async function prepareSlices(url: string, ownerKey: string, n: number, ta
   return slices;
 }
 
+/** The mix's charges request: the last 30 days. */
+export function chargesPath(nowS: number): string {
+  const day = 86_400;
+  return `/api/v0/charges/?select_filters=${encodeURIComponent(JSON.stringify({ day: { gte: Math.floor(nowS / day - 30) * day, lte: Math.ceil(nowS / day + 1) * day } }))}`;
+}
+
 const lua = (s: string) => JSON.stringify(s); // a JSON string literal is a valid Lua string literal for ASCII text
 
 /** The wrk script of one slice. */
 export function mixedScript(slice: Slice, nowS = Date.now() / 1000): string {
-  const day = 86_400;
-  const chargesPath = `/api/v0/charges/?select_filters=${encodeURIComponent(JSON.stringify({ day: { gte: Math.floor(nowS / day - 30) * day, lte: Math.ceil(nowS / day + 1) * day } }))}`;
+  const charges = chargesPath(nowS);
   return `
 local keys = { ${slice.keys.map((k) => lua(`Bearer ${k}`)).join(', ')} }
 local offers = { ${slice.offers.join(',')} }
@@ -83,7 +88,7 @@ function request()
     return wrk.format("PUT", "/api/v0/asks/" .. o .. "/", json, rentBody)
   end
   if slot < 15 then return destroy() or list() end
-  if slot < 18 then return wrk.format("GET", ${lua(chargesPath)}, plain) end
+  if slot < 18 then return wrk.format("GET", ${lua(charges)}, plain) end
   return list()
 end
 function on_response(status, headers, body)

@@ -76,7 +76,8 @@ export async function statementCounter(url: string): Promise<{ reset(): Promise<
   return {
     async reset() {
       await withClient(url, async (c) => {
-        if (hasPss) await c.query('SELECT pg_stat_statements_reset()');
+        // This database's statements only: another run (or helper) may be counting its own meanwhile.
+        if (hasPss) await c.query('SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = $1), 0)', [dbName]);
         // The cumulative statistics are read as of the transaction's start unless cleared.
         await c.query('SELECT pg_stat_clear_snapshot()');
         xactsAtReset = await xacts(c);
@@ -90,11 +91,11 @@ export async function statementCounter(url: string): Promise<{ reset(): Promise<
         if (!hasPss) return { source: 'pg_stat_database' as const, statements: null, transactions, top: [] };
         const r = await c.query(
           `SELECT calls, total_exec_time AS ms, query FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
-           WHERE d.datname = $1 ORDER BY calls DESC`,
+           WHERE d.datname = $1 AND query NOT LIKE '%pg\\_stat\\_%' ORDER BY calls DESC`,
           [dbName],
         );
         const statements = r.rows.reduce((n, row) => n + Number(row.calls), 0);
-        const top = r.rows.slice(0, 25).map((row) => ({ calls: Number(row.calls), ms: Math.round(Number(row.ms)), query: String(row.query).replace(/\s+/g, ' ').slice(0, 140) }));
+        const top = r.rows.slice(0, Number(process.env.GPUPLANE_BENCH_TOP ?? 40)).map((row) => ({ calls: Number(row.calls), ms: Math.round(Number(row.ms)), query: String(row.query).replace(/\s+/g, ' ').slice(0, 140) }));
         return { source: 'pg_stat_statements' as const, statements, transactions, top };
       });
     },
