@@ -58,9 +58,9 @@ for (const dialect of DIALECTS) {
   });
 }
 
-// A machine's lock is its row's alone (fleet-store.ts lockMachineById `FOR UPDATE OF m`): all of a host's machines
-// join its one host row, and locking that too made every rent, fault and agent report on any machine of one host wait
-// for each other (the agents bench: 5,000 machines of one host, reports queued for seconds).
+// A machine's lock is its row's alone (fleet-store.ts `machineToChange`: an UPDATE locks its target only): all of a
+// host's machines join its one host row, and locking that too made every rent, fault and agent report on any machine
+// of one host wait for each other (the agents bench: 5,000 machines of one host, reports queued for seconds).
 // PostgreSQL only (SQLite has one writer at a time): it runs where the suite's PostgreSQL half runs.
 if (DIALECTS.includes('postgres')) test('PostgreSQL: two machines of one host are locked at once by two transactions; one machine by one at a time', async () => {
   const { stores, cleanup } = await twoProcesses('postgres');
@@ -72,15 +72,15 @@ if (DIALECTS.includes('postgres')) test('PostgreSQL: two machines of one host ar
     assert.ok(m1 && m2, 'the seeded fleet has a host with two machines');
     const [fa, fb] = stores.map((s) => fleetStore(s.db, 'postgres'));
     await stores[0].db.transaction().execute(async (txA) => {
-      assert.equal((await fa.machine(m1.id, txA, true))?.id, m1.id);
+      assert.equal((await fa.machineToChange(m1.id, txA))?.id, m1.id);
       await stores[1].db.transaction().execute(async (txB) => {
         await sql`set local lock_timeout = '5s'`.execute(txB);
-        assert.equal((await fb.machine(m2.id, txB, true))?.id, m2.id, 'the other machine of the host is not blocked');
+        assert.equal((await fb.machineToChange(m2.id, txB))?.id, m2.id, 'the other machine of the host is not blocked');
       });
       await assert.rejects(
         stores[1].db.transaction().execute(async (txB) => {
           await sql`set local lock_timeout = '200ms'`.execute(txB);
-          await fb.machine(m1.id, txB, true);
+          await fb.machineToChange(m1.id, txB);
         }),
         (err: { code?: string }) => err.code === '55P03',
         'the locked machine itself waits (lock_not_available)',

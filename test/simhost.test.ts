@@ -13,7 +13,8 @@ import { addMachine, BOOT_MAX_S, offerFor, rentOk, statusOf } from './instances-
 import { hostWithMachine } from './agent-server-fixtures.js';
 import { HEARTBEAT_OFFLINE_AFTER_S, PROVISION_DELAY_S } from '../src/instances/instances-lifecycle.js';
 import { bootSeconds, CRASH_EXIT_CODE, STOP_EXIT_CODE } from '../src/simhost/simhost-runtime.js';
-import { JOB_SIM_STEP } from '../src/simhost/simhost-agent.js';
+import { JOB_SIM_STEP, STEP_RETRY_S } from '../src/simhost/simhost-agent.js';
+import type { Tx } from '../src/platform/db/connect.js';
 
 const containers = (app: TestApp, machineId: number) => app.services.simhost!.containers(machineId);
 const containersOf = async (app: TestApp, machineId: number, id: number) => (await containers(app, machineId)).filter((c) => c.instance_id === id);
@@ -342,4 +343,57 @@ if (PG_URL) {
       await place.remove();
     }
   });
+}
+
+if (PG_URL) {
+  /** Runs `hold` in a transaction left open until the returned `release` is called. */
+  async function holding(app: TestApp, hold: (tx: Tx) => Promise<void>): Promise<() => Promise<void>> {
+    let release!: () => void;
+    let held!: () => void;
+    const done = new Promise<void>((r) => (release = r));
+    const taken = new Promise<void>((r) => (held = r));
+    const tx = app.store.db.transaction().execute(async (t) => {
+      await hold(t);
+      held();
+      await done;
+    });
+    await Promise.race([taken, tx]);
+    return async () => {
+      release();
+      await tx;
+    };
+  }
+
+  const holders: [string, (app: TestApp, machineId: number) => (tx: Tx) => Promise<void>][] = [
+    ['runtime (another process\'s pass, a fault)', (app, id) => (tx) => app.services.simhost!.port.lockMachine(tx, id)],
+    ['row (a rent or destroy there)', (app, id) => (tx) => app.services.fleet.lockMachine(tx, id)],
+  ];
+  for (const [what, hold] of holders) {
+    test(`simulated hosts [postgres]: a step passes over a machine whose ${what} another transaction holds, without waiting, and comes back to it`, { timeout: 60_000 }, async () => {
+      const app = await createTestApp('postgres');
+      try {
+        const busy = await addMachine(app, { num_gpus: 1 });
+        const free = await addMachine(app, { num_gpus: 1 });
+        const a = await rentOk(app, offerFor(busy, 1), { image: 'simhost/busy:1' });
+        const b = await rentOk(app, offerFor(free, 1), { image: 'simhost/busy:1' });
+        const release = await holding(app, hold(app, busy.machine_id));
+        try {
+          // Would wait for the holder (and never end) if a step waited for a busy machine.
+          await app.advance(BOOT_MAX_S);
+          assert.equal((await statusOf(app, b.id)).actual_status, 'running', 'the other machine is stepped');
+          assert.equal((await statusOf(app, a.id)).actual_status, null, 'the busy one is not');
+          const due = await app.store.db.selectFrom('sim_due').select('due_at').where('machine_id', '=', busy.machine_id).execute();
+          assert.equal(due.length, 1, 'its work stays due');
+          const retry = await app.store.db.selectFrom('jobs').select('due_at').where('kind', '=', JOB_SIM_STEP).execute();
+          assert.ok(retry.length === 1 && Number(retry[0].due_at) <= app.clock.now() + STEP_RETRY_S, `a run due for it shortly: ${JSON.stringify(retry)}`);
+        } finally {
+          await release();
+        }
+        await app.advance(BOOT_MAX_S);
+        assert.equal((await statusOf(app, a.id)).actual_status, 'running', 'stepped once free');
+      } finally {
+        await app.close();
+      }
+    });
+  }
 }

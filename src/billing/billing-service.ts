@@ -91,38 +91,33 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
   }
 
   /**
-   * Cancels the user's pending credit checks but skips one that is running now (the scheduler's claim locks its row
-   * until it commits). Waiting for it would make every billing call of the user queue behind a check that may itself
-   * be waiting for that call's instance: a deadlock on PostgreSQL. A running check ends by itself; the check this
-   * call schedules next re-times it, and an extra check is harmless (it only re-reads the balance).
-   */
-  async function cancelCreditCheck(tx: Tx, userId: number): Promise<void> {
-    await scheduler.cancel(creditRef(userId), { tx, kind: CREDIT_JOB, skipRunning: true });
-  }
-
-  /**
    * Schedules the user's credit check at the second the balance reaches zero at the current burn rate. The balance is
    * the lower bound from the running totals (one row, whatever the number of instances), so the check may come a
    * little early, never late; the check reads the exact balance and, with it, schedules the next one. Only when the
    * bound is not above zero is the exact balance read here.
+   *
+   * The user's pending checks are cancelled, but not one that is running now (the scheduler's claim locks its row
+   * until it commits). Waiting for it would make every billing call of the user queue behind a check that may itself
+   * be waiting for that call's instance: a deadlock on PostgreSQL. A running check ends by itself; the check this
+   * call schedules next re-times it, and an extra check is harmless (it only re-reads the balance).
    */
   async function scheduleCreditCheck(tx: Tx, userId: number, exact?: { left: number; rate: number }): Promise<void> {
     // The hooks of a credit check stop meters: that must not schedule the same check again.
     if (exhausting.has(userId)) return;
-    await cancelCreditCheck(tx, userId);
     const now = wholeSecond(clock.now());
     let ledger = exact;
     if (!ledger) {
       const quick = await billing.quickLedgerOf(userId, now, tx);
-      if (quick === undefined) return;
-      ledger = { left: quick.low, rate: quick.rate };
-      if (quick.rate > 0 && quick.low <= 0) ledger = await exactLedger(userId, now, tx);
+      ledger = quick && { left: quick.low, rate: quick.rate };
+      if (quick && quick.rate > 0 && quick.low <= 0) ledger = await exactLedger(userId, now, tx);
     }
-    if (!ledger) return;
-    const { left, rate } = ledger;
-    if (rate <= 0) return;
-    const secondsLeft = left <= 0 ? 0 : Number((BigInt(left) * BigInt(SECONDS_PER_HOUR) + BigInt(rate) - 1n) / BigInt(rate));
-    await scheduler.schedule(CREDIT_JOB, now + secondsLeft, { user_id: userId }, { tx, ref: creditRef(userId) });
+    let due: number | null = null;
+    if (ledger && ledger.rate > 0) {
+      const { left, rate } = ledger;
+      due = now + (left <= 0 ? 0 : Number((BigInt(left) * BigInt(SECONDS_PER_HOUR) + BigInt(rate) - 1n) / BigInt(rate)));
+    }
+    // The pending checks go (one running now is left), the new one comes: one statement on PostgreSQL.
+    await scheduler.reschedule(CREDIT_JOB, creditRef(userId), due, { user_id: userId }, { tx });
   }
 
   /** Starts the chain of bulk settlements unless one is already scheduled (the kv row is the lock). */
@@ -180,13 +175,38 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
   scheduler.register(SETTLE_JOB, settleAll);
   scheduler.register(CREDIT_JOB, checkCredit);
 
-  async function stopOne(tx: Tx, meter: MeterRow, at: number): Promise<void> {
-    if (!meter.running) return;
-    const to = Math.max(at, meter.settled_until);
-    await settleMeter(tx, meter, to);
-    await billing.updateMeter(meter.id, { running: 0 }, tx);
-    if (!meter.funded) await billing.moveRates(meter.user_id, to, negated(counted(meter, to)), tx);
-    meter.running = 0;
+  /**
+   * Stops the running meters among `meters` (of one contract) at `at`, each settled first (`settleMeter`), in fewer
+   * statements than one stop after another: their charges in one insert, each meter settled and stopped in one update,
+   * and per user one credit debit and one change of the running totals (the charge a settlement adds to them and what
+   * the stop removes, at the same second, sum to removing the meter's rate, its accrual and what it had charged).
+   */
+  async function stopMeters(tx: Tx, meters: MeterRow[], at: number): Promise<void> {
+    const charges: Parameters<typeof billing.addCharges>[0] = [];
+    const debits = new Map<number, number>();
+    const rates = new Map<string, { userId: number; to: number; rate: number; accrued: number; charged: number }>();
+    for (const meter of meters) {
+      if (!meter.running) continue;
+      const to = Math.max(at, meter.settled_until);
+      const due = accrue(meter, to);
+      for (const d of due.days) charges.push({ contractId: meter.contract_id, kind: meter.kind, charge: d });
+      await billing.updateMeter(meter.id, due.days.length ? { seg_charged_micro: due.cumulative, settled_until: to, running: 0 } : { running: 0 }, tx);
+      if (meter.funded) {
+        if (due.total !== 0) await depositsStore.debit(meter.contract_id, due.total, tx);
+      } else {
+        debits.set(meter.user_id, (debits.get(meter.user_id) ?? 0) + due.total);
+        const key = `${meter.user_id}@${to}`;
+        const r = rates.get(key) ?? { userId: meter.user_id, to, rate: 0, accrued: 0, charged: 0 };
+        const gone = negated(counted(meter, to));
+        rates.set(key, { ...r, rate: r.rate + gone.rate, accrued: r.accrued + gone.accrued, charged: r.charged + gone.charged });
+      }
+      meter.seg_charged_micro = due.cumulative;
+      meter.settled_until = to;
+      meter.running = 0;
+    }
+    await billing.addCharges(charges, tx);
+    for (const [userId, total] of debits) if (total !== 0) await billing.adjustCredit(userId, -total, tx);
+    for (const r of rates.values()) await billing.moveRates(r.userId, r.to, { rate: r.rate, accrued: r.accrued, charged: r.charged }, tx);
   }
 
   /** Prepaid deposits: funded meters, their exhaustion, the refund when a contract ends (billing-deposits.ts). */
@@ -255,27 +275,23 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
       const meter = (await billing.meters(contract.id, tx)).find((x) => x.kind === m.kind);
       if (!meter?.running) return;
       const at = wholeSecond(m.at);
-      await stopOne(tx, meter, at);
+      await stopMeters(tx, [meter], at);
       await billing.touchContract(contract.id, at, tx);
       if (meter.funded) await deposits.reschedule(tx, contract.id, at);
-      await scheduleCreditCheck(tx, meter.user_id);
+      // No credit check is re-timed: a stop only lowers the burn rate (settling moves accrual into the credit, the
+      // balance stays), so the zero balance comes later than the check already scheduled, which finds credit left
+      // and re-times itself. Two statements saved on every stop and destroy, for a check that may run needlessly.
     },
 
     async stopContract(tx: Tx, m: { contract: string; at: number }): Promise<void> {
       const contract = await billing.contractBySource(m.contract, tx);
       if (!contract) return;
       const at = wholeSecond(m.at);
-      const users = new Set<number>();
-      for (const meter of await billing.meters(contract.id, tx)) {
-        if (!meter.running) continue;
-        await stopOne(tx, meter, at);
-        users.add(meter.user_id);
-      }
+      await stopMeters(tx, await billing.meters(contract.id, tx), at);
       await billing.touchContract(contract.id, at, tx);
-      // The contract ends: what its deposit has left goes back to the credit.
-      const refunded = await deposits.close(tx, contract.id, at, `unused deposit of ${contract.source.replace("-", " ")} refunded`);
-      if (refunded !== undefined) users.add(refunded);
-      for (const u of users) await scheduleCreditCheck(tx, u);
+      // The contract ends: what its deposit has left goes back to the credit. No credit check is re-timed (stopMeter):
+      // the balance reaches zero later than before, if ever.
+      await deposits.close(tx, contract.id, at, `unused deposit of ${contract.source.replace("-", " ")} refunded`);
     },
 
     async addUsage(tx: Tx, m: Omit<MeterStart, 'rateMicroPerHour'> & { amountMicro: number }): Promise<void> {

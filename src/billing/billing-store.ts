@@ -79,6 +79,15 @@ export function billingStore(db: Tx, dialect: DialectName) {
     db.insertInto('billing_contracts').values(c).onConflict((oc) => oc.column('source').doNothing()).returningAll(),
   );
   const setTreeKey = prepared(['id'], (q: { id: number }) => db.updateTable('billing_contracts').set({ tree_key: q.id }).where('id', '=', q.id));
+  // PostgreSQL: the id is drawn first, so that the contract is written with its tree key (its own id) in one statement
+  // (SQLite inserts, then sets it).
+  const newContractKeys = ['source', 'type', 'user_id', 'team_id', 'description', 'metadata', 'start_at', 'end_at', 'live'] as const;
+  const insertContractWithKey = prepared([...newContractKeys], (c: NewContract & { end_at: number; live: number }) =>
+    db.insertInto('billing_contracts').columns(['id', 'tree_key', ...newContractKeys]).expression(
+      db.selectFrom(sql<{ id: number }>`(SELECT nextval(pg_get_serial_sequence('billing_contracts', 'id')) AS id)`.as('n'))
+        .select([sql<number>`n.id`.as('id'), sql<number>`n.id`.as('tree_key'), ...newContractKeys.map((k) => sql`${c[k]}`.as(k))]),
+    ).onConflict((oc) => oc.column('source').doNothing()).returningAll(),
+  );
   const bySource = (q: { source: string }) => db.selectFrom('billing_contracts').selectAll().where('source', '=', q.source);
   const contractBySource = prepared(['source'], (q: { source: string }) => (pg ? bySource(q).forUpdate() : bySource(q)));
   const metersOf = (q: { id: number }) => db.selectFrom('billing_meters').selectAll().where('contract_id', '=', q.id).orderBy('id');
@@ -118,12 +127,17 @@ export function billingStore(db: Tx, dialect: DialectName) {
      * when this call inserted it. `live`: the running meters it will have once the caller's transaction ends.
      */
     async openContract(c: NewContract, tx: Tx = db, live = 0): Promise<{ contract: ContractRow; created: boolean }> {
-      const inserted = (await insertContract(tx, { ...c, end_at: c.start_at, tree_key: 0, live })).rows[0];
-      if (inserted) {
-        // The tree format pages by tree_key; a contract outside serverless is its own key.
-        await setTreeKey(tx, { id: inserted.id });
-        return { contract: { ...inserted, tree_key: inserted.id }, created: true };
+      // The tree format pages by tree_key; a contract outside serverless is its own key.
+      let inserted: ContractRow | undefined;
+      if (pg) inserted = (await insertContractWithKey(tx, { ...c, end_at: c.start_at, live })).rows[0];
+      else {
+        inserted = (await insertContract(tx, { ...c, end_at: c.start_at, tree_key: 0, live })).rows[0];
+        if (inserted) {
+          await setTreeKey(tx, { id: inserted.id });
+          inserted = { ...inserted, tree_key: inserted.id };
+        }
       }
+      if (inserted) return { contract: inserted, created: true };
       const contract = (await contractBySource(tx, { source: c.source })).rows[0];
       if (!contract) throw new Error(`contract ${c.source} vanished`);
       return { contract, created: false };
@@ -170,9 +184,15 @@ export function billingStore(db: Tx, dialect: DialectName) {
 
     /** Adds to the item's row of the day (created on first charge). */
     async addCharge(contractId: number, kind: string, c: DayCharge, tx: Tx = db): Promise<void> {
+      await this.addCharges([{ contractId, kind, charge: c }], tx);
+    },
+
+    /** `addCharge` for several items and days in one statement; no two of them for the same item and day. */
+    async addCharges(charges: { contractId: number; kind: string; charge: DayCharge }[], tx: Tx = db): Promise<void> {
+      if (!charges.length) return;
       await tx
         .insertInto('billing_charges')
-        .values({ contract_id: contractId, kind, day: c.day, amount_micro: c.amount, start_at: c.start, end_at: c.end })
+        .values(charges.map(({ contractId, kind, charge: c }) => ({ contract_id: contractId, kind, day: c.day, amount_micro: c.amount, start_at: c.start, end_at: c.end })))
         .onConflict((oc) =>
           oc.columns(['contract_id', 'kind', 'day']).doUpdateSet((eb) => ({
             amount_micro: eb(eb.ref('billing_charges.amount_micro'), '+', eb.ref('excluded.amount_micro')),

@@ -15,7 +15,10 @@ export interface AllocateRequest {
   kind: HoldKind;
   /** Bid price per GPU in micro-dollars per hour (bid only). */
   bidPerGpuMicro?: number;
-  /** What `getOffer` read in this same transaction; on SQLite (one writer) it is still current and is not read again. */
+  /**
+   * What `getOffer` read in this same transaction; on SQLite (one writer), or when read for allocation, it is still
+   * current and is not read again.
+   */
   seen?: OfferSnapshot;
 }
 
@@ -73,9 +76,15 @@ export interface FleetApi {
   /**
    * The offer as search shows it now (on-demand prices, 8 GB of storage priced in), or undefined when there is no
    * such offer or its bundle cannot be filled now. Offer id = machine id × 100 + bundle size (fleet-offers.ts).
-   * With it, its machine (one read of both, for renting).
+   * With it, its machine (one read of both, for renting). `forAllocation`: the caller allocates the offer next in
+   * `tx`; on PostgreSQL the machine's row is locked by this read (as `allocate` would lock it: keep to its lock order)
+   * and marked changed, and `allocate` reads nothing again.
    */
-  getOffer(offerId: number, tx?: Tx): Promise<{ offer: Record<string, unknown>; machine: MachineInfo; seen: OfferSnapshot } | undefined>;
+  getOffer(
+    offerId: number,
+    tx?: Tx,
+    opts?: { forAllocation?: boolean },
+  ): Promise<{ offer: Record<string, unknown>; machine: MachineInfo; seen: OfferSnapshot } | undefined>;
   /**
    * Allocates the offer's GPUs to the instance. Throws ApiError `offer_unavailable` (410) when the offer is gone or
    * its GPUs are held by someone who cannot be outbid. Safe under any concurrency on SQLite and PostgreSQL.
@@ -106,11 +115,19 @@ export interface FleetApi {
    * Boot steps (one job across machines) lock instances without it; a deadlock they meet is rerun.
    */
   lockMachine(tx: Tx, machineId: number): Promise<void>;
+  /**
+   * `lockMachine` for several machines at once, without waiting: locks, in id order, the rows no other transaction
+   * holds and returns their ids (SQLite: all of them). For work that can come back to a busy machine later (the
+   * simulated agents' passes).
+   */
+  lockIdleMachines(tx: Tx, machineIds: number[]): Promise<number[]>;
   /** Frees every GPU the instance holds. */
   release(tx: Tx, instanceId: number): Promise<void>;
   /** Changes the bid of an instance's held GPUs (change bid). */
   setBid(tx: Tx, instanceId: number, bidPerGpuMicro: number): Promise<void>;
   machine(machineId: number, tx?: Tx): Promise<MachineInfo | undefined>;
+  /** The machines of these ids that exist, by id, read in one statement (a list of instances). */
+  machines(machineIds: number[], tx?: Tx): Promise<Map<number, MachineInfo>>;
   /** Sets or clears (null) a machine's fault (emulator faults). Throws ApiError `not_found` for an unknown machine. */
   setMachineFault(tx: Tx, machineId: number, fault: MachineInfo['fault']): Promise<void>;
 }

@@ -1,8 +1,8 @@
 /**
  * Each process's in-memory offer index: a cache of the database, which stays the truth. Before every search it
- * reads the fleet version (one indexed read); when another writer (this process or another) has changed the fleet,
- * it reloads only the machines stamped with a newer version. A new epoch (a fresh seed after `/_emu/reset`) reloads
- * everything.
+ * reads the fleet version (one indexed read, shared by the searches waiting for it); when another writer (this
+ * process or another) has changed the fleet, it reloads only the machines stamped with a newer version. A new epoch
+ * (a fresh seed after `/_emu/reset`) reloads everything.
  *
  * Offers live in stable slots: each machine owns a fixed run of slots, one per bundle size it has (its GPU count
  * never changes), empty (null) while that bundle cannot be filled. A reload rewrites only the changed machines'
@@ -21,6 +21,8 @@ export interface OfferSlots {
   /** Slot runs changed in this generation, as flat [start, count, start, count …]; only ever appended to. */
   readonly changes: readonly number[];
 }
+
+type FleetState = { version: number; epoch: string };
 
 export class FleetIndex {
   private epoch = '';
@@ -48,11 +50,40 @@ export class FleetIndex {
     return { slots: this.slots, generation: this.generation, changes: this.changes };
   }
 
+  /** The state read in flight, and the one that follows it for the callers that came while it ran. */
+  private reading: Promise<FleetState | undefined> | undefined;
+  private nextReading: Promise<FleetState | undefined> | undefined;
+
+  /**
+   * The fleet's state, read after this call began: callers at once share one read (every search of a loaded server
+   * asks). A read already in flight began too early for this caller (a write may have committed since): it shares the
+   * read that starts once that one ends.
+   */
+  private readState(): Promise<FleetState | undefined> {
+    if (!this.reading) return this.startReading();
+    this.nextReading ??= this.reading.then(
+      () => undefined,
+      () => undefined,
+    ).then(() => {
+      this.nextReading = undefined;
+      return this.reading ?? this.startReading();
+    });
+    return this.nextReading;
+  }
+
+  private startReading(): Promise<FleetState | undefined> {
+    const read = this.store.state().finally(() => {
+      if (this.reading === read) this.reading = undefined;
+    });
+    this.reading = read;
+    return read;
+  }
+
   private async refresh(): Promise<void> {
     // Loads run one at a time; a caller that waited for someone else's load checks the version again after it.
     for (;;) {
       while (this.loading) await this.loading;
-      const state = await this.store.state();
+      const state = await this.readState();
       if (!state) {
         if (this.runOf.size || this.epoch !== '') this.reset('', 0);
         return;
@@ -81,7 +112,7 @@ export class FleetIndex {
     this.changes = [];
   }
 
-  private async load(state: { version: number; epoch: string }): Promise<void> {
+  private async load(state: FleetState): Promise<void> {
     const full = state.epoch !== this.epoch;
     const since = full ? -1 : this.version;
     const rows = await this.store.machinesAbove(since);

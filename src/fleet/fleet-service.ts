@@ -60,6 +60,8 @@ function unrentableWhy(m: MachineRecord, now: number): string {
 interface Seen {
   record: MachineRecord;
   gpus: GpuHold[];
+  /** Read with the machine's row locked and marked changed, in the transaction that allocates (PostgreSQL). */
+  locked: boolean;
 }
 
 /** What other features see of a machine. */
@@ -131,9 +133,12 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     requireBundle: boolean,
   ): Promise<{ gpuIndexes: number[]; outbid: number[]; before: OfferEntry | undefined; record: ReturnType<typeof toRecord> }> {
     await fleet.lock(tx);
-    // On SQLite the caller's transaction is the only writer: what getOffer read in it is still current.
-    const seen = store.dialect === 'sqlite' && req.seen?.machineId === machineId ? (req.seen.snapshot as Seen) : undefined;
-    const record = seen?.record ?? toRecord((await fleet.machine(machineId, tx, true)) ?? fail('no such machine'));
+    // What getOffer read in this transaction is still current on SQLite (the only writer), and on PostgreSQL when it
+    // read under the machine's lock (for allocation).
+    const quoted = req.seen?.machineId === machineId ? (req.seen.snapshot as Seen) : undefined;
+    const seen = quoted && (store.dialect === 'sqlite' || quoted.locked) ? quoted : undefined;
+    // PostgreSQL: locked, and marked changed, by the read (as getOffer for allocation does).
+    const record = seen?.record ?? toRecord((await fleet.machineToChange(machineId, tx)) ?? fail('no such machine'));
     // A new rental needs an offered machine; a stopped instance starting again (requireBundle false) is a rental that
     // already exists: unlisting, a maintenance window or the listing's end do not take it away, an offline host does.
     if (requireBundle ? !isRentable(record, clock.now()) : UNRENTABLE_FAULTS.has(record.fault ?? '') || record.deleted) {
@@ -154,20 +159,23 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     const held = await fleet.hold(tx, machineId, gpuIndexes, { instanceId: req.instanceId, kind: req.kind, bidMicro: req.kind === 'bid' ? bid : null }, [req.instanceId]);
     // The conditional update is the final guard: a GPU taken by a concurrent renter is not overwritten.
     if (held !== gpuIndexes.length) fail('its GPUs were just rented');
-    await fleet.bump(tx, [...new Set([machineId, ...released])]);
+    // PostgreSQL: the machine was marked as it was locked, and releaseAll marks what it frees.
+    if (store.dialect === 'sqlite') await fleet.bump(tx, [...new Set([machineId, ...released])]);
     return { gpuIndexes, outbid, before, record };
   }
 
   const api: FleetApi = {
-    async getOffer(offerId, tx) {
+    async getOffer(offerId, tx, opts = {}) {
       const { machineId, numGpus } = parseOfferId(offerId);
-      const row = await fleet.machine(machineId, tx ?? store.db);
+      const locked = opts.forAllocation === true && tx !== undefined && store.dialect === 'postgres';
+      const row = locked ? await fleet.machineToChange(machineId, tx) : await fleet.machine(machineId, tx ?? store.db);
       if (!row) return undefined;
       const record = toRecord(row);
+      // Under the machine's lock no other transaction changes its GPUs: allocate uses what is read here.
       const gpus = await fleet.gpus(machineId, tx ?? store.db);
       const o = offersOf(record, gpus).find((e) => e.num_gpus === numGpus);
       if (!o) return undefined;
-      const seen: Seen = { record, gpus };
+      const seen: Seen = { record, gpus, locked };
       return {
         offer: offerJson(o, { type: 'ondemand', storage_gb: DEFAULT_ALLOCATED_STORAGE_GB, now: clock.now() }),
         machine: machineInfo(record),
@@ -209,6 +217,8 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
       await fleet.lockMachine(tx, machineId);
     },
 
+    lockIdleMachines: (tx, machineIds) => fleet.lockIdleMachines(tx, machineIds),
+
     async release(tx, instanceId) {
       await fleet.lock(tx);
       const machines = await fleet.releaseAll(tx, [instanceId]);
@@ -225,6 +235,11 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     async machine(machineId, tx): Promise<MachineInfo | undefined> {
       const row = await fleet.machine(machineId, tx ?? store.db);
       return row && machineInfo(toRecord(row));
+    },
+
+    async machines(machineIds, tx) {
+      const rows = await fleet.machinesByIds([...new Set(machineIds)], tx ?? store.db);
+      return new Map(rows.map((r) => [r.id, machineInfo(toRecord(r))]));
     },
 
     async setMachineFault(tx, machineId, fault) {

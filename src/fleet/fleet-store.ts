@@ -54,10 +54,15 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       .select('h.verification');
   // The statements of renting and booting (platform/db/prepared.ts).
   const machineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id));
-  // The machine row only (`OF m`): its host's row is shared by all the host's machines, and locking it too made every
-  // lock of any machine of one host wait for every other (10,000 agents of one host: reports queued for seconds).
-  const lockMachineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id).forUpdate(['m']));
   const lockMachineRow = prepared(['id'], (q: { id: number }) => db.selectFrom('fleet_machines').select('id').where('id', '=', q.id).forUpdate());
+  // An allocation's read of its machine (PostgreSQL): the row locked and marked changed (`bump`) by the read itself, one
+  // statement where a select for update, a later mark and a read of the version were three. The machine row only: an
+  // UPDATE locks its target's rows, not its host's (shared by all the host's machines: locking it too made every lock
+  // of any machine of one host wait for every other; 10,000 agents of one host: reports queued for seconds).
+  const markAndReadMachine = prepared(['id'], (q: { id: number }) =>
+    db.updateTable('fleet_machines as m').set({ version: sql`m.version` }).from('fleet_hosts as h')
+      .whereRef('h.id', '=', 'm.host_id').where('m.id', '=', q.id).returningAll('m').returning('h.verification'),
+  );
   const gpusOfMachine = prepared(['id'], (q: { id: number }) =>
     db.selectFrom('fleet_gpus').select(['gpu_index', 'instance_id', 'hold_kind', 'bid_micro']).where('machine_id', '=', q.id).orderBy('gpu_index'),
   );
@@ -98,14 +103,6 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     },
 
     /**
-     * Marks machines as changed, so that every process's offer index reloads them. SQLite: bumps the fleet version
-     * and stamps the machines with it (one writer at a time, so versions follow commit order). PostgreSQL: only marks
-     * them (`SET version = version`); a deferred trigger bumps the version and stamps them as the transaction commits
-     * (fleet-version-migration.ts), so no fleet writer holds the state row's lock longer than its commit. With no
-     * machines (a machine about to be inserted) it bumps at once, under the state row's lock, on either database.
-     * Returns the version bumped to (PostgreSQL with machines: the version read now; the commit's is later).
-     */
-    /**
      * The version a machine about to be inserted is written with. On PostgreSQL the current one, read without taking
      * the state row's lock (holding it for the rest of the transaction, while commit-time stamps of other writers wait
      * for it, deadlocked concurrent registrations): the caller marks the new machine with `bump`, and its commit stamps
@@ -113,21 +110,27 @@ export function fleetStore(db: Tx, dialect: DialectName) {
      */
     async insertVersion(tx: Tx): Promise<number> {
       if (dialect === 'postgres') return (await this.state(tx))?.version ?? 0;
-      return this.bump(tx, []);
-    },
-
-    async bump(tx: Tx, machineIds: number[]): Promise<number> {
-      if (dialect === 'postgres' && machineIds.length) {
-        if (machineIds.length === 1) await markMachine(tx, { id: machineIds[0] });
-        else await tx.updateTable('fleet_machines').set({ version: sql`version` }).where('id', 'in', machineIds).execute();
-        return (await this.state(tx))?.version ?? 0;
-      }
       const r = (await bumpVersion(tx, {})).rows[0];
       if (!r) throw new Error('fleet state row missing');
-      const version = Number(r.version);
+      return Number(r.version);
+    },
+
+    /**
+     * Marks machines as changed, so that every process's offer index reloads them. SQLite: bumps the fleet version
+     * and stamps the machines with it (one writer at a time, so versions follow commit order). PostgreSQL: only marks
+     * them (`SET version = version`); a deferred trigger bumps the version and stamps them as the transaction commits
+     * (fleet-version-migration.ts), so no fleet writer holds the state row's lock longer than its commit.
+     */
+    async bump(tx: Tx, machineIds: number[]): Promise<void> {
+      if (!machineIds.length) return;
+      if (dialect === 'postgres') {
+        if (machineIds.length === 1) await markMachine(tx, { id: machineIds[0] });
+        else await tx.updateTable('fleet_machines').set({ version: sql`version` }).where('id', 'in', machineIds).execute();
+        return;
+      }
+      const version = await this.insertVersion(tx);
       if (machineIds.length === 1) await stampMachine(tx, { id: machineIds[0], version });
-      else if (machineIds.length) await tx.updateTable('fleet_machines').set({ version }).where('id', 'in', machineIds).execute();
-      return version;
+      else await tx.updateTable('fleet_machines').set({ version }).where('id', 'in', machineIds).execute();
     },
 
     /**
@@ -138,14 +141,35 @@ export function fleetStore(db: Tx, dialect: DialectName) {
      */
     async lock(_tx: Tx): Promise<void> {},
 
-    async machine(id: number, tx: Tx = db, lock = false): Promise<MachineRow | undefined> {
-      const q = lock && dialect === 'postgres' ? lockMachineById : machineById;
+    async machine(id: number, tx: Tx = db): Promise<MachineRow | undefined> {
+      return (await machineById(tx, { id })).rows[0] as MachineRow | undefined;
+    },
+
+    /** Several machines in one statement (those that exist). */
+    async machinesByIds(ids: number[], tx: Tx = db): Promise<MachineRow[]> {
+      if (!ids.length) return [];
+      return (await machines(tx).where('m.id', 'in', ids).execute()) as MachineRow[];
+    },
+
+    /**
+     * The machine about to change in `tx`: on PostgreSQL its row is locked until `tx` ends and marked changed (as
+     * `bump` marks it) by the one statement that reads it; on SQLite it is read (the caller bumps it).
+     */
+    async machineToChange(id: number, tx: Tx): Promise<MachineRow | undefined> {
+      const q = dialect === 'postgres' ? markAndReadMachine : machineById;
       return (await q(tx, { id })).rows[0] as MachineRow | undefined;
     },
 
     /** Locks the machine's row alone (not its host's) until `tx` ends; PostgreSQL only. */
     async lockMachine(tx: Tx, id: number): Promise<void> {
       if (dialect === 'postgres') await lockMachineRow(tx, { id });
+    },
+
+    /** Locks, in id order, those of the machines' rows no other transaction holds; their ids (PostgreSQL; SQLite: all). */
+    async lockIdleMachines(tx: Tx, ids: number[]): Promise<number[]> {
+      if (dialect !== 'postgres' || !ids.length) return [...ids].sort((a, b) => a - b);
+      const rows = await tx.selectFrom('fleet_machines').select('id').where('id', 'in', ids).orderBy('id').forUpdate().skipLocked().execute();
+      return rows.map((r) => r.id);
     },
 
     async machinesAbove(version: number, tx: Tx = db): Promise<MachineRow[]> {
@@ -205,15 +229,21 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       return Number(r.numUpdatedRows);
     },
 
-    /** Frees every GPU of the instances; returns the machines touched. */
     /** Frees the instances' GPUs; their machines. On PostgreSQL the machines are marked changed already (`bump`). */
     async releaseAll(tx: Tx, instanceIds: number[]): Promise<number[]> {
       if (!instanceIds.length) return [];
-      const rows = await tx.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', 'in', instanceIds).execute();
-      if (!rows.length) return [];
-      const machineIds = rows.map((r) => r.machine_id).sort((a, b) => a - b);
-      // PostgreSQL: the machine rows first, in id order, as an allocation takes them (machine, then its GPUs).
-      if (dialect === 'postgres') await this.bump(tx, machineIds);
+      let machineIds: number[];
+      if (dialect === 'postgres') {
+        // The machine rows first, as an allocation takes them (machine, then its GPUs): marked (`bump`), and so locked,
+        // by the statement that finds them.
+        const holding = tx.selectFrom('fleet_gpus').select('machine_id').where('instance_id', 'in', instanceIds);
+        const rows = await tx.updateTable('fleet_machines').set({ version: sql`version` }).where('id', 'in', holding).returning('id').execute();
+        machineIds = rows.map((r) => r.id).sort((a, b) => a - b);
+      } else {
+        const rows = await tx.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', 'in', instanceIds).execute();
+        machineIds = rows.map((r) => r.machine_id).sort((a, b) => a - b);
+      }
+      if (!machineIds.length) return [];
       await tx.updateTable('fleet_gpus').set({ instance_id: null, hold_kind: null, bid_micro: null }).where('instance_id', 'in', instanceIds).execute();
       return machineIds;
     },

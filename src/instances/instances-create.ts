@@ -162,7 +162,8 @@ export function createFactory(deps: CreateDeps) {
     const now = clock.now();
     await billing.assertCredit(principal.user.id, tx);
     const accountEnv = deps.accountEnv ? await deps.accountEnv.environmentOf(scope, tx) : undefined;
-    const quote = await fleet.getOffer(offerId, tx);
+    // Locks the machine (PostgreSQL), the first lock of the lock order; the allocation below reads nothing again.
+    const quote = await fleet.getOffer(offerId, tx, { forAllocation: true });
     if (!quote) throw new ApiError('offer_unavailable', `offer ${offerId} is no longer available`);
     const { offer, machine } = quote;
     if (opts.cancel_unavail && machine.fault !== null) {
@@ -239,8 +240,9 @@ export function createFactory(deps: CreateDeps) {
       offerId, instanceId: id, kind: bidPerGpu === null ? 'ondemand' : 'bid', bidPerGpuMicro: bidPerGpu ?? undefined, seen: quote.seen,
     });
     await lifecycle.outbid(tx, alloc.outbid, now);
-    const placed = { machine_id: alloc.machineId, host_id: alloc.hostId, gpu_indexes: JSON.stringify(alloc.gpuIndexes), offer_snapshot: JSON.stringify(alloc.offer) };
-    await store.update(id, placed, tx);
+    // Written with its first state below (boot or halt), in the same statement.
+    const placement = { machine_id: alloc.machineId, host_id: alloc.hostId, offer_snapshot: JSON.stringify(alloc.offer) };
+    const placed = { ...placement, gpu_indexes: JSON.stringify(alloc.gpuIndexes) };
     if (opts.volume_info) {
       const mounted = await deps.volumes.attachAtCreate(tx, { instanceId: id, machineId: alloc.machineId, scope, volume: opts.volume_info });
       if (mounted) await store.update(id, { volume_info: JSON.stringify(mounted) }, tx);
@@ -250,9 +252,9 @@ export function createFactory(deps: CreateDeps) {
     const inst: InstanceRow = { ...row, ...placed, id };
     await lifecycle.startDiskMeter(tx, inst, now);
     if (opts.target_state === 'running') {
-      await lifecycle.boot(tx, inst, now, null, { created: true });
+      await lifecycle.boot(tx, inst, now, null, { created: true, placement });
     } else {
-      await lifecycle.halt(tx, inst, now, { actual_status: 'stopped', intended_status: 'stopped', status_msg: null });
+      await lifecycle.halt(tx, inst, now, { actual_status: 'stopped', intended_status: 'stopped', status_msg: null, placement });
     }
     return { success: true, new_contract: id, instance_api_key: secret };
   }

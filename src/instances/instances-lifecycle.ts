@@ -58,6 +58,13 @@ type StatePatch = Pick<InstancePatch, 'ports' | 'running_since' | 'gpu_indexes'>
   actual_status: string | null;
   intended_status?: string;
   status_msg?: string | null;
+  /** A destroy: written with the state, in the same statement. */
+  destroyed_at?: number;
+  /**
+   * A rent's first state: where the allocation placed the instance, written with it in the same statement (the row
+   * was inserted before the allocation, which needs its id).
+   */
+  placement?: Pick<InstancePatch, 'machine_id' | 'host_id' | 'offer_snapshot'>;
 };
 
 export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChangeHooks = [] }: LifecycleDeps) {
@@ -68,9 +75,10 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
   }
 
   /** Moves the instance to a state and records the event. */
-  async function transition(tx: Tx, inst: InstanceRow, patch: StatePatch, at: number): Promise<InstanceRow> {
+  async function transition(tx: Tx, inst: InstanceRow, { placement, ...patch }: StatePatch, at: number): Promise<InstanceRow> {
     const next: InstanceRow = {
       ...inst,
+      ...placement,
       ...patch,
       intended_status: patch.intended_status ?? inst.intended_status,
       status_msg: patch.status_msg === undefined ? inst.status_msg : patch.status_msg,
@@ -86,6 +94,8 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
         running_since: next.running_since,
         gpu_indexes: next.gpu_indexes,
         state_version: next.state_version,
+        ...(patch.destroyed_at === undefined ? {} : { destroyed_at: patch.destroyed_at }),
+        ...placement,
       },
       tx,
     );
@@ -109,10 +119,16 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
    * Starts a boot: status null, meant to run. The machine's agent acts on the new `boot` of its desired state (pull and
    * create, start, restart); its reports move the instance to loading and running, with ports and compute billing.
    */
-  async function boot(tx: Tx, inst: InstanceRow, at: number, msg: string | null = null, opts: { created?: boolean } = {}): Promise<InstanceRow> {
+  async function boot(
+    tx: Tx,
+    inst: InstanceRow,
+    at: number,
+    msg: string | null = null,
+    opts: { created?: boolean; placement?: StatePatch['placement'] } = {},
+  ): Promise<InstanceRow> {
     // An instance created in this transaction has no jobs to cancel yet.
     if (!opts.created) await scheduler.cancel(refOf(inst.id), { tx });
-    return transition(tx, inst, { actual_status: null, intended_status: 'running', status_msg: msg, ports: null, running_since: null }, at);
+    return transition(tx, inst, { actual_status: null, intended_status: 'running', status_msg: msg, ports: null, running_since: null, placement: opts.placement }, at);
   }
 
   /**
@@ -162,7 +178,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
     tx: Tx,
     inst: InstanceRow,
     at: number,
-    to: { actual_status: string; intended_status?: string; status_msg: string | null },
+    to: { actual_status: string; intended_status?: string; status_msg: string | null; placement?: StatePatch['placement'] },
     keepGpus = false,
   ): Promise<InstanceRow> {
     await scheduler.cancel(refOf(inst.id), { tx });

@@ -13,7 +13,7 @@ import { ApiError, badRequest } from '../platform/errors.js';
 import { toDollars, toMicro } from '../platform/money.js';
 import { secretToken, type Random } from '../platform/random.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import type { FleetApi, MachineInfo } from '../fleet/fleet-contract.js';
+import type { FleetApi } from '../fleet/fleet-contract.js';
 import type { KeysStore } from '../keys/keys-store.js';
 import { contractOf, refOf, type Lifecycle } from './instances-lifecycle.js';
 import type { AgentLogsPort, VolumesPort } from './instances-ports.js';
@@ -126,10 +126,8 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     else await start(tx, inst, now);
   }
 
-  async function machineOf(id: number | null, cache = new Map<number, MachineInfo | undefined>()) {
-    if (id === null) return undefined;
-    if (!cache.has(id)) cache.set(id, await fleet.machine(id));
-    return cache.get(id);
+  async function machineOf(id: number | null) {
+    return id === null ? undefined : fleet.machine(id);
   }
 
   /** Destroys the instance inside `tx`: GPUs freed, every meter stopped, its instance key revoked. */
@@ -140,12 +138,11 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     await fleet.release(tx, id);
     await billing.stopContract(tx, { contract: contractOf(id), at: now });
     await deps.volumes.detachAll(tx, id);
-    await lifecycle.transition(tx, inst, { actual_status: 'destroyed', intended_status: 'destroyed', status_msg: null, ports: null, running_since: null, gpu_indexes: '[]' }, now);
-    await store.update(id, { destroyed_at: now }, tx);
+    await lifecycle.transition(tx, inst, {
+      actual_status: 'destroyed', intended_status: 'destroyed', status_msg: null, ports: null, running_since: null, gpu_indexes: '[]', destroyed_at: now,
+    }, now);
     for (const hook of deps.destroyHooks ?? []) await hook(tx, id);
-    for (const k of await keys.listByUser(inst.user_id, tx)) {
-      if (k.kind === 'instance' && k.instance_id === id) await keys.revoke(k.id, now, tx);
-    }
+    await keys.revokeInstanceKeys(inst.user_id, id, now, tx);
     await lifecycle.resumeWaiting(tx, inst.machine_id, now, assertCredit(tx));
     return { success: true as const };
   }
@@ -172,11 +169,10 @@ export function instancesServiceFactory(deps: ServiceDeps) {
     /** Every live instance of the caller's scope, as instance objects. */
     async all(principal: Principal): Promise<InstanceObject[]> {
       const rows = await store.listInScope(scopeOf(principal));
-      const cache = new Map<number, MachineInfo | undefined>();
+      // Their machines in one statement, not one each.
+      const machines = await fleet.machines(rows.flatMap((r) => (r.machine_id === null ? [] : [r.machine_id])));
       const now = clock.now();
-      const out: InstanceObject[] = [];
-      for (const r of rows) out.push(toInstanceObject(r, await machineOf(r.machine_id, cache), now));
-      return out;
+      return rows.map((r) => toInstanceObject(r, r.machine_id === null ? undefined : machines.get(r.machine_id), now));
     },
 
     /** `PUT /api/v0/instances/{id}/` with `state` and/or `label`. */

@@ -131,6 +131,12 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
       await tx.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
     },
 
+    /** Revokes the live instance keys of the user's instance (its destroy), in one statement. */
+    async revokeInstanceKeys(userId: number, instanceId: number, now: number, tx: Tx = db): Promise<void> {
+      await tx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', userId).where('kind', '=', 'instance')
+        .where('instance_id', '=', instanceId).where('revoked_at', 'is', null).execute();
+    },
+
     async listByUser(userId: number, tx: Tx = db): Promise<KeyRow[]> {
       return tx.selectFrom('api_keys').selectAll().where('user_id', '=', userId).where('revoked_at', 'is', null).orderBy('id').execute();
     },

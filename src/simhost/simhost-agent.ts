@@ -23,8 +23,16 @@ import { bootSeconds, pullKey, simRuntime, type SimRuntime } from './simhost-run
 import type { SimhostStore } from './simhost-store.js';
 
 export const JOB_SIM_STEP = 'simhost.step';
-/** Machines one job run steps at most; the rest in the next run, due at once. */
-export const STEP_BATCH = 100;
+/**
+ * Machines one job run steps at most; the rest in the next run, due at once. Small, because a run holds each machine
+ * it stepped (and the billing rows of its instances' users) until it commits: rents and destroys there wait for it.
+ */
+export const STEP_BATCH = 8;
+/**
+ * A machine due now but busy (another process's pass or a fault holds its runtime, a rent or destroy its row) is
+ * stepped this much later: its work may have come after the other pass took what was due.
+ */
+export const STEP_RETRY_S = 0.2;
 
 /** What the simulated agent reads and reports through: the hosts feature's agent service (`simulated`). */
 export interface SimReportPort {
@@ -40,7 +48,7 @@ export interface SimReportPort {
 
 export interface SimAgentDeps {
   sim: SimhostStore;
-  fleet: Pick<FleetApi, 'machine' | 'lockMachine'>;
+  fleet: Pick<FleetApi, 'machine' | 'lockMachine' | 'lockIdleMachines'>;
   reports: SimReportPort;
   scheduler: Scheduler;
   config: Pick<Config, 'seed' | 'simBootSeconds'>;
@@ -50,15 +58,16 @@ export interface SimAgentDeps {
 
 export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify }: SimAgentDeps) {
   /** Makes sure a step job runs at `dueAt` or earlier (one job serves every machine). `after`: ignore jobs due by then. */
-  async function ensureJob(tx: Tx, dueAt: number, after = -Infinity): Promise<void> {
-    const pending = await scheduler.nextDue(JOB_SIM_STEP, after, tx);
-    if (pending === null || pending > dueAt) await scheduler.schedule(JOB_SIM_STEP, dueAt, {}, { tx });
+  async function ensureJob(tx: Tx, dueAt: number, after: number): Promise<void> {
+    await scheduler.ensure(JOB_SIM_STEP, dueAt, { tx, after });
   }
 
   /** The machine's desired state changed at `at` (inside the changing transaction): its agent acts on it shortly. */
   async function desiredChanged(tx: Tx, machineId: number, at: number): Promise<void> {
     const due = at + PROVISION_DELAY_S;
-    if (await sim.touch(tx, machineId, due)) await ensureJob(tx, due);
+    // A step job due by `at` may be running already, past the point where it would see this work (it reads what is
+    // due, and schedules the next run, before this transaction commits): it is not counted on.
+    if (await sim.touch(tx, machineId, due)) await ensureJob(tx, due, at);
   }
 
   /**
@@ -183,21 +192,25 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
     }
   }
 
-  /** The JOB_SIM_STEP handler: a pass on every machine due (STEP_BATCH at most), then the next run is scheduled. */
+  /**
+   * The JOB_SIM_STEP handler: a pass on every machine due (STEP_BATCH at most), then the next run is scheduled. It takes
+   * only machines nobody else holds, without waiting: their runtime locks in the statement that finds them
+   * (`claimDue`), then their rows (`lockIdleMachines`), both in machine order and before any other row (a fault takes
+   * its machine's runtime lock first too). So passes of several processes at once step different machines, and a
+   * rent or destroy under way is not waited for. A machine passed over stays due, and a run comes back to it shortly.
+   */
   async function stepDue(_payload: unknown, { tx, now }: JobContext): Promise<void> {
-    const due = (await sim.dueMachines(tx, now, STEP_BATCH)).sort((a, b) => a - b);
-    // Every runtime lock first, in machine order, before any row: two jobs stepping at once never wait on each other
-    // in a circle, and a fault (which takes its machine's lock first too) never waits on a row this job holds.
-    for (const machineId of due) await sim.lockMachine(tx, machineId);
-    for (const machineId of due) {
-      // Then, per machine, the lock order of every writer (FleetApi.lockMachine): the machine's row before its work row
-      // and its instances, so a destroy there (machine row, instance, then its work row) never waits on this pass.
-      await fleet.lockMachine(tx, machineId);
-      // Another process's pass took this work while we waited for the lock: done already.
-      if ((await sim.takeDue(tx, machineId, now)) === 0) continue;
-      await pass(tx, machineId, now);
-    }
-    if (due.length === STEP_BATCH) return ensureJob(tx, now, now);
+    const due = await sim.claimDue(tx, now, STEP_BATCH);
+    const claimed = due.filter((d) => d.locked).map((d) => d.machineId);
+    // Then the lock order of every writer (FleetApi.lockMachine): the machine's row before its work row and its
+    // instances, so a destroy there (machine row, instance, then its work row) never waits on this pass.
+    const held = await fleet.lockIdleMachines(tx, claimed);
+    // Another process's pass may have taken the work since it was read: `taken` is what is still due.
+    const taken = await sim.takeDueOf(tx, held, now);
+    for (const machineId of held) if (taken.has(machineId)) await pass(tx, machineId, now);
+    // More due: the next run at once, unless none of this batch could be stepped (it would find the same machines).
+    if (due.length === STEP_BATCH && held.length > 0) return ensureJob(tx, now, now);
+    if (held.length < due.length) return ensureJob(tx, now + STEP_RETRY_S, now);
     const next = await sim.nextDue(tx);
     if (next !== null) await ensureJob(tx, next, now);
   }

@@ -15,7 +15,7 @@ import { simhostStore } from './simhost-store.js';
 
 export interface SimhostDeps {
   store: Store;
-  fleet: Pick<FleetApi, 'machine' | 'lockMachine'>;
+  fleet: Pick<FleetApi, 'machine' | 'lockMachine' | 'lockIdleMachines'>;
   reports: SimReportPort;
   scheduler: Scheduler;
   config: Pick<Config, 'seed' | 'simBootSeconds'>;

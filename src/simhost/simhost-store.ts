@@ -49,17 +49,34 @@ export function simhostStore(db: Tx, dialect: DialectName) {
       await tx.insertInto('sim_due').values({ machine_id: machineId, due_at: dueAt }).execute();
     },
 
-    /** Machines with work due by `now`, the longest due first; `limit` at most. */
-    async dueMachines(tx: Tx, now: number, limit: number): Promise<number[]> {
-      const rows = await tx.selectFrom('sim_due').select(['machine_id', (eb) => eb.fn.min('due_at').as('first')]).where('due_at', '<=', now)
-        .groupBy('machine_id').orderBy('first').orderBy('machine_id').limit(limit).execute();
-      return rows.map((r) => r.machine_id);
+    /**
+     * Machines with work due by `now` (the longest due first; `limit` at most), in machine order, each with whether
+     * this transaction now holds its runtime lock. On PostgreSQL the same statement tries each lock without waiting
+     * (`pg_try_advisory_xact_lock`): a machine whose lock another transaction holds (another process's pass, a fault)
+     * is not taken, and nothing waits. SQLite serializes writers: every machine is taken.
+     */
+    async claimDue(tx: Tx, now: number, limit: number): Promise<{ machineId: number; locked: boolean }[]> {
+      const due = tx.selectFrom('sim_due').select(['machine_id', (eb) => eb.fn.min('due_at').as('first')]).where('due_at', '<=', now)
+        .groupBy('machine_id').orderBy('first').orderBy('machine_id').limit(limit);
+      if (!pg) return (await due.execute()).map((r) => ({ machineId: r.machine_id, locked: true })).sort((a, b) => a.machineId - b.machineId);
+      // A subquery with a LIMIT is never merged into its outer query: the locks are tried on the due machines only.
+      const rows = await tx.selectFrom(due.as('d'))
+        .select(['d.machine_id', sql<boolean>`pg_try_advisory_xact_lock(${MACHINE_RUNTIME_LOCK}, d.machine_id)`.as('locked')])
+        .orderBy('d.machine_id').execute();
+      return rows.map((r) => ({ machineId: r.machine_id, locked: r.locked }));
     },
 
     /** Takes the machine's work due by `now` (the pass about to run does it); how many entries there were. */
     async takeDue(tx: Tx, machineId: number, now: number): Promise<number> {
       const r = await tx.deleteFrom('sim_due').where('machine_id', '=', machineId).where('due_at', '<=', now).executeTakeFirst();
       return Number(r.numDeletedRows);
+    },
+
+    /** Takes the machines' work due by `now`, in one statement; the machines that had some. */
+    async takeDueOf(tx: Tx, machineIds: number[], now: number): Promise<Set<number>> {
+      if (!machineIds.length) return new Set();
+      const rows = await tx.deleteFrom('sim_due').where('machine_id', 'in', machineIds).where('due_at', '<=', now).returning('machine_id').execute();
+      return new Set(rows.map((r) => r.machine_id));
     },
 
     /** When the next work is due, for any machine; null when none is. */
