@@ -110,7 +110,8 @@ export interface FleetApi {
   release(tx: Tx, instanceId: number): Promise<void>;
   /** Changes the bid of an instance's held GPUs (change bid). */
   setBid(tx: Tx, instanceId: number, bidPerGpuMicro: number): Promise<void>;
-  machine(machineId: number, tx?: Tx): Promise<MachineInfo | undefined>;
+  /** With `lock`, read as `lockMachine` locks it (one statement for both: a simulated agents' step reads each it locks). */
+  machine(machineId: number, tx?: Tx, opts?: { lock?: boolean }): Promise<MachineInfo | undefined>;
   /** Sets or clears (null) a machine's fault (emulator faults). Throws ApiError `not_found` for an unknown machine. */
   setMachineFault(tx: Tx, machineId: number, fault: MachineInfo['fault']): Promise<void>;
 }

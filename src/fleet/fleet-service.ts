@@ -222,8 +222,8 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
       if (machines.length) await fleet.bump(tx, machines);
     },
 
-    async machine(machineId, tx): Promise<MachineInfo | undefined> {
-      const row = await fleet.machine(machineId, tx ?? store.db);
+    async machine(machineId, tx, opts): Promise<MachineInfo | undefined> {
+      const row = await fleet.machine(machineId, tx ?? store.db, opts?.lock === true);
       return row && machineInfo(toRecord(row));
     },
 
