@@ -16,12 +16,19 @@ const CLOCK_START = 1_800_000_000;
 type Server = Proc & { key: string };
 
 /**
+ * An image no machine has yet, so every round's instances pull it (the boot the figure is about: provisioning, the
+ * pull, running). With one image for all rounds, the machines would have it from the first round on, and later rounds
+ * would start their containers at once.
+ */
+const imageOf = (phase: string, round: number) => `bench/clock-${phase}-${round}:latest`;
+
+/**
  * Rents INSTANCES instances (booting from now), advances the clock, destroys them; the advance's seconds.
  * `counted`: run before the advance, and its result after it (the statements of the advance alone).
  */
-async function advanceOnce(s: Server, offers: number[], cpuS: number[], counted?: () => Promise<() => Promise<void>>): Promise<number> {
+async function advanceOnce(s: Server, offers: number[], cpuS: number[], image: string, counted?: () => Promise<() => Promise<void>>): Promise<number> {
   const ids: number[] = [];
-  for (let i = 0; i < INSTANCES; i++) ids.push(await rent(s.url, s.key, offers[i]));
+  for (let i = 0; i < INSTANCES; i++) ids.push(await rent(s.url, s.key, offers[i], image));
   const after = await counted?.();
   const cpu0 = processCpuSeconds(s.child.pid!);
   const t0 = performance.now();
@@ -56,8 +63,8 @@ export default defineBench({
       const pgCpu: number[] = [];
       let counted = '';
       for (let round = 0; round < ctx.rounds; round++) {
-        liteIdle.push(await advanceOnce(lite, liteFleet.offers, liteCpu));
-        pgIdle.push(await advanceOnce(pg, pgFleet.offers, pgCpu, round > 0 ? undefined : async () => {
+        liteIdle.push(await advanceOnce(lite, liteFleet.offers, liteCpu, imageOf('idle', round)));
+        pgIdle.push(await advanceOnce(pg, pgFleet.offers, pgCpu, imageOf('idle', round), round > 0 ? undefined : async () => {
           await counter.reset();
           return async () => {
             const c = await counter.read();
@@ -72,7 +79,7 @@ export default defineBench({
       const slices = await prepareSlices(pg.url, pg.key, 1, 'clock');
       for (let round = 0; round < ctx.rounds; round++) {
         const ids: number[] = [];
-        for (let i = 0; i < INSTANCES; i++) ids.push(await rent(pg.url, pg.key, pgFleet.offers[i]));
+        for (let i = 0; i < INSTANCES; i++) ids.push(await rent(pg.url, pg.key, pgFleet.offers[i], imageOf('loaded', round)));
         const loadS = 6;
         const loading = runMixed([pg.url], slices, 32, loadS);
         await new Promise((r) => setTimeout(r, 1500));

@@ -138,8 +138,9 @@ export async function addMachines(url: string, key: string, machines: number, gp
 export const RENT_BODY = { image: 'pytorch/pytorch:latest', disk: 10, runtype: 'ssh_direc ssh_proxy' };
 
 /** Rents one instance of `offer`; its id. */
-export async function rent(url: string, key: string, offer: number): Promise<number> {
-  const reply = await api(url, key, 'PUT', `/api/v0/asks/${offer}/`, RENT_BODY);
+/** Rents the offer (RENT_BODY, with `image` in place of its image when given); the new instance's id. */
+export async function rent(url: string, key: string, offer: number, image?: string): Promise<number> {
+  const reply = await api(url, key, 'PUT', `/api/v0/asks/${offer}/`, image ? { ...RENT_BODY, image } : RENT_BODY);
   return reply.new_contract as number;
 }
 

@@ -92,7 +92,7 @@ export function createServices(deps: ServiceDeps) {
   // Services.
   const keysService = keysServiceFactory({ keys, clock, random });
   const auth = authenticatorFactory({
-    keys: { findLiveByHash: (hash) => keys.findLiveByHash(hash), touchIfStale: (key) => keysService.touchIfStale(key) },
+    keys: { findLiveByHash: (hash) => keys.findLiveByHash(hash), cachedLiveByHash: (hash) => keys.cachedLiveByHash(hash), touchIfStale: (key) => keysService.touchIfStale(key) },
     teamRole: teamsDb.memberPermissions,
   });
   const billing = billingServiceFactory({

@@ -1,11 +1,13 @@
-// The key lookup of every request is reused while the SQLite database is unchanged (platform/db/read-cache.ts): any
-// write, by this process or by another connection to the file, must be seen by the very next lookup, and nothing a
-// transaction has not committed may be cached.
+// The key lookup of every request is reused while the SQLite database is unchanged (platform/db/read-cache.ts): a
+// write by this process must be seen by the very next lookup, a commit by another connection to the file by the next
+// lookup of a later turn of the event loop (any request that arrives after it: connect.ts reads the other
+// connections' version once a turn), and nothing a transaction has not committed may be cached.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import type { Store } from '../src/platform/db/connect.js';
 import { openDatabase } from '../src/database.js';
@@ -37,7 +39,7 @@ async function seed(store: Store, secret: string, credit = 5_000_000): Promise<{
   return { hash, userId: user.id };
 }
 
-test('store.version: unchanged by reads, changed by a write of this process and by a commit of another connection', async () => {
+test('store.version: unchanged by reads, changed by a write of this process at once and by a commit of another connection from the next turn', async () => {
   await withFile(async ({ store, file }) => {
     const version = store.version!;
     assert.equal(typeof version, 'function');
@@ -54,7 +56,13 @@ test('store.version: unchanged by reads, changed by a write of this process and 
     } finally {
       other.close();
     }
-    assert.ok(version() > v1);
+    // Read once a turn: the commit is seen by what runs in the next one (a request arriving after it).
+    assert.equal(version(), v1);
+    await nextTurn();
+    const v2 = version();
+    assert.ok(v2 > v1);
+    await nextTurn();
+    assert.equal(version(), v2);
   });
 });
 
@@ -62,7 +70,7 @@ test('PostgreSQL has no version, so nothing is cached there', () => {
   assert.equal(readCache({ version: undefined }), undefined);
 });
 
-test('a cached key lookup sees a revocation or a credit change at once, from this process or another connection', async () => {
+test('a cached key lookup sees a revocation or a credit change: from this process at once, from another connection in the next turn', async () => {
   await withFile(async ({ store, file }) => {
     const keys = keysStore(store.db, 'sqlite', readCache(store));
     const { hash, userId } = await seed(store, 'gpk_cached_lookup_key');
@@ -82,9 +90,12 @@ test('a cached key lookup sees a revocation or a credit change at once, from thi
 
     const other = new SQLite(file);
     try {
+      await nextTurn();
       other.prepare('UPDATE users SET credit_micro = 3000000 WHERE id = ?').run(userId);
+      await nextTurn();
       assert.equal((await keys.findLiveByHash(hash))?.user.credit_micro, 3_000_000);
       other.prepare('UPDATE api_keys SET revoked_at = 2 WHERE key_hash = ?').run(hash);
+      await nextTurn();
       assert.equal(await keys.findLiveByHash(hash), undefined);
     } finally {
       other.close();

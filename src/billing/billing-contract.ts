@@ -50,6 +50,12 @@ export interface MeterStart {
 export interface BillingApi {
   /** Starts (or restarts) charging the item. Starting a running meter changes its rate from `at`. */
   startMeter(tx: Tx, m: MeterStart): Promise<void>;
+  /**
+   * `startMeter` for many items at once (each contract once), in a few statements for all: a simulated host's pass
+   * starts the compute billing of every instance that reached running. The same rows, charges and jobs as starting
+   * them one by one.
+   */
+  startMeters(tx: Tx, ms: readonly MeterStart[]): Promise<void>;
   /** Stops charging the item at `at`, settling what accrued until then. No-op when not running. */
   stopMeter(tx: Tx, m: { contract: string; kind: ItemKind; at: number }): Promise<void>;
   /** Stops every meter of the contract (destroy). */

@@ -15,6 +15,7 @@ import { billingPaymentsStore } from './billing-payments-store.js';
 import { billingDepositsStore } from './billing-deposits-store.js';
 import { depositsFactory, type PrepayResult } from './billing-deposits.js';
 import { discountedRate } from './billing-contract.js';
+import { startMetersFactory } from './billing-start-meters.js';
 
 /**
  * How often running meters are settled in bulk (service time). Between settlements the charges API and `balance`
@@ -216,6 +217,13 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
     creditChanged: (tx, userId) => scheduleCreditCheck(tx, userId),
   });
 
+  const startMeters = startMetersFactory({
+    store: billing,
+    startMeter: (tx, m) => api.startMeter(tx, m),
+    ensureSettleChain,
+    creditChanged: (tx, userId) => scheduleCreditCheck(tx, userId),
+  });
+
   const api = {
     async startMeter(tx: Tx, m: MeterStart): Promise<void> {
       const at = wholeSecond(m.at);
@@ -268,6 +276,9 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
       await ensureSettleChain(tx, at);
       await scheduleCreditCheck(tx, m.userId);
     },
+
+    /** Many meters at once, in a few statements for all (billing-start-meters.ts). */
+    startMeters: (tx: Tx, ms: readonly MeterStart[]): Promise<void> => startMeters(tx, ms),
 
     async stopMeter(tx: Tx, m: { contract: string; kind: ItemKind; at: number }): Promise<void> {
       const contract = await billing.contractBySource(m.contract, tx);

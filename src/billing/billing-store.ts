@@ -1,7 +1,9 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type InsertQueryBuilder, type InsertResult, type Selectable } from 'kysely';
+import type { Database } from '../platform/db/schema.js';
 import { usersContract } from '../users/users-contract.js';
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import { prepared, preparedByKeys } from '../platform/db/prepared.js';
+import { rowsTable } from '../platform/db/values.js';
 import type { BillingContractsTable, BillingMetersTable } from './billing-tables.js';
 import type { DayCharge } from './billing-accrual.js';
 
@@ -17,6 +19,14 @@ export interface NewContract {
   metadata: string;
   start_at: number;
 }
+
+/** A contract about to start a meter of a kind, with what decides how (billing-service.ts `startMeters`). */
+export type ContractToStart = ContractRow & {
+  /** 1 when the contract has a meter of that kind already (a restart: a new segment of it). */
+  has_meter: number;
+  /** 1 when the contract has an open deposit (its meters may start funded). */
+  has_deposit: number;
+};
 
 export interface Ledger {
   credit: number;
@@ -96,18 +106,19 @@ export function billingStore(db: Tx, dialect: DialectName) {
   const updateMeterRow = preparedByKeys(({ $id, ...set }: Partial<Omit<MeterRow, 'id'>> & { $id: number }) =>
     db.updateTable('billing_meters').set(set).where('id', '=', $id),
   );
+  const ratesRow = (q: { user_id: number; at: number } & RatesDelta) =>
+    ({ user_id: q.user_id, rate_micro_per_hour: q.rate, accrued: q.accrued, ref_at: sql<number>`CAST(${q.at} AS BIGINT)`, charged_micro: q.charged });
+  const addToRates = (q: InsertQueryBuilder<Database, 'billing_rates', InsertResult>) =>
+    q.onConflict((oc) =>
+      oc.column('user_id').doUpdateSet({
+        accrued: sql<number>`billing_rates.accrued + billing_rates.rate_micro_per_hour * (excluded.ref_at - billing_rates.ref_at) + excluded.accrued`,
+        ref_at: sql<number>`excluded.ref_at`,
+        rate_micro_per_hour: sql<number>`billing_rates.rate_micro_per_hour + excluded.rate_micro_per_hour`,
+        charged_micro: sql<number>`billing_rates.charged_micro + excluded.charged_micro`,
+      }),
+    );
   const upsertRates = prepared(['user_id', 'rate', 'accrued', 'at', 'charged'], (q: { user_id: number; at: number } & RatesDelta) =>
-    db
-      .insertInto('billing_rates')
-      .values({ user_id: q.user_id, rate_micro_per_hour: q.rate, accrued: q.accrued, ref_at: sql<number>`CAST(${q.at} AS BIGINT)`, charged_micro: q.charged })
-      .onConflict((oc) =>
-        oc.column('user_id').doUpdateSet({
-          accrued: sql<number>`billing_rates.accrued + billing_rates.rate_micro_per_hour * (excluded.ref_at - billing_rates.ref_at) + excluded.accrued`,
-          ref_at: sql<number>`excluded.ref_at`,
-          rate_micro_per_hour: sql<number>`billing_rates.rate_micro_per_hour + excluded.rate_micro_per_hour`,
-          charged_micro: sql<number>`billing_rates.charged_micro + excluded.charged_micro`,
-        }),
-      ),
+    addToRates(db.insertInto('billing_rates').values(ratesRow(q))),
   );
 
   return {
@@ -143,6 +154,39 @@ export function billingStore(db: Tx, dialect: DialectName) {
       return { contract, created: false };
     },
 
+    /**
+     * The contracts of these sources (those that exist), locked in id order, each with whether it has a meter of
+     * `kind` and an open deposit: one statement. Their meters and deposits are written only under the contract's lock.
+     */
+    async contractsToStart(sources: readonly string[], kind: string, tx: Tx = db): Promise<ContractToStart[]> {
+      if (sources.length === 0) return [];
+      const q = tx
+        .selectFrom('billing_contracts as c')
+        .selectAll('c')
+        .select((eb) => [
+          sql<number>`CASE WHEN ${eb.exists(eb.selectFrom('billing_meters as m').select('m.id').whereRef('m.contract_id', '=', 'c.id').where('m.kind', '=', kind))} THEN 1 ELSE 0 END`.as('has_meter'),
+          sql<number>`CASE WHEN ${eb.exists(eb.selectFrom('billing_deposits as d').select('d.id').whereRef('d.contract_id', '=', 'c.id').where('d.closed_at', 'is', null))} THEN 1 ELSE 0 END`.as('has_deposit'),
+        ])
+        .where('c.source', 'in', sources)
+        .orderBy('c.id');
+      const rows = await (pg ? q.forUpdate(['c']) : q).execute();
+      return rows.map((r) => ({ ...r, has_meter: Number(r.has_meter), has_deposit: Number(r.has_deposit) }));
+    },
+
+    /**
+     * Contracts that started meters at `at`: their description and metadata set, and each touched as
+     * `touchContract` does (end_at extended, running meters recounted). One statement.
+     */
+    async startedContracts(rows: readonly { id: number; description: string; metadata: string }[], at: number, tx: Tx = db): Promise<void> {
+      if (rows.length === 0) return;
+      const v = rowsTable(rows, { id: 'bigint', description: 'text', metadata: 'text' });
+      await sql`
+        UPDATE billing_contracts SET description = v.description, metadata = v.metadata,
+          end_at = CASE WHEN billing_contracts.end_at < ${at} THEN ${at} ELSE billing_contracts.end_at END,
+          live = (SELECT COALESCE(SUM(billing_meters.running), 0) FROM billing_meters WHERE billing_meters.contract_id = billing_contracts.id)
+        FROM ${v} AS v WHERE billing_contracts.id = v.id`.execute(tx);
+    },
+
     async updateContract(id: number, set: Partial<Omit<ContractRow, 'id'>>, tx: Tx = db): Promise<void> {
       await tx.updateTable('billing_contracts').set(set).where('id', '=', id).execute();
     },
@@ -176,6 +220,12 @@ export function billingStore(db: Tx, dialect: DialectName) {
 
     async insertMeter(m: Omit<MeterRow, 'id'>, tx: Tx = db): Promise<void> {
       await insertMeterRow(tx, m);
+    },
+
+    /** Meters in one statement. */
+    async insertMeters(ms: readonly Omit<MeterRow, 'id'>[], tx: Tx = db): Promise<void> {
+      if (ms.length === 1) await insertMeterRow(tx, ms[0]);
+      else if (ms.length > 1) await tx.insertInto('billing_meters').values([...ms]).execute();
     },
 
     async updateMeter(id: number, set: Partial<Omit<MeterRow, 'id'>>, tx: Tx = db): Promise<void> {
@@ -228,6 +278,12 @@ export function billingStore(db: Tx, dialect: DialectName) {
     /** Adds a meter's change to its user's running totals, first moving `accrued` on to second `at`. */
     async moveRates(userId: number, at: number, d: RatesDelta, tx: Tx = db): Promise<void> {
       await upsertRates(tx, { user_id: userId, at, ...d });
+    },
+
+    /** `moveRates` for several users (each once) at one second, in one statement. */
+    async moveRatesMany(at: number, deltas: readonly ({ userId: number } & RatesDelta)[], tx: Tx = db): Promise<void> {
+      if (deltas.length === 1) await upsertRates(tx, { user_id: deltas[0].userId, at, ...deltas[0] });
+      else if (deltas.length > 1) await addToRates(tx.insertInto('billing_rates').values(deltas.map((d) => ratesRow({ user_id: d.userId, at, ...d })))).execute();
     },
 
     /** The stored running totals of a user (tests compare them with the meters). */

@@ -117,15 +117,16 @@ export interface FleetApi {
   lockMachine(tx: Tx, machineId: number): Promise<void>;
   /**
    * `lockMachine` for several machines at once, without waiting: locks, in id order, the rows no other transaction
-   * holds and returns their ids (SQLite: all of them). For work that can come back to a busy machine later (the
-   * simulated agents' passes).
+   * holds, and reads those machines (SQLite: all of them), in one statement. For work that can come back to a busy
+   * machine later (the simulated agents' passes).
    */
-  lockIdleMachines(tx: Tx, machineIds: number[]): Promise<number[]>;
+  lockIdleMachines(tx: Tx, machineIds: readonly number[]): Promise<MachineInfo[]>;
   /** Frees every GPU the instance holds. */
   release(tx: Tx, instanceId: number): Promise<void>;
   /** Changes the bid of an instance's held GPUs (change bid). */
   setBid(tx: Tx, instanceId: number, bidPerGpuMicro: number): Promise<void>;
-  machine(machineId: number, tx?: Tx): Promise<MachineInfo | undefined>;
+  /** With `lock`, read as `lockMachine` locks it (one statement for both: a simulated agents' step reads each it locks). */
+  machine(machineId: number, tx?: Tx, opts?: { lock?: boolean }): Promise<MachineInfo | undefined>;
   /** The machines of these ids that exist, by id, read in one statement (a list of instances). */
   machines(machineIds: number[], tx?: Tx): Promise<Map<number, MachineInfo>>;
   /** Sets or clears (null) a machine's fault (emulator faults). Throws ApiError `not_found` for an unknown machine. */

@@ -217,7 +217,7 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
       await fleet.lockMachine(tx, machineId);
     },
 
-    lockIdleMachines: (tx, machineIds) => fleet.lockIdleMachines(tx, machineIds),
+    lockIdleMachines: async (tx, machineIds) => (await fleet.lockIdleMachines(tx, machineIds)).map((r) => machineInfo(toRecord(r))),
 
     async release(tx, instanceId) {
       await fleet.lock(tx);
@@ -232,8 +232,8 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
       if (machines.length) await fleet.bump(tx, machines);
     },
 
-    async machine(machineId, tx): Promise<MachineInfo | undefined> {
-      const row = await fleet.machine(machineId, tx ?? store.db);
+    async machine(machineId, tx, opts): Promise<MachineInfo | undefined> {
+      const row = await fleet.machine(machineId, tx ?? store.db, opts?.lock === true);
       return row && machineInfo(toRecord(row));
     },
 

@@ -54,11 +54,13 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       .select('h.verification');
   // The statements of renting and booting (platform/db/prepared.ts).
   const machineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id));
+  // The machine row only (`OF m`): its host's row is shared by all the host's machines, and locking it too made every
+  // lock of any machine of one host wait for every other (10,000 agents of one host: reports queued for seconds).
+  const lockMachineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id).forUpdate(['m']));
   const lockMachineRow = prepared(['id'], (q: { id: number }) => db.selectFrom('fleet_machines').select('id').where('id', '=', q.id).forUpdate());
   // An allocation's read of its machine (PostgreSQL): the row locked and marked changed (`bump`) by the read itself, one
-  // statement where a select for update, a later mark and a read of the version were three. The machine row only: an
-  // UPDATE locks its target's rows, not its host's (shared by all the host's machines: locking it too made every lock
-  // of any machine of one host wait for every other; 10,000 agents of one host: reports queued for seconds).
+  // statement where a select for update, a later mark and a read of the version were three. The machine row only, as
+  // above: an UPDATE locks its target's rows, not its host's.
   const markAndReadMachine = prepared(['id'], (q: { id: number }) =>
     db.updateTable('fleet_machines as m').set({ version: sql`m.version` }).from('fleet_hosts as h')
       .whereRef('h.id', '=', 'm.host_id').where('m.id', '=', q.id).returningAll('m').returning('h.verification'),
@@ -141,8 +143,9 @@ export function fleetStore(db: Tx, dialect: DialectName) {
      */
     async lock(_tx: Tx): Promise<void> {},
 
-    async machine(id: number, tx: Tx = db): Promise<MachineRow | undefined> {
-      return (await machineById(tx, { id })).rows[0] as MachineRow | undefined;
+    async machine(id: number, tx: Tx = db, lock = false): Promise<MachineRow | undefined> {
+      const q = lock && dialect === 'postgres' ? lockMachineById : machineById;
+      return (await q(tx, { id })).rows[0] as MachineRow | undefined;
     },
 
     /** Several machines in one statement (those that exist). */
@@ -165,11 +168,15 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       if (dialect === 'postgres') await lockMachineRow(tx, { id });
     },
 
-    /** Locks, in id order, those of the machines' rows no other transaction holds; their ids (PostgreSQL; SQLite: all). */
-    async lockIdleMachines(tx: Tx, ids: number[]): Promise<number[]> {
-      if (dialect !== 'postgres' || !ids.length) return [...ids].sort((a, b) => a - b);
-      const rows = await tx.selectFrom('fleet_machines').select('id').where('id', 'in', ids).orderBy('id').forUpdate().skipLocked().execute();
-      return rows.map((r) => r.id);
+    /**
+     * Locks, in id order, those of the machines' rows (not their hosts') no other transaction holds, and reads them, in
+     * one statement (PostgreSQL; SQLite reads them all).
+     */
+    async lockIdleMachines(tx: Tx, ids: readonly number[]): Promise<MachineRow[]> {
+      if (!ids.length) return [];
+      let q = machines(tx).where('m.id', 'in', [...ids]).orderBy('m.id');
+      if (dialect === 'postgres') q = q.forUpdate(['m']).skipLocked();
+      return (await q.execute()) as MachineRow[];
     },
 
     async machinesAbove(version: number, tx: Tx = db): Promise<MachineRow[]> {

@@ -6,7 +6,7 @@
  */
 import type { ObservedInstanceT } from '../fleet/agent-protocol-schemas.js';
 import type { Tx } from '../platform/db/connect.js';
-import type { Lifecycle } from '../instances/instances-lifecycle.js';
+import type { Lifecycle, StatePatch } from '../instances/instances-lifecycle.js';
 import type { InstanceRow, InstancesStore } from '../instances/instances-store.js';
 import { wantsRunning } from './agent-desired.js';
 
@@ -20,13 +20,26 @@ export const OFFLINE_MSG = 'host offline: its agent stopped reporting';
 
 const samePorts = (a: string | null, b: Record<string, unknown>) => a !== null && a === JSON.stringify(b);
 
+/** What a report changes of one instance: a step (`transition`), or leaving running (`halt`, its GPUs kept). */
+type Change = { inst: InstanceRow; patch: StatePatch; halt: boolean; startsMeter: boolean };
+
+/** A machine's report, with the instances it may move (`rows`: as read in the transaction; `locked`: read locked). */
+export interface MachineReport {
+  rows: InstanceRow[];
+  observed: ObservedInstanceT[];
+  boots: Map<number, number>;
+  /** The agent acted on the current desired state: an instance it says nothing about has no container. */
+  converged: boolean;
+  locked?: boolean;
+}
+
 /**
  * Applies one report to the instances on the machine (`rows`, as read in `tx`), inside `tx`. `converged`: the agent acted on the current
  * desired state, so an instance it says nothing about has no container (else it may not have made it yet).
  * Returns how many instances changed.
  */
 export async function applyObserved(
-  { store, lifecycle }: ObservedDeps,
+  deps: ObservedDeps,
   tx: Tx,
   rows: InstanceRow[],
   observed: ObservedInstanceT[],
@@ -34,42 +47,62 @@ export async function applyObserved(
   converged: boolean,
   now: number,
 ): Promise<number> {
-  const byId = new Map(observed.map((o) => [o.instance_id, o]));
-  let changed = 0;
-  for (const row of rows) {
-    if (!wantsRunning(row)) continue;
-    const o = byId.get(row.id);
-    if (o && (o.generation !== row.generation || o.boot !== (boots.get(row.id) ?? 0))) continue;
-    if (!o && !converged) continue;
-    const inst = await store.lock(row.id, tx);
-    if (!inst || !wantsRunning(inst) || (o && o.generation !== inst.generation)) continue;
-    if (await applyOne({ store, lifecycle }, tx, inst, o, now)) changed++;
-  }
-  return changed;
+  return applyReports(deps, tx, [{ rows, observed, boots, converged }], now);
 }
 
-async function applyOne({ lifecycle }: ObservedDeps, tx: Tx, inst: InstanceRow, o: ObservedInstanceT | undefined, now: number): Promise<boolean> {
+/**
+ * Applies the reports of several machines at once, set-based: the instances they may move locked in one statement
+ * (id order; unless read locked), every step in one UPDATE and one event INSERT, and the compute billing of every
+ * instance that reached running started together. A change that leaves running (rare: a crash, a lost container)
+ * goes through `halt` one by one, first. The caller holds the machines' rows (FleetApi.lockMachine). Returns how
+ * many instances changed.
+ */
+export async function applyReports({ store, lifecycle }: ObservedDeps, tx: Tx, reports: readonly MachineReport[], now: number): Promise<number> {
+  const moving: { row: InstanceRow; o: ObservedInstanceT | undefined; locked: boolean }[] = [];
+  for (const r of reports) {
+    const byId = new Map(r.observed.map((o) => [o.instance_id, o]));
+    for (const row of r.rows) {
+      if (!wantsRunning(row)) continue;
+      const o = byId.get(row.id);
+      if (o && (o.generation !== row.generation || o.boot !== (r.boots.get(row.id) ?? 0))) continue;
+      if (!o && !r.converged) continue;
+      moving.push({ row, o, locked: r.locked === true });
+    }
+  }
+  const toLock = moving.filter((m) => !m.locked).map((m) => m.row.id).sort((a, b) => a - b);
+  const fresh = new Map((await store.lockMany(toLock, tx)).map((i) => [i.id, i]));
+  const changes: Change[] = [];
+  for (const { row, o, locked } of moving) {
+    const inst = locked ? row : fresh.get(row.id);
+    if (!inst || !wantsRunning(inst) || (o && o.generation !== inst.generation)) continue;
+    const change = changeOf(inst, o, now);
+    if (change) changes.push(change);
+  }
+  for (const c of changes) if (c.halt) await lifecycle.halt(tx, c.inst, now, c.patch as HaltTo, true);
+  const steps = changes.filter((c) => !c.halt);
+  const after = await lifecycle.transitionMany(tx, steps, now);
+  await lifecycle.startGpuMeters(tx, after.filter((_, i) => steps[i].startsMeter), now);
+  return changes.length;
+}
+
+type HaltTo = { actual_status: string; status_msg: string | null };
+
+/** What the report says of one instance (locked) changes, or undefined when it changes nothing. */
+function changeOf(inst: InstanceRow, o: ObservedInstanceT | undefined, now: number): Change | undefined {
   const status = inst.actual_status;
-  const toLoading = async (msg: string | null) => {
-    if (status === 'loading' && inst.status_msg === msg) return false;
+  const toLoading = (msg: string | null): Change | undefined => {
+    if (status === 'loading' && inst.status_msg === msg) return undefined;
     // Leaving running (or offline, exited) stops compute billing; from provisioning it is a plain step.
-    if (status === null || status === 'loading') await lifecycle.transition(tx, inst, { actual_status: 'loading', status_msg: msg }, now);
-    else await lifecycle.halt(tx, inst, now, { actual_status: 'loading', status_msg: msg }, true);
-    return true;
+    const halt = !(status === null || status === 'loading');
+    return { inst, patch: { actual_status: 'loading', status_msg: msg }, halt, startsMeter: false };
   };
-  if (!o) return status === null || status === 'loading' ? false : toLoading(MISSING_MSG);
+  if (!o) return status === null || status === 'loading' ? undefined : toLoading(MISSING_MSG);
   switch (o.state) {
     case 'running': {
-      if (status === 'running' && samePorts(inst.ports, o.ports)) return false;
+      if (status === 'running' && samePorts(inst.ports, o.ports)) return undefined;
       const wasRunning = status === 'running';
-      const next = await lifecycle.transition(
-        tx,
-        inst,
-        { actual_status: 'running', status_msg: null, ports: JSON.stringify(o.ports), running_since: wasRunning ? inst.running_since : now },
-        now,
-      );
-      if (!wasRunning) await lifecycle.startGpuMeter(tx, next, now);
-      return true;
+      const patch = { actual_status: 'running', status_msg: null, ports: JSON.stringify(o.ports), running_since: wasRunning ? inst.running_since : now };
+      return { inst, patch, halt: false, startsMeter: !wasRunning };
     }
     case 'pulling':
       return toLoading('pulling the image');
@@ -79,13 +112,12 @@ async function applyOne({ lifecycle }: ObservedDeps, tx: Tx, inst: InstanceRow, 
       return toLoading(`failed: ${o.error ?? 'the host could not make the container'}; retrying`);
     case 'exited': {
       const msg = `container exited with code ${o.exit_code ?? 'unknown'}`;
-      if (status === 'exited' && inst.status_msg === msg) return false;
-      await lifecycle.halt(tx, inst, now, { actual_status: 'exited', status_msg: msg }, true);
-      return true;
+      if (status === 'exited' && inst.status_msg === msg) return undefined;
+      return { inst, patch: { actual_status: 'exited', status_msg: msg }, halt: true, startsMeter: false };
     }
     case 'stopped':
       // Meant to run: the agent is about to start it (a report from between two of its steps).
-      return false;
+      return undefined;
   }
 }
 

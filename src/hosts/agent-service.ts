@@ -14,8 +14,9 @@ import { secretToken, type Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { Principal } from '../platform/auth.js';
 import {
-  LOG_TEXT_MAX_CHARS, type AgentHardwareT, type CommandRequestT, type DesiredInstanceT, type LogRequestT, type SnapshotRequestT,
+  LOG_TEXT_MAX_CHARS, type AgentHardwareT, type CommandRequestT, type DesiredInstanceT, type LogRequestT, type ObservedInstanceT, type SnapshotRequestT,
 } from '../fleet/agent-protocol-schemas.js';
+import type { MachineInfo } from '../fleet/fleet-contract.js';
 import type { AgentLogAnswer, AgentRegisterRequest, AgentStatusRequest } from '../sdk/api/agent.js';
 import type { FleetService } from '../fleet/fleet-service.js';
 import type { Lifecycle } from '../instances/instances-lifecycle.js';
@@ -25,7 +26,7 @@ import { coalescing } from '../platform/coalesce.js';
 import type { EventsHub } from '../instances/instances-events.js';
 import { agentStore } from './agent-store.js';
 import { desiredInstance, desiredVersion } from './agent-desired.js';
-import { applyObserved, markOffline } from './agent-observed.js';
+import { applyObserved, applyReports, markOffline } from './agent-observed.js';
 import { desiredWatch } from './agent-watch.js';
 import { desiredChanges, type DesiredChanges } from './agent-changes.js';
 import { machineFromHardware, hardwarePatch } from './agent-hardware.js';
@@ -148,10 +149,11 @@ export function agentServiceFactory(deps: AgentDeps) {
     return db.transaction().execute(fn);
   }
 
-  /** The machine's whole desired state and its version, with the instance rows it was built from. */
-  async function desiredOf(machineId: number, tx: Tx = db): Promise<DesiredRead> {
-    const rows = await deps.instances.store.listOnMachine(machineId, tx);
-    const machine = rows.length ? await fleet.machine(machineId, tx) : undefined;
+  /**
+   * The desired instances of these rows (of machines with `machineGpus` GPUs each): with their boot counts, SSH keys
+   * (the account's and the instance's own) and secrets, read for all the rows at once.
+   */
+  async function desiredInstances(rows: InstanceRow[], machineGpus: (row: InstanceRow) => number, tx: Tx): Promise<DesiredInstanceT[]> {
     const ids = rows.map((r) => r.id);
     const boots = await agents.bootCounts(ids, tx);
     const keys = await agents.sshKeysOf(ids, tx);
@@ -165,9 +167,17 @@ export function agentServiceFactory(deps: AgentDeps) {
         sshKeys,
         imageLogin: r.image_login_sealed ? secretBox.open(r.image_login_sealed) : null,
         accountEnv: r.account_env_sealed ? (JSON.parse(secretBox.open(r.account_env_sealed) ?? '{}') as Record<string, string>) : {},
-        machineGpus: machine?.num_gpus ?? 1,
+        machineGpus: machineGpus(r),
       }));
     }
+    return instances;
+  }
+
+  /** The machine's whole desired state and its version, with the instance rows it was built from. */
+  async function desiredOf(machineId: number, tx: Tx = db): Promise<DesiredRead> {
+    const rows = await deps.instances.store.listOnMachine(machineId, tx);
+    const machine = rows.length ? await fleet.machine(machineId, tx) : undefined;
+    const instances = await desiredInstances(rows, () => machine?.num_gpus ?? 1, tx);
     const open = await agents.openLogRequests(machineId, clock.now(), tx);
     const log_requests = open.map((l) => ({ request_id: l.request_id, instance_id: l.instance_id, tail: l.tail, filter: l.filter }));
     // Open requests drop out when they expire: a state with log requests is reused only until the first expires; one
@@ -177,6 +187,28 @@ export function agentServiceFactory(deps: AgentDeps) {
     const snapshots = await deps.instances.commands.openSnapshots(machineId, tx);
     if (commands.length || snapshots.length) validUntil = -Infinity;
     return { state: { version: desiredVersion(instances, log_requests, commands, snapshots), instances, log_requests, commands, snapshots }, rows, validUntil };
+  }
+
+  /**
+   * The desired states of simulated machines (the emulator's agent, src/simhost/), read together for its pass over
+   * them: their instances read and locked in one statement (the caller holds the machines' rows: FleetApi.lockMachine),
+   * in id order. A simulated machine never has log requests, commands or snapshots for its agent: it has no agent row
+   * (log requests go to real hosts only), its container answers `execute` at once, and a snapshot needs a real host.
+   */
+  async function desiredOfSimulated(machines: readonly Pick<MachineInfo, 'id' | 'num_gpus'>[], tx: Tx): Promise<Map<number, DesiredRead>> {
+    const rows = await deps.instances.store.listOnMachines(machines.map((m) => m.id), tx, true);
+    const gpus = new Map(machines.map((m) => [m.id, m.num_gpus]));
+    const instances = await desiredInstances(rows, (r) => gpus.get(r.machine_id!) ?? 1, tx);
+    const out = new Map<number, DesiredRead>();
+    for (const m of machines) {
+      const mine = instances.filter((_, i) => rows[i].machine_id === m.id);
+      out.set(m.id, {
+        state: { version: desiredVersion(mine, [], [], []), instances: mine, log_requests: [], commands: [], snapshots: [] },
+        rows: rows.filter((r) => r.machine_id === m.id),
+        validUntil: Infinity,
+      });
+    }
+    return out;
   }
 
   /** The machine's whole desired state and its version. */
@@ -326,7 +358,18 @@ export function agentServiceFactory(deps: AgentDeps) {
      * same code as a real host's agent, inside the transaction of its pass (it needs no machine key, and its machines
      * have no agent row: the liveness sweep never sees them; their liveness is the simulated fleet's heartbeat).
      */
-    simulated: { desiredOf, applyReport },
+    simulated: {
+      desiredOf: desiredOfSimulated,
+      /**
+       * The reports of simulated machines' agents, applied together (agent-observed.ts `applyReports`): each acted on
+       * the desired state just read (`current`, its rows locked), so each is converged. Returns how many instances
+       * changed.
+       */
+      applyReports: (tx: Tx, reports: readonly { observed: ObservedInstanceT[]; current: DesiredRead }[], now: number): Promise<number> =>
+        applyReports(deps.instances, tx, reports.map(({ observed, current }) => ({
+          rows: current.rows, observed, boots: new Map(current.state.instances.map((i) => [i.instance_id, i.boot])), converged: true, locked: true,
+        })), now),
+    },
 
     /**
      * `GET /api/v0/agent/desired/`: at once when the version is not `after`, else when it changes, else after `wait`

@@ -7,9 +7,9 @@
  */
 import type { Tx } from '../platform/db/connect.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import type { BillingApi } from '../billing/billing-contract.js';
+import type { BillingApi, MeterStart } from '../billing/billing-contract.js';
 import type { FleetApi } from '../fleet/fleet-contract.js';
-import type { InstancePatch, InstanceRow, InstancesStore } from './instances-store.js';
+import type { InstanceEventRow, InstancePatch, InstanceRow, InstanceState, InstancesStore } from './instances-store.js';
 
 /** From a desired-state change to the host acting on it (provisioning: the host accepts the container). */
 export const PROVISION_DELAY_S = 1;
@@ -54,7 +54,7 @@ export interface LifecycleDeps {
   desiredChangeHooks?: readonly DesiredChangeHook[];
 }
 
-type StatePatch = Pick<InstancePatch, 'ports' | 'running_since' | 'gpu_indexes'> & {
+export type StatePatch = Pick<InstancePatch, 'ports' | 'running_since' | 'gpu_indexes'> & {
   actual_status: string | null;
   intended_status?: string;
   status_msg?: string | null;
@@ -74,45 +74,64 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
     for (const hook of desiredChangeHooks) await hook(tx, machineId, at);
   }
 
-  /** Moves the instance to a state and records the event. */
-  async function transition(tx: Tx, inst: InstanceRow, { placement, ...patch }: StatePatch, at: number): Promise<InstanceRow> {
+  /** The instance's row after a state change, and the change's event. */
+  function changed(inst: InstanceRow, patch: Omit<StatePatch, 'placement'>, at: number): { next: InstanceRow; event: Omit<InstanceEventRow, 'id'> } {
+    // A key given as undefined leaves the column as it was (as `store.update` leaves it out).
+    const set = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
     const next: InstanceRow = {
       ...inst,
-      ...placement,
-      ...patch,
+      ...set,
       intended_status: patch.intended_status ?? inst.intended_status,
       status_msg: patch.status_msg === undefined ? inst.status_msg : patch.status_msg,
       state_version: inst.state_version + 1,
     } as InstanceRow;
-    await store.update(
-      inst.id,
-      {
-        actual_status: next.actual_status,
-        intended_status: next.intended_status,
-        status_msg: next.status_msg,
-        ports: next.ports,
-        running_since: next.running_since,
-        gpu_indexes: next.gpu_indexes,
-        state_version: next.state_version,
-        ...(patch.destroyed_at === undefined ? {} : { destroyed_at: patch.destroyed_at }),
-        ...placement,
-      },
-      tx,
-    );
-    await store.insertEvent(
-      {
-        instance_id: inst.id,
-        user_id: inst.user_id,
-        team_id: inst.team_id,
-        actual_status: next.actual_status,
-        intended_status: next.intended_status,
-        status_msg: next.status_msg,
-        at,
-      },
-      tx,
-    );
+    const event = {
+      instance_id: inst.id,
+      user_id: inst.user_id,
+      team_id: inst.team_id,
+      actual_status: next.actual_status,
+      intended_status: next.intended_status,
+      status_msg: next.status_msg,
+      at,
+    };
+    return { next, event };
+  }
+
+  const stateOf = (r: InstanceRow): InstanceState => ({
+    id: r.id,
+    actual_status: r.actual_status,
+    intended_status: r.intended_status,
+    status_msg: r.status_msg,
+    ports: r.ports,
+    running_since: r.running_since,
+    gpu_indexes: r.gpu_indexes,
+    state_version: r.state_version,
+  });
+
+  /** Moves the instance to a state and records the event. */
+  async function transition(tx: Tx, inst: InstanceRow, { placement, ...patch }: StatePatch, at: number): Promise<InstanceRow> {
+    const { next, event } = changed({ ...inst, ...placement }, patch, at);
+    const { id, ...state } = stateOf(next);
+    const destroyed = patch.destroyed_at === undefined ? {} : { destroyed_at: patch.destroyed_at };
+    await store.update(id, { ...state, ...destroyed, ...placement }, tx);
+    await store.insertEvent(event, tx);
     if (changesDesired(inst, next)) await desiredChanged(tx, inst.machine_id, at);
     return next;
+  }
+
+  /**
+   * `transition` for many instances at once (each at most once), in three statements whatever their number: their
+   * rows, their events (in the order given), and each machine whose desired state changed told once. The rows come
+   * back in the order given.
+   */
+  async function transitionMany(tx: Tx, changes: readonly { inst: InstanceRow; patch: StatePatch }[], at: number): Promise<InstanceRow[]> {
+    if (changes.length <= 1) return Promise.all(changes.map((c) => transition(tx, c.inst, c.patch, at)));
+    const done = changes.map((c) => changed(c.inst, c.patch, at));
+    await store.updateStates(done.map((d) => stateOf(d.next)), tx);
+    await store.insertEvents(done.map((d) => d.event), tx);
+    const machines = new Set(changes.filter((c, i) => changesDesired(c.inst, done[i].next)).map((c) => c.inst.machine_id));
+    for (const machineId of machines) await desiredChanged(tx, machineId, at);
+    return done.map((d) => d.next);
   }
 
   /**
@@ -141,9 +160,9 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
     return boot(tx, inst, at, msg);
   }
 
-  async function startGpuMeter(tx: Tx, inst: InstanceRow, at: number): Promise<void> {
+  const gpuMeter = (inst: InstanceRow, at: number): MeterStart => {
     const offer = JSON.parse(inst.offer_snapshot) as Record<string, unknown>;
-    await billing.startMeter(tx, {
+    return {
       contract: contractOf(inst.id),
       type: 'instance',
       kind: 'gpu',
@@ -153,7 +172,16 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
       at,
       description: `${String(offer.gpu_name ?? 'GPU')} x${inst.num_gpus} instance ${inst.id}${inst.is_bid ? ' (bid)' : ''}`,
       metadata: { label: inst.label, template_id: inst.template_id },
-    });
+    };
+  };
+
+  async function startGpuMeter(tx: Tx, inst: InstanceRow, at: number): Promise<void> {
+    await billing.startMeter(tx, gpuMeter(inst, at));
+  }
+
+  /** `startGpuMeter` for many instances at once (billing's `startMeters`: a few statements for all). */
+  async function startGpuMeters(tx: Tx, insts: readonly InstanceRow[], at: number): Promise<void> {
+    await billing.startMeters(tx, insts.map((i) => gpuMeter(i, at)));
   }
 
   async function startDiskMeter(tx: Tx, inst: InstanceRow, at: number): Promise<void> {
@@ -232,7 +260,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
     }
   }
 
-  return { transition, desiredChanged, boot, reboot, halt, outbid, resumeWaiting, startDiskMeter, startGpuMeter };
+  return { transition, transitionMany, desiredChanged, boot, reboot, halt, outbid, resumeWaiting, startDiskMeter, startGpuMeter, startGpuMeters };
 }
 
 export type Lifecycle = ReturnType<typeof lifecycleFactory>;

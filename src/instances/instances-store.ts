@@ -1,12 +1,18 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import { prepared, preparedByKeys } from '../platform/db/prepared.js';
+import { rowsTable } from '../platform/db/values.js';
 import type { Scope } from '../platform/auth.js';
 import type { InstanceEventsTable, InstancesTable } from './instances-tables.js';
 
 export type InstanceRow = Selectable<InstancesTable>;
 export type InstanceEventRow = Selectable<InstanceEventsTable>;
 export type InstancePatch = Updateable<InstancesTable>;
+/** What a state change writes to an instance's row (instances-lifecycle.ts `transition`). */
+export type InstanceState = Pick<
+  InstanceRow,
+  'id' | 'actual_status' | 'intended_status' | 'status_msg' | 'ports' | 'running_since' | 'gpu_indexes' | 'state_version'
+>;
 
 /** Rows of the caller's scope: its team's in a team context, else its own personal ones (auth.ts Scope). */
 function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, scope: Scope, prefix = ''): Q {
@@ -42,6 +48,35 @@ export function instancesStore(db: Tx, dialect: DialectName) {
       return (await lockLive(tx, { id })).rows[0];
     },
 
+    /** The live ones of these instances, in id order, locked as `lock` locks one (one statement; lock order: id order). */
+    async lockMany(ids: readonly number[], tx: Tx): Promise<InstanceRow[]> {
+      if (ids.length === 0) return [];
+      if (ids.length === 1) return (await lockLive(tx, { id: ids[0] })).rows;
+      const q = tx.selectFrom('instances').selectAll().where('id', 'in', ids).where('destroyed_at', 'is', null).orderBy('id');
+      return dialect === 'postgres' ? q.forUpdate().execute() : q.execute();
+    },
+
+    /**
+     * The new states of many instances, one statement (a simulated agent's pass over its machines moves many at once).
+     * The same columns as `update` with `transition`'s patch.
+     */
+    async updateStates(rows: readonly InstanceState[], tx: Tx = db): Promise<void> {
+      if (rows.length === 0) return;
+      if (rows.length === 1) {
+        const { id, ...patch } = rows[0];
+        await updateRow(tx, { ...patch, $id: id });
+        return;
+      }
+      const v = rowsTable(rows, {
+        id: 'integer', actual_status: 'text', intended_status: 'text', status_msg: 'text', ports: 'text',
+        running_since: 'double precision', gpu_indexes: 'text', state_version: 'integer',
+      });
+      await sql`
+        UPDATE instances SET actual_status = v.actual_status, intended_status = v.intended_status, status_msg = v.status_msg,
+          ports = v.ports, running_since = v.running_since, gpu_indexes = v.gpu_indexes, state_version = v.state_version
+        FROM ${v} AS v WHERE instances.id = v.id`.execute(tx);
+    },
+
     /** How many live instances are in each `actual_status` (null while provisioning), for metrics. */
     async countByState(tx: Tx = db): Promise<{ state: string | null; count: number }[]> {
       const rows = await tx
@@ -71,8 +106,25 @@ export function instancesStore(db: Tx, dialect: DialectName) {
       return (await selectLiveOnMachine(tx, { machine_id: machineId })).rows;
     },
 
+    /**
+     * The live instances on these machines, in id order; with `lock`, locked (PostgreSQL) as `lockMany` locks them: the
+     * caller holds the machines' rows (FleetApi.lockMachine), taken before any instance.
+     */
+    async listOnMachines(machineIds: readonly number[], tx: Tx, lock = false): Promise<InstanceRow[]> {
+      if (machineIds.length === 0) return [];
+      const q = tx.selectFrom('instances').selectAll().where('machine_id', 'in', machineIds).where('destroyed_at', 'is', null).orderBy('id');
+      return lock && dialect === 'postgres' ? q.forUpdate().execute() : q.execute();
+    },
+
     async insertEvent(e: Omit<InstanceEventRow, 'id'>, tx: Tx = db): Promise<void> {
       await insertEventRow(tx, e);
+    },
+
+    /** Events in one statement, in the order given. */
+    async insertEvents(events: readonly Omit<InstanceEventRow, 'id'>[], tx: Tx = db): Promise<void> {
+      if (events.length === 0) return;
+      if (events.length === 1) await insertEventRow(tx, events[0]);
+      else await tx.insertInto('instance_events').values([...events]).execute();
     },
 
     async eventsSince(scope: Scope, afterId: number, limit: number, tx: Tx = db): Promise<InstanceEventRow[]> {

@@ -111,6 +111,11 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
       return lookups && tx === db ? lookups.through(hash, read) : read();
     },
 
+    /** The live key with this digest as `findLiveByHash` would reuse it now, without a read; undefined when it would read. */
+    cachedLiveByHash(hash: string): FoundKey | undefined {
+      return lookups?.peek(hash);
+    },
+
     /** Sets the team a live session key acts for (null: the personal context); false when it is no live session. */
     async setSessionTeam(id: number, teamId: number | null, tx: Tx = db): Promise<boolean> {
       const r = await tx.updateTable('api_keys').set({ team_id: teamId }).where('id', '=', id).where('kind', '=', 'session').where('revoked_at', 'is', null).executeTakeFirst();

@@ -27,7 +27,6 @@ export async function loginRoutes(
   { login, auth, subaccounts, sessions }: { login: LoginService; auth: Authenticator; subaccounts: SubaccountsService; sessions: Sessions },
 ): Promise<void> {
   // A subaccount is made with the parent's key, which needs user_write (the category of this route at the real service).
-  const asParent = auth.hookFor({ category: 'user_write' })!;
   app.post('/api/v0/users/', {
     config: { category: 'public' },
     schema: {
@@ -45,7 +44,7 @@ export async function loginRoutes(
       if (username !== undefined || hostOnly !== undefined) throw badRequest('body.username and body.host_only are for a subaccount: give parent_id "me" and your API key');
       return login.signUp(signUp);
     }
-    await asParent(request);
+    await auth.require(request, 'user_write');
     return subaccounts.create(principalOf(request), { ...signUp, parent_id: parent, username, host_only: hostOnly });
   });
 

@@ -6,8 +6,13 @@
  */
 import { offerContextValues, offerJson, type OfferContext, type OfferContextKey, type OfferEntry } from '../fleet/fleet-offers.js';
 
-/** Offers whose fragments are kept; past this the cache starts again (bounds memory at ~100,000 offers). */
-const MAX_CACHED = 20_000;
+/**
+ * Offers whose fragments one generation of the cache holds; two generations are kept, so at most twice this (a few
+ * MB). A search serves its best offers again and again, so a small cache serves most of them; a larger one only grew
+ * the process as ever more offers were served once (the PostgreSQL soak of issue 16: 20,000 offers' fragments, then
+ * a clear, made resident memory a sawtooth 25% high).
+ */
+export const FRAGMENT_GENERATION = 4096;
 
 interface Fragments {
   /** Static JSON text between the context-dependent values: `parts.length === keys.length + 1`. */
@@ -24,11 +29,28 @@ function valueText(v: number | boolean): string {
 /** The search reply writer; its fragment cache lives as long as it does (one per offers service). */
 export function offerJsonWriter() {
   // Keyed by the offer object: a reload of its machine makes new objects, so a changed offer is never served stale.
-  const cache = new Map<OfferEntry, Fragments>();
+  // Two generations: a full one becomes the old one, and what is served from the old one moves to the new; the rest
+  // (offers no longer served, or replaced by a reload) goes with the old generation.
+  let cache = new Map<OfferEntry, Fragments>();
+  let previous = new Map<OfferEntry, Fragments>();
+
+  function remember(o: OfferEntry, f: Fragments): Fragments {
+    if (cache.size >= FRAGMENT_GENERATION) {
+      previous = cache;
+      cache = new Map();
+    }
+    cache.set(o, f);
+    return f;
+  }
 
   function fragmentsOf(o: OfferEntry, c: OfferContext): Fragments {
-    let f = cache.get(o);
+    const f = cache.get(o);
     if (f) return f;
+    const old = previous.get(o);
+    if (old) {
+      previous.delete(o);
+      return remember(o, old);
+    }
     const json = offerJson(o, c);
     const contextKeys = new Set(Object.keys(offerContextValues(o, c)));
     const parts: string[] = [];
@@ -50,9 +72,7 @@ export function offerJsonWriter() {
     }
     text.push('}');
     parts.push(text.join(''));
-    if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(o, (f = { parts, keys }));
-    return f;
+    return remember(o, { parts, keys });
   }
 
   /** Appends one offer's JSON text for a search to `out`, piece by piece. */
@@ -77,7 +97,11 @@ export function offerJsonWriter() {
     return out.join('');
   }
 
-  return { offersReplyText };
+  return {
+    offersReplyText,
+    /** Offers whose fragments are kept now (tests). */
+    cachedOffers: () => cache.size + previous.size,
+  };
 }
 
 export type OfferJsonWriter = ReturnType<typeof offerJsonWriter>;

@@ -1,4 +1,4 @@
-import type { FastifyContextConfig, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import { digestEqual, sha256Hex } from './crypto.js';
 import { ApiError } from './errors.js';
 import { allows, intersect, type Category, type PermissionDoc } from './permissions.js';
@@ -24,7 +24,9 @@ export interface PrincipalKey {
 /** The port the authenticator looks keys up through; the keys feature implements it (services.ts wires it). */
 export interface KeyLookup {
   /** The live key with this SHA-256 digest (hex) and its user, or undefined. */
-  findLiveByHash(hash: string): Promise<{ user: PrincipalUser; key: PrincipalKey; runningRate?: number } | undefined>;
+  findLiveByHash(hash: string): Promise<FoundKey | undefined>;
+  /** What `findLiveByHash` would answer now without reading the database, if it can (its cache); else undefined. */
+  cachedLiveByHash?(hash: string): FoundKey | undefined;
   /** Records the key's use now and then (never awaited by the request). */
   touchIfStale(key: PrincipalKey): Promise<void> | undefined;
 }
@@ -123,6 +125,13 @@ export function checkCsrf(request: FastifyRequest): void {
   }
 }
 
+/** A key found by its digest, with its user. */
+export interface FoundKey {
+  user: PrincipalUser;
+  key: PrincipalKey;
+  runningRate?: number;
+}
+
 export interface AuthDeps {
   keys: KeyLookup;
   /** The member's current team role document (`undefined`: not a member); bounds every team key (teams store). */
@@ -130,44 +139,81 @@ export interface AuthDeps {
 }
 
 export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
+  /** A team key acts within the member's current role (read on every request); other keys need no more reading. */
+  const needsRole = (found: FoundKey) => found.key.team_id !== null && found.key.kind !== 'instance';
+
+  /** The principal of a found key whose own permissions are all it has (not a team key). */
+  function principalOf(found: FoundKey, secret: string, permissions: PermissionDoc | null): Principal {
+    keys.touchIfStale(found.key)?.catch(() => undefined);
+    return { user: found.user, key: found.key, permissions, teamId: found.key.team_id, presentedKey: secret, runningRate: found.runningRate };
+  }
+
+  const ownPermissions = (found: FoundKey) => (found.key.permissions ? (JSON.parse(found.key.permissions) as PermissionDoc) : null);
+
   /** The principal for a presented key, or null when it matches no live key. */
   async function resolve(secret: string): Promise<Principal | null> {
     const hash = sha256Hex(secret);
     const found = await keys.findLiveByHash(hash);
     // The lookup is by digest; the final check is constant-time all the same.
     if (!found || !digestEqual(found.key.key_hash, hash)) return null;
-    let permissions = found.key.permissions ? (JSON.parse(found.key.permissions) as PermissionDoc) : null;
+    let permissions = ownPermissions(found);
     // A team key acts within the member's CURRENT role, read on every request (one extra query, team keys only), so
     // role changes apply at once and a removed member's team keys stop working. Instance keys are bound to their
     // instance instead.
-    if (found.key.team_id !== null && found.key.kind !== 'instance') {
-      const role = await teamRole(found.key.team_id, found.user.id);
+    if (needsRole(found)) {
+      const role = await teamRole(found.key.team_id!, found.user.id);
       if (!role) return null;
       permissions = intersect(permissions, role.permissions ? (JSON.parse(role.permissions) as PermissionDoc) : null);
     }
-    keys.touchIfStale(found.key)?.catch(() => undefined);
-    return {
-      user: found.user,
-      key: found.key,
-      permissions,
-      teamId: found.key.team_id,
-      presentedKey: secret,
-      runningRate: found.runningRate,
-    };
+    return principalOf(found, secret, permissions);
+  }
+
+  /**
+   * `resolve` without waiting, when the key's lookup can be reused now and nothing else needs reading (not a team
+   * key): the principal, or undefined to resolve it in full. Every request with a known key takes this path.
+   */
+  function resolveCached(secret: string): Principal | undefined {
+    if (!keys.cachedLiveByHash) return undefined;
+    const hash = sha256Hex(secret);
+    const found = keys.cachedLiveByHash(hash);
+    if (!found || needsRole(found) || !digestEqual(found.key.key_hash, hash)) return undefined;
+    return principalOf(found, secret, ownPermissions(found));
+  }
+
+  /** The secret a request presents, and whether it came as the session cookie; an ApiError without one. */
+  function presented(request: FastifyRequest, config: FastifyContextConfig): { secret: string; cookie: boolean } {
+    const header = bearerKey(request.headers.authorization);
+    // The header wins; `?api_key=`, then the body's `api_key`, count only on the routes that take them.
+    const bearer = header ?? (config.queryKey ? queryApiKey(request.query) : null) ?? (config.bodyKey ? queryApiKey(request.body) : null);
+    if (bearer !== null) return { secret: bearer, cookie: false };
+    // Without a key, the UI's session cookie; a cookie never carries an API key, only a session.
+    const cookie = sessionCookie(request.headers.cookie);
+    if (cookie === null) throw new ApiError('auth_error', 'an API key is required: send "Authorization: Bearer <api key>"');
+    checkCsrf(request);
+    return { secret: cookie, cookie: true };
   }
 
   /** Authenticates a request to a route of this category: a live key that covers it, or an ApiError. */
   async function authenticate(request: FastifyRequest, config: FastifyContextConfig, category: Category): Promise<void> {
-    const header = bearerKey(request.headers.authorization);
-    // The header wins; `?api_key=`, then the body's `api_key`, count only on the routes that take them.
-    const bearer = header ?? (config.queryKey ? queryApiKey(request.query) : null) ?? (config.bodyKey ? queryApiKey(request.body) : null);
-    // Without a key, the UI's session cookie; a cookie never carries an API key, only a session.
-    const cookie = bearer === null ? sessionCookie(request.headers.cookie) : null;
-    const secret = bearer ?? cookie;
-    if (secret === null) throw new ApiError('auth_error', 'an API key is required: send "Authorization: Bearer <api key>"');
-    if (cookie !== null) checkCsrf(request);
-    const principal = await resolve(secret);
-    if (!principal || (cookie !== null && principal.key.kind !== 'session')) throw new ApiError('auth_error', 'invalid or revoked API key');
+    const { secret, cookie } = presented(request, config);
+    admit(request, await resolve(secret), cookie, config, category);
+  }
+
+  /**
+   * `authenticate` at once when the key's lookup can be reused (`resolveCached`): true when done, false when the
+   * full path must run. Throws what `authenticate` would.
+   */
+  function authenticateCached(request: FastifyRequest, config: FastifyContextConfig, category: Category): boolean {
+    const { secret, cookie } = presented(request, config);
+    const principal = resolveCached(secret);
+    if (!principal) return false;
+    admit(request, principal, cookie, config, category);
+    return true;
+  }
+
+  /** Admits the principal to a route of this category (request.principal), or throws the ApiError that refuses it. */
+  function admit(request: FastifyRequest, principal: Principal | null, cookie: boolean, config: FastifyContextConfig, category: Category): void {
+    if (!principal || (cookie && principal.key.kind !== 'session')) throw new ApiError('auth_error', 'invalid or revoked API key');
     request.principal = principal;
     if (principal.key.kind === 'instance' && !config.instanceKey) {
       throw new ApiError('permission_denied', 'an instance API key can only start, stop or destroy its own instance');
@@ -185,14 +231,28 @@ export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
    * no key (public, or authenticating by itself). Bound to the route's config: one global hook would read
    * `request.routeOptions`, which builds a new frozen object on every request, and would run on public routes too.
    */
-  function hookFor(config: FastifyContextConfig | undefined): ((request: FastifyRequest) => Promise<void>) | null {
+  function hookFor(config: FastifyContextConfig | undefined): AuthHook | null {
     const category = config?.category;
     if (!config || category === undefined || category === 'public' || config.customAuth) return null;
-    return (request) => authenticate(request, config, category);
+    // A callback hook: a known key is admitted without a promise (authenticateCached); any other goes the full way.
+    return (request, _reply, done) => {
+      try {
+        if (authenticateCached(request, config, category)) return done();
+      } catch (err) {
+        return done(err as Error);
+      }
+      authenticate(request, config, category).then(() => done(), done);
+    };
   }
 
-  return { resolve, hookFor };
+  /** Authenticates a request as a route of this category would (for a route that does so only in some cases). */
+  const require = (request: FastifyRequest, category: Category) => authenticate(request, { category }, category);
+
+  return { resolve, hookFor, require };
 }
+
+/** A route's authentication hook (onRequest or preValidation): callback style. */
+export type AuthHook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
 
 export type Authenticator = ReturnType<typeof authenticatorFactory>;
 

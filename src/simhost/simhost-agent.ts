@@ -3,31 +3,30 @@
  * does (src/agent/reconciler.ts), in the server, on the simulated runtime (simhost-runtime.ts). It reads the
  * machine's desired state exactly as the agent endpoint builds it, plans with the agent's own pure functions
  * (reconcile-plan.ts `plan`, `observe`), carries the actions out on the runtime, and applies its report through the
- * same code as `PUT /api/v0/agent/status/` (agent-service.ts `applyReport`). So simulated and real machines share one
- * lifecycle path.
+ * same code as `PUT /api/v0/agent/status/` (agent-observed.ts, there `applyObserved`, here `applyReports`). So
+ * simulated and real machines share one lifecycle path.
  *
  * A pass is due after a desired-state change of the machine (PROVISION_DELAY_S later: the host accepting the work)
  * and when a pull finishes; one job kind runs every machine due, in one transaction, and schedules itself for the
- * next. A real agent's retries, backoffs and periodic resync have no counterpart: a simulated action never fails.
+ * next. The machines of one run are stepped together, set-based (`passes`): on PostgreSQL every statement is a round
+ * trip, and a run's statements no longer grow with its instances (docs/DEVELOPING.md, performance ledger). A real
+ * agent's retries, backoffs and periodic resync have no counterpart: a simulated action never fails.
  */
 import type { Config } from '../config.js';
 import type { Tx } from '../platform/db/connect.js';
 import type { Scheduler, JobContext } from '../platform/scheduler.js';
-import type { FleetApi } from '../fleet/fleet-contract.js';
+import type { FleetApi, MachineInfo } from '../fleet/fleet-contract.js';
 import type { DesiredInstanceT, ObservedInstanceT } from '../fleet/agent-protocol-schemas.js';
 import { isSilent } from '../fleet/fleet-heartbeat.js';
 import { observe, plan, type Action, type InstanceRecord } from '../agent/reconcile-plan.js';
 import { PROVISION_DELAY_S } from '../instances/instances-lifecycle.js';
 import type { DesiredRead } from '../hosts/agent-service.js';
 import { bootSeconds, pullKey, simRuntime, type SimRuntime } from './simhost-runtime.js';
-import type { SimhostStore } from './simhost-store.js';
+import type { SimContainerRow, SimhostStore, SimInstanceRow } from './simhost-store.js';
 
 export const JOB_SIM_STEP = 'simhost.step';
-/**
- * Machines one job run steps at most; the rest in the next run, due at once. Small, because a run holds each machine
- * it stepped (and the billing rows of its instances' users) until it commits: rents and destroys there wait for it.
- */
-export const STEP_BATCH = 8;
+/** Machines one job run steps at most; the rest in the next run, due at once. */
+export const STEP_BATCH = 100;
 /**
  * A machine due now but busy (another process's pass or a fault holds its runtime, a rent or destroy its row) is
  * stepped this much later: its work may have come after the other pass took what was due.
@@ -36,24 +35,38 @@ export const STEP_RETRY_S = 0.2;
 
 /** What the simulated agent reads and reports through: the hosts feature's agent service (`simulated`). */
 export interface SimReportPort {
-  desiredOf(machineId: number, tx: Tx): Promise<DesiredRead>;
-  applyReport(
-    tx: Tx,
-    machineId: number,
-    report: { desired_version: number | null; observed: ObservedInstanceT[] },
-    now: number,
-    current?: DesiredRead,
-  ): Promise<{ n: number; version: number }>;
+  /** The machines' desired states, their instance rows read locked (the caller holds the machines' rows). */
+  desiredOf(machines: readonly MachineInfo[], tx: Tx): Promise<Map<number, DesiredRead>>;
+  /** The machines' agents' reports, each on the desired state it acted on (`current`); how many instances changed. */
+  applyReports(tx: Tx, reports: readonly { observed: ObservedInstanceT[]; current: DesiredRead }[], now: number): Promise<number>;
 }
 
 export interface SimAgentDeps {
   sim: SimhostStore;
-  fleet: Pick<FleetApi, 'machine' | 'lockMachine' | 'lockIdleMachines'>;
+  fleet: Pick<FleetApi, 'machine' | 'lockIdleMachines'>;
   reports: SimReportPort;
   scheduler: Scheduler;
   config: Pick<Config, 'seed' | 'simBootSeconds'>;
   /** Wakes this process's event streams and waits after instances changed. */
   notify: () => void;
+}
+
+/** One machine's pass, planned and carried out on its runtime in memory, before anything is written back. */
+interface MachinePass {
+  machine: MachineInfo;
+  current: DesiredRead;
+  runtime: SimRuntime;
+  records: Map<number, InstanceRecord>;
+  /** The agent's records that changed, of instances still on the machine, to write. */
+  changedRecords: (InstanceRecord & { instanceId: number })[];
+  pulling: Set<number>;
+  silent: Set<number>;
+  /** Instances whose pending crash (fault `exited`) happened in this pass. */
+  crashed: number[];
+  /** The agent's records of instances no longer on the machine, to forget. */
+  gone: number[];
+  /** When pulls started in this pass finish: the machine's agent passes again then. */
+  due: Set<number>;
 }
 
 export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify }: SimAgentDeps) {
@@ -71,78 +84,112 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
   }
 
   /**
-   * One pass of the machine's agent at `now`, inside `tx`, with the machine's runtime lock held. A silent machine
-   * (faults `unknown`, `offline`, `no_heartbeat`) does nothing and reports nothing. Returns how many instances changed.
+   * One pass of each machine's agent at `now`, inside `tx`, with the machines' runtime locks and rows held (`locked`:
+   * the machines as read with their rows' locks), done
+   * together: their desired states and runtimes read at once, each machine's actions carried out on its runtime in
+   * memory, everything written back at once, and their reports applied at once (agent-observed.ts `applyReports`). A
+   * silent machine (faults `unknown`, `offline`, `no_heartbeat`) does nothing and reports nothing. Returns how many
+   * instances changed.
    */
-  async function pass(tx: Tx, machineId: number, now: number): Promise<number> {
-    const machine = await fleet.machine(machineId, tx);
+  async function passes(tx: Tx, locked: readonly (MachineInfo | undefined)[], now: number): Promise<number> {
     // A real host's machine has its own agent; a silent host's agent is not heard (its containers run on meanwhile).
-    if (!machine || machine.agent || isSilent(machine.fault)) return 0;
-    const runtime = simRuntime(sim, tx, machine, now);
-    const current = await reports.desiredOf(machineId, tx);
+    const machines = locked.filter((m): m is MachineInfo => m !== undefined && !m.agent && !isSilent(m.fault));
+    if (machines.length === 0) return 0;
+    const desired = await reports.desiredOf(machines, tx);
+    const loaded = await sim.load(tx, machines.map((m) => m.id));
+    const done = machines.map((machine) => passOf(machine, desired.get(machine.id)!, {
+      containers: loaded.containers.get(machine.id)!, images: loaded.images.get(machine.id)!, known: loaded.instances.get(machine.id)!,
+    }, now));
+    await save(tx, done);
+    return reports.applyReports(tx, done.map((p) => ({
+      observed: observe(p.current.state.instances, p.runtime.list(), p.records, (id) => ({ pulling: p.pulling.has(id), failure: undefined }))
+        .filter((o) => !p.silent.has(o.instance_id)),
+      // Silent instances (faults unknown, offline) are left as they are, and not reported.
+      current: p.silent.size ? { ...p.current, rows: p.current.rows.filter((r) => !p.silent.has(r.id)) } : p.current,
+    })), now);
+  }
+
+  /** Writes back what the passes did: runtimes, due work, the agents' records. A statement or so per kind for all. */
+  async function save(tx: Tx, done: MachinePass[]): Promise<void> {
+    await sim.saveRuntimes(tx, done.map((p) => p.runtime.changes()));
+    await sim.addDue(tx, done.flatMap((p) => [...p.due].map((dueAt) => ({ machine_id: p.machine.id, due_at: dueAt }))));
+    for (const p of done) if (p.crashed.length) await sim.putInstances(tx, p.machine.id, p.crashed, { crash: 0 });
+    await sim.removeInstances(tx, done.flatMap((p) => p.gone));
+    await sim.putRecords(tx, done.flatMap((p) => p.changedRecords.map((r) => ({ machineId: p.machine.id, ...r }))));
+  }
+
+  /** One machine's pass, in memory: what `gpuplane agent`'s reconciler does with its plan (reconciler.ts `run`). */
+  function passOf(
+    machine: MachineInfo,
+    current: DesiredRead,
+    loaded: { containers: SimContainerRow[]; images: Map<string, number | null>; known: SimInstanceRow[] },
+    now: number,
+  ): MachinePass {
+    const runtime = simRuntime(machine, now, loaded);
     const desired = current.state.instances;
-    const known = await sim.instances(tx, machineId);
+    const { known } = loaded;
     const silent = new Set(known.filter((r) => r.silent === 1).map((r) => r.instance_id));
     const records = new Map<number, InstanceRecord>();
     for (const r of known) {
       if (r.generation !== null) records.set(r.instance_id, { generation: r.generation, boot: r.boot ?? 0, stopped: r.stopped === 1 });
     }
-    const changedRecords = new Set<number>();
+    const changed = new Set<number>();
     const setRecord = (id: number, rec: InstanceRecord) => {
       records.set(id, rec);
-      changedRecords.add(id);
+      changed.add(id);
     };
     const pulling = new Set<number>();
+    const due = new Set<number>();
     const rowOf = new Map(current.rows.map((r) => [r.id, r]));
 
     /** Pulls the image unless the machine has it; whether it has it now. */
-    const image = async (d: DesiredInstanceT): Promise<boolean> => {
+    const image = (d: DesiredInstanceT): boolean => {
       const key = pullKey(d);
-      if (await runtime.hasImage(key)) return true;
+      if (runtime.hasImage(key)) return true;
       const row = rowOf.get(d.instance_id);
       // The boot took this long in all: provisioning, then the pull (the container starts at once).
       const seconds = Math.max(0, bootSeconds(config.seed, config.simBootSeconds, d.instance_id, row?.state_version ?? 0) - PROVISION_DELAY_S);
-      const readyAt = await runtime.pull(key, seconds);
-      if (readyAt !== null && readyAt > now) await sim.addDue(tx, machineId, readyAt);
-      if (await runtime.hasImage(key)) return true;
+      const readyAt = runtime.pull(key, seconds);
+      if (readyAt !== null && readyAt > now) due.add(readyAt);
+      if (runtime.hasImage(key)) return true;
       pulling.add(d.instance_id);
       return false;
     };
 
-    const create = async (d: DesiredInstanceT): Promise<void> => {
-      await runtime.create(d, d.state === 'running' ? 'running' : 'created');
-      if (d.repull) await runtime.dropPull(pullKey(d));
+    const create = (d: DesiredInstanceT): void => {
+      runtime.create(d, d.state === 'running' ? 'running' : 'created');
+      if (d.repull) runtime.dropPull(pullKey(d));
       setRecord(d.instance_id, { generation: d.generation, boot: d.boot, stopped: d.state !== 'running' });
     };
 
-    const start = async (d: DesiredInstanceT, id: string): Promise<void> => {
-      await runtime.start(id, d);
+    const start = (d: DesiredInstanceT, id: string): void => {
+      runtime.start(id, d);
       setRecord(d.instance_id, { generation: d.generation, boot: d.boot, stopped: false });
     };
 
     // The actions of reconciler.ts `run`, done at once (a pull is the only thing that takes time).
-    const run = async (a: Action): Promise<void> => {
+    const run = (a: Action): void => {
       switch (a.kind) {
         case 'remove':
-          await runtime.remove(a.containerId);
+          runtime.remove(a.containerId);
           if (a.instanceId !== null && a.reason === 'orphan') records.delete(a.instanceId);
           return;
         case 'create':
-          if (await image(a.instance)) await create(a.instance);
+          if (image(a.instance)) create(a.instance);
           return;
         case 'recreate':
           // The old container runs on until the new image is here.
-          if (!(await image(a.instance))) return;
-          await runtime.remove(a.containerId);
+          if (!image(a.instance)) return;
+          runtime.remove(a.containerId);
           return create(a.instance);
         case 'start':
           return start(a.instance, a.containerId);
         case 'restart':
-          await runtime.stop(a.containerId);
+          runtime.stop(a.containerId);
           return start(a.instance, a.containerId);
         case 'stop':
           setRecord(a.instance.instance_id, { generation: a.instance.generation, boot: records.get(a.instance.instance_id)?.boot ?? a.instance.boot, stopped: true });
-          await runtime.stop(a.containerId);
+          runtime.stop(a.containerId);
           return;
         case 'adopt':
           setRecord(a.instanceId, a.record);
@@ -150,43 +197,29 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
       }
     };
 
-    // Silent instances (faults unknown, offline) are left as they are, and not reported.
-    const actions = plan({ desired, containers: await runtime.list(), records, failures: new Map(), busy: silent, now, hostBootTime: 0 });
-    for (const a of actions) await run(a);
-    const crashing = known.filter((r) => r.crash === 1 && !silent.has(r.instance_id)).map((r) => r.instance_id);
-    if (crashing.length) {
-      await crash(runtime, desired, crashing, setRecord);
-      await sim.putInstances(tx, machineId, crashing, { crash: 0 });
-    }
-
-    // The agent's memory: what changed, and nothing of instances no longer on the machine.
+    // Silent instances (faults unknown, offline) are left as they are.
+    for (const a of plan({ desired, containers: runtime.list(), records, failures: new Map(), busy: silent, now, hostBootTime: 0 })) run(a);
+    const crashed = known.filter((r) => r.crash === 1 && !silent.has(r.instance_id)).map((r) => r.instance_id);
+    if (crashed.length) crash(runtime, desired, crashed, setRecord);
+    // The agent's memory: nothing of instances no longer on the machine.
     const desiredIds = new Set(desired.map((d) => d.instance_id));
-    await sim.removeInstances(tx, known.filter((r) => !desiredIds.has(r.instance_id)).map((r) => r.instance_id));
-    await sim.putRecords(tx, machineId, [...changedRecords].filter((id) => desiredIds.has(id) && records.has(id)).map((id) => ({ instanceId: id, ...records.get(id)! })));
-
-    const observed = observe(desired, await runtime.list(), records, (id) => ({ pulling: pulling.has(id), failure: undefined }))
-      .filter((o) => !silent.has(o.instance_id));
-    const heard = silent.size ? { ...current, rows: current.rows.filter((r) => !silent.has(r.id)) } : current;
-    return (await reports.applyReport(tx, machineId, { desired_version: current.state.version, observed }, now, heard)).n;
+    const gone = known.filter((r) => !desiredIds.has(r.instance_id)).map((r) => r.instance_id);
+    const changedRecords = [...changed].filter((id) => desiredIds.has(id) && records.has(id)).map((id) => ({ instanceId: id, ...records.get(id)! }));
+    return { machine, current, runtime, records, changedRecords, pulling, silent, crashed, gone, due };
   }
 
   /**
    * Pending crashes (fault `exited`): the instance's container exits; one that has none yet (still provisioning or
    * pulling) is found exited, as a container that crashed as it started.
    */
-  async function crash(
-    runtime: SimRuntime,
-    desired: DesiredInstanceT[],
-    ids: number[],
-    setRecord: (id: number, rec: InstanceRecord) => void,
-  ): Promise<void> {
-    const containers = await runtime.list();
+  function crash(runtime: SimRuntime, desired: DesiredInstanceT[], ids: number[], setRecord: (id: number, rec: InstanceRecord) => void): void {
+    const containers = runtime.list();
     for (const id of ids) {
       const d = desired.find((x) => x.instance_id === id);
       const own = containers.filter((c) => c.instanceId === id);
-      for (const c of own) if (c.status === 'running' || c.status === 'created') await runtime.crash(c.id);
+      for (const c of own) if (c.status === 'running' || c.status === 'created') runtime.crash(c.id);
       if (d?.state === 'running' && own.length === 0) {
-        await runtime.create(d, 'exited');
+        runtime.create(d, 'exited');
         setRecord(id, { generation: d.generation, boot: d.boot, stopped: false });
       }
     }
@@ -201,16 +234,16 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
    */
   async function stepDue(_payload: unknown, { tx, now }: JobContext): Promise<void> {
     const due = await sim.claimDue(tx, now, STEP_BATCH);
-    const claimed = due.filter((d) => d.locked).map((d) => d.machineId);
-    // Then the lock order of every writer (FleetApi.lockMachine): the machine's row before its work row and its
-    // instances, so a destroy there (machine row, instance, then its work row) never waits on this pass.
-    const held = await fleet.lockIdleMachines(tx, claimed);
-    // Another process's pass may have taken the work since it was read: `taken` is what is still due.
-    const taken = await sim.takeDueOf(tx, held, now);
-    for (const machineId of held) if (taken.has(machineId)) await pass(tx, machineId, now);
+    // Then the lock order of every writer (FleetApi.lockMachine): the machines' rows, in machine order, before their
+    // work rows and their instances, so a destroy there (machine row, instance, then its work row) never waits on this
+    // pass. Locked and read in one statement.
+    const machines = await fleet.lockIdleMachines(tx, due.filter((d) => d.locked).map((d) => d.machineId));
+    // Another process's pass may have taken a machine's work since it was read: `taken` is what is still due.
+    const taken = await sim.takeDueOf(tx, machines.map((m) => m.id), now);
+    await passes(tx, machines.filter((m) => taken.has(m.id)), now);
     // More due: the next run at once, unless none of this batch could be stepped (it would find the same machines).
-    if (due.length === STEP_BATCH && held.length > 0) return ensureJob(tx, now, now);
-    if (held.length < due.length) return ensureJob(tx, now + STEP_RETRY_S, now);
+    if (due.length === STEP_BATCH && machines.length > 0) return ensureJob(tx, now, now);
+    if (machines.length < due.length) return ensureJob(tx, now + STEP_RETRY_S, now);
     const next = await sim.nextDue(tx);
     if (next !== null) await ensureJob(tx, next, now);
   }
@@ -225,9 +258,9 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
     /** A pass on the machine now, inside `tx` (after a fault changed its runtime: a runtime event). */
     async step(tx: Tx, machineId: number, now: number): Promise<number> {
       await sim.lockMachine(tx, machineId);
-      await fleet.lockMachine(tx, machineId);
-      await sim.takeDue(tx, machineId, now);
-      return pass(tx, machineId, now);
+      const machine = await fleet.machine(machineId, tx, { lock: true });
+      await sim.takeDueOf(tx, [machineId], now);
+      return passes(tx, [machine], now);
     },
   };
 }

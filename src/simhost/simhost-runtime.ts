@@ -5,13 +5,12 @@
  */
 import type { PortMapT } from '../fleet/agent-protocol-schemas.js';
 import type { MachineInfo } from '../fleet/fleet-contract.js';
-import type { Tx } from '../platform/db/connect.js';
 import { SeededRandom } from '../platform/random.js';
 import { containerName } from '../agent/container-spec.js';
 import type { RuntimeContainer } from '../agent/runtime.js';
 import { directPortSlice } from '../instances/instances-request.js';
 import type { DesiredInstanceT } from '../fleet/agent-protocol-schemas.js';
-import type { SimContainerRow, SimhostStore } from './simhost-store.js';
+import type { RuntimeChanges, SimContainerRow } from './simhost-store.js';
 
 /** The exit status of a container that crashed (fault `exited`, or a start on a machine whose containers crash). */
 export const CRASH_EXIT_CODE = 1;
@@ -65,23 +64,34 @@ export function hostPorts(d: Pick<DesiredInstanceT, 'ports' | 'gpu_indices'>, ma
   return ports;
 }
 
-/** One machine's runtime inside one transaction. */
-export function simRuntime(sim: SimhostStore, tx: Tx, machine: MachineInfo, now: number) {
+/**
+ * One machine's runtime for one pass of its agent: its containers and images as the pass loaded them
+ * (simhost-store.ts `load`), changed in memory as the agent acts, and written back with every machine's of the pass
+ * (`changes`, simhost-store.ts `saveRuntimes`): a few statements for all, not one per action. A container made in the
+ * pass has a provisional id (below 0) until it is written.
+ */
+export function simRuntime(machine: MachineInfo, now: number, loaded: { containers: readonly SimContainerRow[]; images: ReadonlyMap<string, number | null> }) {
   const machineId = machine.id;
-  let images: Map<string, number | null> | undefined;
-  const imagesNow = async () => (images ??= await sim.images(tx, machineId));
+  const before = new Map(loaded.containers.map((r) => [r.id, r]));
+  const containers: SimContainerRow[] = loaded.containers.map((r) => ({ ...r }));
+  const images = new Map(loaded.images);
+  let provisional = 0;
   /** A machine with a `stall` fault finishes no pull; one with an `exited` fault crashes every container it starts. */
   const stalled = machine.fault === 'stall';
   const crashing = machine.fault === 'exited';
+  const set = (id: string, patch: Partial<SimContainerRow>) => {
+    const c = containers.find((x) => x.id === Number(id));
+    if (c) Object.assign(c, patch);
+  };
 
   return {
-    async list(): Promise<RuntimeContainer[]> {
-      return (await sim.containers(tx, machineId)).map(runtimeContainer);
+    list(): RuntimeContainer[] {
+      return containers.map(runtimeContainer);
     },
 
     /** Whether the image is on the machine (its pull done). */
-    async hasImage(key: string): Promise<boolean> {
-      const ready = (await imagesNow()).get(key);
+    hasImage(key: string): boolean {
+      const ready = images.get(key);
       return ready !== undefined && ready !== null && ready <= now && !stalled;
     },
 
@@ -89,53 +99,66 @@ export function simRuntime(sim: SimhostStore, tx: Tx, machine: MachineInfo, now:
      * Starts pulling the image unless a pull of it is under way (or hangs), taking `seconds`; when it will be done, or
      * null while it hangs.
      */
-    async pull(key: string, seconds: number): Promise<number | null> {
-      const known = await imagesNow();
-      if (known.has(key)) return known.get(key)!;
+    pull(key: string, seconds: number): number | null {
+      if (images.has(key)) return images.get(key)!;
       const readyAt = stalled ? null : now + seconds;
-      await sim.putImage(tx, machineId, key, readyAt);
-      known.set(key, readyAt);
+      images.set(key, readyAt);
       return readyAt;
     },
 
     /** Forgets a fresh pull once its container is made: the next fresh pull of the image pulls again. */
-    async dropPull(key: string): Promise<void> {
-      await sim.removeImage(tx, machineId, key);
-      (await imagesNow()).delete(key);
+    dropPull(key: string): void {
+      images.delete(key);
     },
 
     /**
-     * Creates the instance's container; its id. `created` (not started); `running`: created and started at once (one
-     * statement: most creates are of instances meant to run); `exited`: it crashed as it started.
+     * Creates the instance's container. `created` (not started); `running`: created and started at once (most creates
+     * are of instances meant to run); `exited`: it crashed as it started.
      */
-    async create(d: DesiredInstanceT, status: 'created' | 'running' | 'exited' = 'created'): Promise<string> {
+    create(d: DesiredInstanceT, status: 'created' | 'running' | 'exited' = 'created'): void {
       if (status === 'running' && crashing) status = 'exited';
       const exited = status === 'exited';
-      const id = await sim.insertContainer(tx, {
-        machine_id: machineId, name: containerName(machineId, d.instance_id), instance_id: d.instance_id, generation: d.generation,
+      containers.push({
+        id: --provisional, machine_id: machineId, name: containerName(machineId, d.instance_id), instance_id: d.instance_id, generation: d.generation,
         image: d.image, status, exit_code: exited ? CRASH_EXIT_CODE : null, finished_at: exited ? now : null,
         ports: status === 'running' ? JSON.stringify(hostPorts(d, machine)) : '{}', created_at: now,
       });
-      return String(id);
     },
 
     /** Starts (or restarts) a container, bound to the ports of the GPUs `d` holds now. */
-    async start(id: string, d: DesiredInstanceT): Promise<void> {
+    start(id: string, d: DesiredInstanceT): void {
       if (crashing) return this.crash(id);
-      await sim.updateContainer(tx, Number(id), { status: 'running', exit_code: null, ports: JSON.stringify(hostPorts(d, machine)) });
+      set(id, { status: 'running', exit_code: null, ports: JSON.stringify(hostPorts(d, machine)) });
     },
 
-    async stop(id: string): Promise<void> {
-      await sim.updateContainer(tx, Number(id), { status: 'exited', exit_code: STOP_EXIT_CODE, finished_at: now, ports: '{}' });
+    stop(id: string): void {
+      set(id, { status: 'exited', exit_code: STOP_EXIT_CODE, finished_at: now, ports: '{}' });
     },
 
     /** The container's main process dies. */
-    async crash(id: string): Promise<void> {
-      await sim.updateContainer(tx, Number(id), { status: 'exited', exit_code: CRASH_EXIT_CODE, finished_at: now, ports: '{}' });
+    crash(id: string): void {
+      set(id, { status: 'exited', exit_code: CRASH_EXIT_CODE, finished_at: now, ports: '{}' });
     },
 
-    async remove(id: string): Promise<void> {
-      await sim.removeContainer(tx, Number(id));
+    remove(id: string): void {
+      const i = containers.findIndex((x) => x.id === Number(id));
+      if (i >= 0) containers.splice(i, 1);
+    },
+
+    /** What the pass changed, to write back; the new containers' ids are set on this runtime's rows as they are written. */
+    changes(): RuntimeChanges {
+      const changed = (c: SimContainerRow, b: SimContainerRow) =>
+        c.status !== b.status || c.exit_code !== b.exit_code || c.finished_at !== b.finished_at || c.ports !== b.ports;
+      const kept = new Set(containers.map((c) => c.id));
+      return {
+        machineId,
+        inserts: containers.filter((c) => c.id < 0),
+        updates: containers.filter((c) => c.id > 0 && changed(c, before.get(c.id)!))
+          .map(({ id, status, exit_code, finished_at, ports }) => ({ id, status, exit_code, finished_at, ports })),
+        deletes: [...before.keys()].filter((id) => !kept.has(id)),
+        imagePuts: [...images].filter(([key, readyAt]) => loaded.images.get(key) !== readyAt || !loaded.images.has(key)),
+        imageDrops: [...loaded.images.keys()].filter((key) => !images.has(key)),
+      };
     },
   };
 }

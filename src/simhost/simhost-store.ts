@@ -2,13 +2,38 @@
  * SQL of the simulated hosts (simhost-tables.ts): their containers, images, the agent's records and faults, and the
  * work due for their agent. Every function takes the caller's transaction.
  */
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import { prepared } from '../platform/db/prepared.js';
+import { rowsTable } from '../platform/db/values.js';
 import type { SimContainersTable, SimInstancesTable } from './simhost-tables.js';
 
 export type SimContainerRow = Selectable<SimContainersTable>;
 export type SimInstanceRow = Selectable<SimInstancesTable>;
+
+/** Simulated machines' state as a pass loads it (`load`), by machine. */
+export interface LoadedRuntimes {
+  containers: Map<number, SimContainerRow[]>;
+  images: Map<number, Map<string, number | null>>;
+  instances: Map<number, SimInstanceRow[]>;
+}
+
+/** What a pass changed of its machines' runtimes (simhost-runtime.ts `changes`), written back by `saveRuntimes`. */
+export interface RuntimeChanges {
+  machineId: number;
+  /** Containers made in the pass (with a provisional id below 0), in the order they were made. */
+  inserts: SimContainerRow[];
+  updates: Pick<SimContainerRow, 'id' | 'status' | 'exit_code' | 'finished_at' | 'ports'>[];
+  deletes: number[];
+  imagePuts: [string, number | null][];
+  imageDrops: string[];
+}
+
+const byMachine = <R extends { machine_id: number }>(ids: readonly number[], rows: readonly R[]): Map<number, R[]> => {
+  const out = new Map<number, R[]>(ids.map((id) => [id, []]));
+  for (const r of rows) out.get(r.machine_id)?.push(r);
+  return out;
+};
 
 /** Namespace of the PostgreSQL advisory locks that serialize a simulated machine's runtime (its agent's passes). */
 const MACHINE_RUNTIME_LOCK = 0x73696d; // "sim"
@@ -24,10 +49,10 @@ export function simhostStore(db: Tx, dialect: DialectName) {
     ));
   const selectContainers = prepared(['machine_id'], (q: { machine_id: number }) =>
     db.selectFrom('sim_containers').selectAll().where('machine_id', '=', q.machine_id).orderBy('id'));
-  const selectInstances = prepared(['machine_id'], (q: { machine_id: number }) =>
-    db.selectFrom('sim_instances').selectAll().where('machine_id', '=', q.machine_id));
-  const selectImages = prepared(['machine_id'], (q: { machine_id: number }) =>
-    db.selectFrom('sim_images').select(['image', 'ready_at']).where('machine_id', '=', q.machine_id));
+
+  async function removeImage(tx: Tx, machineId: number, image: string): Promise<void> {
+    await tx.deleteFrom('sim_images').where('machine_id', '=', machineId).where('image', '=', image).execute();
+  }
 
   return {
     /**
@@ -44,9 +69,9 @@ export function simhostStore(db: Tx, dialect: DialectName) {
       return Number(r.numAffectedRows ?? 0) > 0;
     },
 
-    /** Work due for the machine at `dueAt` (a pull that finishes then). */
-    async addDue(tx: Tx, machineId: number, dueAt: number): Promise<void> {
-      await tx.insertInto('sim_due').values({ machine_id: machineId, due_at: dueAt }).execute();
+    /** Work due for machines (pulls that finish then), in one statement. */
+    async addDue(tx: Tx, due: readonly { machine_id: number; due_at: number }[]): Promise<void> {
+      if (due.length) await tx.insertInto('sim_due').values([...due]).execute();
     },
 
     /**
@@ -66,15 +91,9 @@ export function simhostStore(db: Tx, dialect: DialectName) {
       return rows.map((r) => ({ machineId: r.machine_id, locked: r.locked }));
     },
 
-    /** Takes the machine's work due by `now` (the pass about to run does it); how many entries there were. */
-    async takeDue(tx: Tx, machineId: number, now: number): Promise<number> {
-      const r = await tx.deleteFrom('sim_due').where('machine_id', '=', machineId).where('due_at', '<=', now).executeTakeFirst();
-      return Number(r.numDeletedRows);
-    },
-
-    /** Takes the machines' work due by `now`, in one statement; the machines that had some. */
-    async takeDueOf(tx: Tx, machineIds: number[], now: number): Promise<Set<number>> {
-      if (!machineIds.length) return new Set();
+    /** Takes the work due by `now` of these machines, in one statement; the machines that had some. */
+    async takeDueOf(tx: Tx, machineIds: readonly number[], now: number): Promise<Set<number>> {
+      if (machineIds.length === 0) return new Set();
       const rows = await tx.deleteFrom('sim_due').where('machine_id', 'in', machineIds).where('due_at', '<=', now).returning('machine_id').execute();
       return new Set(rows.map((r) => r.machine_id));
     },
@@ -85,31 +104,51 @@ export function simhostStore(db: Tx, dialect: DialectName) {
       return r?.t === null || r?.t === undefined ? null : Number(r.t);
     },
 
+    /** The runtimes of these machines (containers in id order, images, the agent's records), in three statements. */
+    async load(tx: Tx, machineIds: readonly number[]): Promise<LoadedRuntimes> {
+      const ids = [...machineIds];
+      const containers = await tx.selectFrom('sim_containers').selectAll().where('machine_id', 'in', ids).orderBy('id').execute();
+      const images = await tx.selectFrom('sim_images').selectAll().where('machine_id', 'in', ids).execute();
+      const instances = await tx.selectFrom('sim_instances').selectAll().where('machine_id', 'in', ids).execute();
+      const imageMaps = new Map([...byMachine(ids, images)].map(([id, rows]) => [id, new Map(rows.map((r) => [r.image, r.ready_at === null ? null : Number(r.ready_at)]))]));
+      return { containers: byMachine(ids, containers), images: imageMaps, instances: byMachine(ids, instances) };
+    },
+
+    /**
+     * Writes back what passes changed of their runtimes, a statement per kind of change for all the machines: removed
+     * containers first (a recreated container takes its old one's name), then changed ones, then new ones, whose ids
+     * are set on the rows given; then images pulled and dropped.
+     */
+    async saveRuntimes(tx: Tx, changes: readonly RuntimeChanges[]): Promise<void> {
+      const deletes = changes.flatMap((c) => c.deletes);
+      if (deletes.length) await tx.deleteFrom('sim_containers').where('id', 'in', deletes).execute();
+      const updates = changes.flatMap((c) => c.updates);
+      if (updates.length) {
+        const v = rowsTable(updates, { id: 'integer', status: 'text', exit_code: 'integer', finished_at: 'double precision', ports: 'text' });
+        await sql`
+          UPDATE sim_containers SET status = v.status, exit_code = v.exit_code, finished_at = v.finished_at, ports = v.ports
+          FROM ${v} AS v WHERE sim_containers.id = v.id`.execute(tx);
+      }
+      const inserts = changes.flatMap((c) => c.inserts);
+      if (inserts.length) {
+        const made = await tx.insertInto('sim_containers').values(inserts.map(({ id: _provisional, ...row }) => row)).returning(['id', 'name']).execute();
+        const ids = new Map(made.map((r) => [r.name, r.id]));
+        for (const row of inserts) row.id = ids.get(row.name)!;
+      }
+      const puts = changes.flatMap((c) => c.imagePuts.map(([image, readyAt]) => ({ machine_id: c.machineId, image, ready_at: readyAt })));
+      if (puts.length) {
+        await tx.insertInto('sim_images').values(puts)
+          .onConflict((oc) => oc.columns(['machine_id', 'image']).doUpdateSet((eb) => ({ ready_at: eb.ref('excluded.ready_at') }))).execute();
+      }
+      for (const c of changes) for (const image of c.imageDrops) await removeImage(tx, c.machineId, image);
+    },
+
     async containers(tx: Tx, machineId: number): Promise<SimContainerRow[]> {
       return (await selectContainers(tx, { machine_id: machineId })).rows;
     },
 
-    /** Inserts a container; its id. The unique name refuses a second container of an instance, as Docker does. */
-    async insertContainer(tx: Tx, row: Insertable<SimContainersTable>): Promise<number> {
-      return (await tx.insertInto('sim_containers').values(row).returning('id').executeTakeFirstOrThrow()).id;
-    },
-
-    async updateContainer(tx: Tx, id: number, patch: Updateable<SimContainersTable>): Promise<void> {
-      await tx.updateTable('sim_containers').set(patch).where('id', '=', id).execute();
-    },
-
-    async removeContainer(tx: Tx, id: number): Promise<void> {
-      await tx.deleteFrom('sim_containers').where('id', '=', id).execute();
-    },
-
     async removeContainersOf(tx: Tx, instanceIds: number[]): Promise<void> {
       if (instanceIds.length) await tx.deleteFrom('sim_containers').where('instance_id', 'in', instanceIds).execute();
-    },
-
-    /** The machine's images and pulls: reference → when the pull is (or was) done, null while it hangs. */
-    async images(tx: Tx, machineId: number): Promise<Map<string, number | null>> {
-      const rows = (await selectImages(tx, { machine_id: machineId })).rows;
-      return new Map(rows.map((r) => [r.image, r.ready_at === null ? null : Number(r.ready_at)]));
     },
 
     async putImage(tx: Tx, machineId: number, image: string, readyAt: number | null): Promise<void> {
@@ -117,9 +156,6 @@ export function simhostStore(db: Tx, dialect: DialectName) {
         .onConflict((oc) => oc.columns(['machine_id', 'image']).doUpdateSet({ ready_at: readyAt })).execute();
     },
 
-    async removeImage(tx: Tx, machineId: number, image: string): Promise<void> {
-      await tx.deleteFrom('sim_images').where('machine_id', '=', machineId).where('image', '=', image).execute();
-    },
 
     /** Hanging pulls of the machine (of these images, or all) finish at `now`. */
     async resumePulls(tx: Tx, machineId: number, now: number, images?: string[]): Promise<void> {
@@ -127,10 +163,6 @@ export function simhostStore(db: Tx, dialect: DialectName) {
       let q = tx.updateTable('sim_images').set({ ready_at: now }).where('machine_id', '=', machineId).where('ready_at', 'is', null);
       if (images) q = q.where('image', 'in', images);
       await q.execute();
-    },
-
-    async instances(tx: Tx, machineId: number): Promise<SimInstanceRow[]> {
-      return (await selectInstances(tx, { machine_id: machineId })).rows;
     },
 
     /** Sets fields of the instances' rows, making the rows that do not exist yet. */
@@ -154,11 +186,11 @@ export function simhostStore(db: Tx, dialect: DialectName) {
         .execute();
     },
 
-    /** The agent's records of these instances, in one statement. */
-    async putRecords(tx: Tx, machineId: number, records: { instanceId: number; generation: number; boot: number; stopped: boolean }[]): Promise<void> {
+    /** The agents' records of these instances (on their machines), in one statement. */
+    async putRecords(tx: Tx, records: { machineId: number; instanceId: number; generation: number; boot: number; stopped: boolean }[]): Promise<void> {
       if (!records.length) return;
       await tx.insertInto('sim_instances')
-        .values(records.map((r) => ({ instance_id: r.instanceId, machine_id: machineId, generation: r.generation, boot: r.boot, stopped: r.stopped ? 1 : 0, silent: 0, crash: 0 })))
+        .values(records.map((r) => ({ instance_id: r.instanceId, machine_id: r.machineId, generation: r.generation, boot: r.boot, stopped: r.stopped ? 1 : 0, silent: 0, crash: 0 })))
         .onConflict((oc) => oc.column('instance_id').doUpdateSet((eb) => ({
           generation: eb.ref('excluded.generation'), boot: eb.ref('excluded.boot'), stopped: eb.ref('excluded.stopped'),
         })))

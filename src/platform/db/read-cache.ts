@@ -14,6 +14,8 @@ const MAX_ENTRIES = 10_000;
 export interface ReadCache<V> {
   /** The value `read` gives for `key`, reused while the store's version is the one it was read at. */
   through(key: string, read: () => Promise<V | undefined>): Promise<V | undefined>;
+  /** The reusable value for `key` now, without reading (undefined: none, or stale): what `through` would reuse. */
+  peek(key: string): V | undefined;
 }
 
 export function readCache<V extends string | Readonly<object>>(store: Pick<Store, 'version'>): ReadCache<V> | undefined {
@@ -34,6 +36,10 @@ export function readCache<V extends string | Readonly<object>>(store: Pick<Store
         entries.set(key, { at, value });
       }
       return value;
+    },
+    peek(key) {
+      const hit = entries.get(key);
+      return hit !== undefined && hit.at === version() ? hit.value : undefined;
     },
   };
 }

@@ -1,0 +1,35 @@
+// The search reply writer (src/offers/offer-json.ts) keeps each served offer's JSON as fragments: its text must be
+// exactly JSON.stringify of offerJson, whatever the cache holds, and the cache must stay bounded however many offers
+// are served (a long-running server serves ever more of them; issue 16's soak).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { forEachDialect } from './helpers/harness.js';
+import { offerJson, type OfferContext, type OfferEntry } from '../src/fleet/fleet-offers.js';
+import { FRAGMENT_GENERATION, offerJsonWriter } from '../src/offers/offer-json.js';
+
+const reference = (rows: readonly OfferEntry[], ctx: OfferContext) => JSON.stringify({ offers: rows.map((o) => offerJson(o, ctx)) });
+
+forEachDialect('offer reply writer', (app) => {
+  test('the reply text is the reference’s, byte for byte, while the cache stays within two generations', async () => {
+    const fleet = await app().services.fleet.index.offers();
+    assert.ok(fleet.length > 0);
+    // More distinct offer objects than the cache holds: copies of the fleet's offers, each its own id (as a reload
+    // of a machine makes new objects for its offers).
+    const total = FRAGMENT_GENERATION * 3 + 17;
+    const offers = Array.from({ length: total }, (_, i) => ({ ...fleet[i % fleet.length], id: 1_000_000 + i }));
+    const writer = offerJsonWriter();
+    const ctx: OfferContext = { type: 'ondemand', storage_gb: 10, now: app().clock.now() };
+    for (let start = 0; start < total; start += 64) {
+      const page = offers.slice(start, start + 64);
+      assert.ok(writer.offersReplyText(page, ctx) === reference(page, ctx), `page at ${start} differs`);
+      assert.ok(writer.cachedOffers() <= 2 * FRAGMENT_GENERATION, `${writer.cachedOffers()} offers cached`);
+    }
+    // Served again after thousands of others (so from the old generation, or built afresh), and with another
+    // context (the fields that depend on the search are not part of the fragments): still the reference's text.
+    const again = [offers[0], offers[FRAGMENT_GENERATION * 2 + 5], offers[total - 1]];
+    for (const c of [ctx, { type: 'bid', storage_gb: 250, now: ctx.now + 3600 } as OfferContext]) {
+      assert.ok(writer.offersReplyText(again, c) === reference(again, c));
+    }
+    assert.ok(writer.offersReplyText([], ctx) === reference([], ctx));
+  });
+});
