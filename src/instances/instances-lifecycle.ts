@@ -113,8 +113,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
     const { next, event } = changed({ ...inst, ...placement }, patch, at);
     const { id, ...state } = stateOf(next);
     const destroyed = patch.destroyed_at === undefined ? {} : { destroyed_at: patch.destroyed_at };
-    await store.update(id, { ...state, ...destroyed, ...placement }, tx);
-    await store.insertEvent(event, tx);
+    await store.updateWithEvent(id, { ...state, ...destroyed, ...placement }, event, tx);
     if (changesDesired(inst, next)) await desiredChanged(tx, inst.machine_id, at);
     return next;
   }

@@ -31,6 +31,19 @@ export function instancesStore(db: Tx, dialect: DialectName) {
   const selectLiveOnMachine = prepared(['machine_id'], (q: { machine_id: number }) =>
     db.selectFrom('instances').selectAll().where('machine_id', '=', q.machine_id).where('destroyed_at', 'is', null).orderBy('id'));
   const insertEventRow = preparedByKeys((e: Omit<InstanceEventRow, 'id'>) => db.insertInto('instance_events').values(e));
+  // A state change and its event in one statement on PostgreSQL (a data-modifying CTE): every rent, stop and destroy
+  // makes one. The event's values are named `event_*`, the row's by their columns.
+  type EventValues = { [K in keyof Omit<InstanceEventRow, 'id'> as `event_${K}`]: InstanceEventRow[K] };
+  const updateRowWithEvent = preparedByKeys(
+    ({ $id, event_instance_id, event_user_id, event_team_id, event_actual_status, event_intended_status, event_status_msg, event_at, ...patch }:
+      InstancePatch & EventValues & { $id: number }) =>
+      db
+        .with('event', (w) => w.insertInto('instance_events').values({
+          instance_id: event_instance_id, user_id: event_user_id, team_id: event_team_id, actual_status: event_actual_status,
+          intended_status: event_intended_status, status_msg: event_status_msg, at: event_at,
+        }))
+        .updateTable('instances').set(patch).where('id', '=', $id),
+  );
 
   return {
     dialect,
@@ -118,6 +131,19 @@ export function instancesStore(db: Tx, dialect: DialectName) {
 
     async insertEvent(e: Omit<InstanceEventRow, 'id'>, tx: Tx = db): Promise<void> {
       await insertEventRow(tx, e);
+    },
+
+    /** `update`, and `insertEvent` of the change's event: one statement on PostgreSQL. */
+    async updateWithEvent(id: number, patch: InstancePatch, e: Omit<InstanceEventRow, 'id'>, tx: Tx = db): Promise<void> {
+      if (dialect !== 'postgres') {
+        await updateRow(tx, { ...patch, $id: id });
+        await insertEventRow(tx, e);
+        return;
+      }
+      await updateRowWithEvent(tx, {
+        ...patch, $id: id, event_instance_id: e.instance_id, event_user_id: e.user_id, event_team_id: e.team_id,
+        event_actual_status: e.actual_status, event_intended_status: e.intended_status, event_status_msg: e.status_msg, event_at: e.at,
+      });
     },
 
     /** Events in one statement, in the order given. */

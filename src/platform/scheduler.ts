@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type Compilable, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { isVirtual, type Clock } from './clock.js';
 import type { Database } from './db/schema.js';
@@ -88,6 +88,33 @@ export class Scheduler {
    */
   async ensure(kind: string, dueAt: number, opts: { tx?: Tx; after?: number } = {}): Promise<void> {
     await this.insertUnlessPending(opts.tx ?? this.store.db, { kind, due_at: dueAt, after: opts.after ?? -Infinity });
+  }
+
+  /**
+   * A statement of the caller's that writes rows and returns them (`work`: the work a job will do), and `ensure` of
+   * the job when it wrote any: one statement on PostgreSQL (a data-modifying CTE), where SQLite, which has none, runs
+   * the two in turn. Built once (platform/db/prepared.ts): `keys` name `work`'s values, whose shape must not depend on
+   * them. Returns the statement: `(tx, values, {dueAt, after})`.
+   */
+  ensureAfter<P extends object>(kind: string, keys: (keyof P & string)[], work: (values: P) => Compilable<unknown>) {
+    type Job = { $job_due: number; $job_after: number };
+    if (this.store.dialect !== 'postgres') {
+      const write = prepared(keys, work);
+      return async (tx: Tx, values: P, job: { dueAt: number; after: number }): Promise<void> => {
+        if ((await write(tx, values)).rows.length) await this.ensure(kind, job.dueAt, { tx, after: job.after });
+      };
+    }
+    const both = prepared<P & Job, unknown>([...keys, '$job_due', '$job_after'], (v) => ({
+      compile: () => sql`
+        WITH work AS (${work(v)})
+        INSERT INTO jobs (kind, due_at, payload, ref)
+        SELECT cast(${kind} as text), cast(${v.$job_due} as double precision), '{}', NULL
+        WHERE EXISTS (SELECT 1 FROM work)
+          AND NOT EXISTS (SELECT 1 FROM jobs WHERE kind = ${kind} AND due_at > ${v.$job_after} AND due_at <= ${v.$job_due})`.compile(this.store.db),
+    }));
+    return async (tx: Tx, values: P, job: { dueAt: number; after: number }): Promise<void> => {
+      await both(tx, { ...values, $job_due: job.dueAt, $job_after: job.after });
+    };
   }
 
   private readonly firstDueAfter = prepared(['kind', 'after'], (q: { kind: string; after: number }) =>

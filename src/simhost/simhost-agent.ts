@@ -75,12 +75,15 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
     await scheduler.ensure(JOB_SIM_STEP, dueAt, { tx, after });
   }
 
+  // Every rent, stop and destroy on an emulated machine records its work and makes sure of a step job: one statement.
+  const touchAndEnsureJob = scheduler.ensureAfter(JOB_SIM_STEP, ['machine_id', 'due_at'], sim.dueIfSimulated);
+
   /** The machine's desired state changed at `at` (inside the changing transaction): its agent acts on it shortly. */
   async function desiredChanged(tx: Tx, machineId: number, at: number): Promise<void> {
     const due = at + PROVISION_DELAY_S;
     // A step job due by `at` may be running already, past the point where it would see this work (it reads what is
     // due, and schedules the next run, before this transaction commits): it is not counted on.
-    if (await sim.touch(tx, machineId, due)) await ensureJob(tx, due, at);
+    await touchAndEnsureJob(tx, { machine_id: machineId, due_at: due }, { dueAt: due, after: at });
   }
 
   /**

@@ -42,11 +42,11 @@ export function simhostStore(db: Tx, dialect: DialectName) {
   const pg = dialect === 'postgres';
   // Every desired-state change of any machine runs it (inside the changing transaction). A real host's machine (one
   // with an agent row: a read of the hosts feature's table) has an agent of its own, so nothing is due for ours.
-  const insertDueIfSimulated = prepared(['machine_id', 'due_at'], (q: { machine_id: number; due_at: number }) =>
+  const dueIfSimulated = (q: { machine_id: number; due_at: number }) =>
     db.insertInto('sim_due').columns(['machine_id', 'due_at']).expression(
       db.selectNoFrom([sql<number>`cast(${q.machine_id} as integer)`.as('machine_id'), sql<number>`cast(${q.due_at} as double precision)`.as('due_at')])
         .where((w) => w.not(w.exists(w.selectFrom('agent_machines').select('agent_machines.machine_id').where('agent_machines.machine_id', '=', q.machine_id)))),
-    ));
+    ).returning('machine_id');
   const selectContainers = prepared(['machine_id'], (q: { machine_id: number }) =>
     db.selectFrom('sim_containers').selectAll().where('machine_id', '=', q.machine_id).orderBy('id'));
 
@@ -63,11 +63,11 @@ export function simhostStore(db: Tx, dialect: DialectName) {
       if (pg) await sql`SELECT pg_advisory_xact_lock(${MACHINE_RUNTIME_LOCK}, ${machineId})`.execute(tx);
     },
 
-    /** Work due for the machine's agent at `dueAt`, unless a real host runs the machine. Whether it was recorded. */
-    async touch(tx: Tx, machineId: number, dueAt: number): Promise<boolean> {
-      const r = await insertDueIfSimulated(tx, { machine_id: machineId, due_at: dueAt });
-      return Number(r.numAffectedRows ?? 0) > 0;
-    },
+    /**
+     * The statement that records work due for a machine's agent at `due_at`, unless a real host runs the machine; it
+     * returns what it recorded. Run with the scheduling of the job that will do the work (Scheduler.ensureAfter).
+     */
+    dueIfSimulated,
 
     /** Work due for machines (pulls that finish then), in one statement. */
     async addDue(tx: Tx, due: readonly { machine_id: number; due_at: number }[]): Promise<void> {
