@@ -178,12 +178,14 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
 
   /**
    * Stops the running meters among `meters` (of one contract) at `at`, each settled first (`settleMeter`), in fewer
-   * statements than one stop after another: their charges in one insert, each meter settled and stopped in one update,
+   * statements than one stop after another: their charges in one insert, the meters settled and stopped in one update,
    * and per user one credit debit and one change of the running totals (the charge a settlement adds to them and what
    * the stop removes, at the same second, sum to removing the meter's rate, its accrual and what it had charged).
    */
   async function stopMeters(tx: Tx, meters: MeterRow[], at: number): Promise<void> {
     const charges: Parameters<typeof billing.addCharges>[0] = [];
+    const stopped: Parameters<typeof billing.stopMetersSettled>[0][number][] = [];
+    const fromDeposits: { contractId: number; total: number }[] = [];
     const debits = new Map<number, number>();
     const rates = new Map<string, { userId: number; to: number; rate: number; accrued: number; charged: number }>();
     for (const meter of meters) {
@@ -191,9 +193,10 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
       const to = Math.max(at, meter.settled_until);
       const due = accrue(meter, to);
       for (const d of due.days) charges.push({ contractId: meter.contract_id, kind: meter.kind, charge: d });
-      await billing.updateMeter(meter.id, due.days.length ? { seg_charged_micro: due.cumulative, settled_until: to, running: 0 } : { running: 0 }, tx);
+      // Nothing due (`to` is where it was settled): the same values again.
+      stopped.push({ id: meter.id, seg_charged_micro: due.cumulative, settled_until: to });
       if (meter.funded) {
-        if (due.total !== 0) await depositsStore.debit(meter.contract_id, due.total, tx);
+        if (due.total !== 0) fromDeposits.push({ contractId: meter.contract_id, total: due.total });
       } else {
         debits.set(meter.user_id, (debits.get(meter.user_id) ?? 0) + due.total);
         const key = `${meter.user_id}@${to}`;
@@ -206,6 +209,8 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
       meter.running = 0;
     }
     await billing.addCharges(charges, tx);
+    await billing.stopMetersSettled(stopped, tx);
+    for (const d of fromDeposits) await depositsStore.debit(d.contractId, d.total, tx);
     for (const [userId, total] of debits) if (total !== 0) await billing.adjustCredit(userId, -total, tx);
     for (const r of rates.values()) await billing.moveRates(r.userId, r.to, { rate: r.rate, accrued: r.accrued, charged: r.charged }, tx);
   }

@@ -232,6 +232,18 @@ export function billingStore(db: Tx, dialect: DialectName) {
       await updateMeterRow(tx, { ...set, $id: id });
     },
 
+    /** Stops meters, each settled to its own second (`seg_charged_micro`, `settled_until`), in one statement. */
+    async stopMetersSettled(rows: readonly Pick<MeterRow, 'id' | 'seg_charged_micro' | 'settled_until'>[], tx: Tx = db): Promise<void> {
+      if (rows.length <= 1) {
+        for (const { id, ...settled } of rows) await updateMeterRow(tx, { ...settled, running: 0, $id: id });
+        return;
+      }
+      const v = rowsTable(rows, { id: 'integer', seg_charged_micro: 'bigint', settled_until: 'bigint' });
+      await sql`
+        UPDATE billing_meters SET running = 0, seg_charged_micro = v.seg_charged_micro, settled_until = v.settled_until
+        FROM ${v} AS v WHERE billing_meters.id = v.id`.execute(tx);
+    },
+
     /** Adds to the item's row of the day (created on first charge). */
     async addCharge(contractId: number, kind: string, c: DayCharge, tx: Tx = db): Promise<void> {
       await this.addCharges([{ contractId, kind, charge: c }], tx);
