@@ -235,8 +235,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
    */
   async function resumeWaiting(tx: Tx, machineId: number | null, at: number, assertCredit: (userId: number) => Promise<void>): Promise<void> {
     if (machineId === null) return;
-    const waiting = (await store.listOnMachine(machineId, tx))
-      .filter((i) => i.actual_status === 'stopped' && i.intended_status === 'running')
+    const waiting = (await store.waitingOnMachine(machineId, tx))
       .sort((a, b) => (b.bid_per_gpu_micro ?? 0) - (a.bid_per_gpu_micro ?? 0) || a.id - b.id);
     for (const candidate of waiting) {
       const inst = await store.lock(candidate.id, tx);

@@ -30,6 +30,10 @@ export function instancesStore(db: Tx, dialect: DialectName) {
   // Every status report of a real host's agent reads its machine's instances.
   const selectLiveOnMachine = prepared(['machine_id'], (q: { machine_id: number }) =>
     db.selectFrom('instances').selectAll().where('machine_id', '=', q.machine_id).where('destroyed_at', 'is', null).orderBy('id'));
+  // Every stop and destroy looks for instances there waiting for GPUs (outbid): only their ids, not every instance row.
+  const selectWaitingOnMachine = prepared(['machine_id'], (q: { machine_id: number }) =>
+    db.selectFrom('instances').select(['id', 'bid_per_gpu_micro']).where('machine_id', '=', q.machine_id).where('destroyed_at', 'is', null)
+      .where('actual_status', '=', 'stopped').where('intended_status', '=', 'running'));
   const insertEventRow = preparedByKeys((e: Omit<InstanceEventRow, 'id'>) => db.insertInto('instance_events').values(e));
   // A state change and its event in one statement on PostgreSQL (a data-modifying CTE): every rent, stop and destroy
   // makes one. The event's values are named `event_*`, the row's by their columns.
@@ -113,6 +117,11 @@ export function instancesStore(db: Tx, dialect: DialectName) {
     async listInScope(scope: Scope, tx: Tx = db): Promise<InstanceRow[]> {
       const q = tx.selectFrom('instances').selectAll().where('destroyed_at', 'is', null).orderBy('id');
       return inScope(q, scope).execute();
+    },
+
+    /** The live instances on the machine stopped while meant to run (outbid, waiting for GPUs): id and bid. */
+    async waitingOnMachine(machineId: number, tx: Tx = db): Promise<Pick<InstanceRow, 'id' | 'bid_per_gpu_micro'>[]> {
+      return (await selectWaitingOnMachine(tx, { machine_id: machineId })).rows;
     },
 
     async listOnMachine(machineId: number, tx: Tx = db): Promise<InstanceRow[]> {
