@@ -95,6 +95,7 @@ export async function statementCounter(url: string): Promise<{ reset(): Promise<
           [dbName],
         );
         const statements = r.rows.reduce((n, row) => n + Number(row.calls), 0);
+        // GPUPLANE_BENCH_TOP: how many of the commonest statements to list (default 40).
         const top = r.rows.slice(0, Number(process.env.GPUPLANE_BENCH_TOP ?? 40)).map((row) => ({ calls: Number(row.calls), ms: Math.round(Number(row.ms)), query: String(row.query).replace(/\s+/g, ' ').slice(0, 140) }));
         return { source: 'pg_stat_statements' as const, statements, transactions, top };
       });
