@@ -69,6 +69,11 @@ export interface Config {
    * @default false
    */
   trustProxy: boolean;
+  /**
+   * PostgreSQL connections each process keeps at most. Unset: twice the machine's CPU cores, at least 4. More
+   * connections than the database's cores can run at once only queue inside it (bench `pg-mixed`).
+   */
+  pgPoolSize: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -174,6 +179,11 @@ export const SETTINGS = {
     flag: 'trust-proxy',
     default: 'false',
     help: 'true behind a TLS-terminating reverse proxy: X-Forwarded-Proto decides whether cookies are Secure',
+  },
+  pgPoolSize: {
+    env: 'GPUPLANE_PG_POOL_SIZE',
+    flag: 'pg-pool-size',
+    help: 'PostgreSQL connections per process, 1-1000 (default: twice the CPU cores, at least 4)',
   },
 } satisfies Record<keyof Config, Setting>;
 
@@ -318,6 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     hostServiceFee: fraction('hostServiceFee'),
     blobStoreUrl,
     consoleDir: get('consoleDir'),
+    pgPoolSize: get('pgPoolSize') === undefined ? undefined : int('pgPoolSize', 1, 1000),
     trustProxy: oneOf('trustProxy', ['true', 'false'] as const) === 'true',
   };
 }

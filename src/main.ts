@@ -78,7 +78,7 @@ function reservePort(host: string, port: number): Promise<{ port: number; releas
 /** Opens the database, or a StartError that names it (without its password), the setting, and the cause. */
 async function openDatabase(config: Config, options: StartOptions): Promise<Store> {
   try {
-    return await openGpuplaneDatabase(config.databaseUrl, { pgSchema: options.pgSchema, sqliteSync: config.sqliteSync });
+    return await openGpuplaneDatabase(config.databaseUrl, { pgSchema: options.pgSchema, sqliteSync: config.sqliteSync, pgPoolSize: config.pgPoolSize });
   } catch (err) {
     const cause = err instanceof AggregateError && err.errors.length ? (err.errors[0] as Error).message : (err as Error).message;
     throw new StartError(`cannot open the database ${redactDatabaseUrl(config.databaseUrl)} (GPUPLANE_DATABASE_URL): ${cause}`);

@@ -28,6 +28,7 @@ describe('config: defaults (contract §1)', () => {
     assert.equal(c.logFormat, 'auto');
     assert.equal(c.metricsToken, undefined);
     assert.equal(c.agentOfflineAfter, 30);
+    assert.equal(c.pgPoolSize, undefined, 'the pool follows the CPU cores (connect.ts defaultPoolSize)');
   });
 
   test('the public URL follows host and port unless set', () => {
@@ -70,6 +71,7 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   hostServiceFee: ['0.25', { hostServiceFee: 0.25 }],
   consoleDir: ['/srv/gpuplane/console', { consoleDir: '/srv/gpuplane/console' }],
   trustProxy: ['true', { trustProxy: true }],
+  pgPoolSize: ['6', { pgPoolSize: 6 }],
   blobStoreUrl: ['https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1', { blobStoreUrl: 'https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1' }],
 };
 
@@ -113,6 +115,8 @@ describe('config: every variable, and its flag mirror', () => {
 
 /** Bad values: each must fail at start with a message naming the variable (and its flag). */
 const BAD: [keyof Config, string, Record<string, string>?][] = [
+  ['pgPoolSize', '0'],
+  ['pgPoolSize', 'ten'],
   ['blobStoreUrl', 's3://bucket'],
   ['blobStoreUrl', 'not a url'],
   ['hostServiceFee', '1.5'],
