@@ -46,7 +46,9 @@ export function pullKey(d: Pick<DesiredInstanceT, 'image' | 'repull' | 'instance
  * has always taken from creation (or start) to running. `stateVersion` is the instance's as its boot began.
  */
 export function bootSeconds(seed: number, range: { min: number; max: number }, instanceId: number, stateVersion: number): number {
-  return new SeededRandom((seed * 2654435761 + instanceId * 40503 + stateVersion) >>> 0).range(range.min, Math.max(range.min, range.max));
+  const max = Math.max(range.min, range.max);
+  const drawn = new SeededRandom((seed * 2654435761 + instanceId * 40503 + stateVersion) >>> 0).range(range.min, max);
+  return Math.min(max, Math.max(range.min, Math.round(drawn)));
 }
 
 /**

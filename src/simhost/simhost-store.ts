@@ -98,11 +98,8 @@ export function simhostStore(db: Tx, dialect: DialectName) {
       return new Set(rows.map((r) => r.machine_id));
     },
 
-    /** When the next work is due, for any machine; null when none is. */
-    async nextDue(tx: Tx): Promise<number | null> {
-      const r = await tx.selectFrom('sim_due').select((eb) => eb.fn.min('due_at').as('t')).executeTakeFirst();
-      return r?.t === null || r?.t === undefined ? null : Number(r.t);
-    },
+    /** When the earliest work of any machine is due (a row `t`, null when none): for `Scheduler.ensureAtFirst`. */
+    firstDue: db.selectFrom('sim_due').select((eb) => eb.fn.min('due_at').as('t')),
 
     /** The runtimes of these machines (containers in id order, images, the agent's records), in three statements. */
     async load(tx: Tx, machineIds: readonly number[]): Promise<LoadedRuntimes> {
