@@ -102,13 +102,19 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
    * be waiting for that call's instance: a deadlock on PostgreSQL. A running check ends by itself; the check this
    * call schedules next re-times it, and an extra check is harmless (it only re-reads the balance).
    */
-  async function scheduleCreditCheck(tx: Tx, userId: number, exact?: { left: number; rate: number }): Promise<void> {
+  async function scheduleCreditCheck(
+    tx: Tx,
+    userId: number,
+    exact?: { left: number; rate: number },
+    /** The quick ledger at `now`, when the caller's statement read it (`moveRatesReadingLedger`). */
+    read?: { now: number; quick: { low: number; rate: number } | undefined },
+  ): Promise<void> {
     // The hooks of a credit check stop meters: that must not schedule the same check again.
     if (exhausting.has(userId)) return;
-    const now = wholeSecond(clock.now());
+    const now = read?.now ?? wholeSecond(clock.now());
     let ledger = exact;
     if (!ledger) {
-      const quick = await billing.quickLedgerOf(userId, now, tx);
+      const quick = read ? read.quick : await billing.quickLedgerOf(userId, now, tx);
       ledger = quick && { left: quick.low, rate: quick.rate };
       if (quick && quick.rate > 0 && quick.low <= 0) ledger = await exactLedger(userId, now, tx);
     }
@@ -121,11 +127,15 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
     await scheduler.reschedule(CREDIT_JOB, creditRef(userId), due, { user_id: userId }, { tx });
   }
 
-  /** Starts the chain of bulk settlements unless one is already scheduled (the kv row is the lock). */
-  async function ensureSettleChain(tx: Tx, at: number): Promise<void> {
-    const next = (Math.floor(at / SETTLE_PERIOD_S) + 1) * SETTLE_PERIOD_S;
-    if (await kv.claim(tx, SETTLE_CHAIN_KEY, String(next))) await scheduler.schedule(SETTLE_JOB, next, {}, { tx, ref: SETTLE_REF });
+  /**
+   * Starts the chain of bulk settlements unless one is already scheduled (the kv row is the lock). `claimed`: the
+   * caller's statement made the claim already (`moveRatesReadingLedger`), and this is what it found.
+   */
+  async function ensureSettleChain(tx: Tx, at: number, claimed?: boolean): Promise<void> {
+    const next = settleChainNext(at);
+    if (claimed ?? (await kv.claim(tx, SETTLE_CHAIN_KEY, String(next)))) await scheduler.schedule(SETTLE_JOB, next, {}, { tx, ref: SETTLE_REF });
   }
+  const settleChainNext = (at: number) => (Math.floor(at / SETTLE_PERIOD_S) + 1) * SETTLE_PERIOD_S;
 
   /** Bulk settlement at a period boundary: every running meter charged up to `dueAt`. */
   async function settleAll(_payload: unknown, ctx: JobContext): Promise<void> {
@@ -252,6 +262,8 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
       }
       const meters = created ? [] : await billing.meters(contract.id, tx);
       const meter = meters.find((x) => x.kind === m.kind);
+      let read: Parameters<typeof scheduleCreditCheck>[3];
+      let claimed: boolean | undefined;
       // A contract with a prepaid deposit left starts its meters funded, at the deposit's discount.
       const funding = created ? undefined : await deposits.fundingFor(tx, contract.id, meters, at);
       if (meter) {
@@ -274,12 +286,20 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
           },
           tx,
         );
-        if (!funding) await billing.moveRates(m.userId, at, { rate, accrued: 0, charged: 0 }, tx);
+        // The credit check's read comes with the running totals' change (nothing below changes either).
+        // On PostgreSQL the settlement chain's claim too.
+        if (!funding) {
+          const now = wholeSecond(clock.now());
+          const chain = { key: SETTLE_CHAIN_KEY, value: String(settleChainNext(at)) };
+          const moved = await billing.moveRatesReadingLedger(m.userId, at, { rate, accrued: 0, charged: 0 }, now, tx, chain);
+          read = { now, quick: moved.quick };
+          claimed = moved.claimed;
+        }
       }
       if (!created) await billing.touchContract(contract.id, at, tx);
       if (funding) await deposits.reschedule(tx, contract.id, at);
-      await ensureSettleChain(tx, at);
-      await scheduleCreditCheck(tx, m.userId);
+      await ensureSettleChain(tx, at, claimed);
+      await scheduleCreditCheck(tx, m.userId, undefined, read);
     },
 
     /** Many meters at once, in a few statements for all (billing-start-meters.ts). */

@@ -120,6 +120,23 @@ export function billingStore(db: Tx, dialect: DialectName) {
   const upsertRates = prepared(['user_id', 'rate', 'accrued', 'at', 'charged'], (q: { user_id: number; at: number } & RatesDelta) =>
     addToRates(db.insertInto('billing_rates').values(ratesRow(q))),
   );
+  // `upsertRates`, returning the quick ledger at second `now` from the totals it wrote: the statement that starts a
+  // meter is also its credit check's read (quickLedgerQuery's arithmetic, on the row as changed).
+  type RatesLedgerKeys = { user_id: number; at: number; now: number } & RatesDelta;
+  const ratesLedgerKeys = ['user_id', 'rate', 'accrued', 'at', 'charged', 'now'] as const;
+  const ratesLedger = (q: RatesLedgerKeys) =>
+    addToRates(db.insertInto('billing_rates').values(ratesRow(q))).returning([
+      sql<number>`(SELECT u.credit_micro FROM users u WHERE u.id = billing_rates.user_id) + billing_rates.charged_micro
+        - (billing_rates.accrued + billing_rates.rate_micro_per_hour * (CAST(${q.now} AS BIGINT) - billing_rates.ref_at) + 3599) / 3600`.as('low'),
+      sql<number>`billing_rates.rate_micro_per_hour`.as('rate'),
+    ]);
+  const upsertRatesLedger = prepared([...ratesLedgerKeys], ratesLedger);
+  // PostgreSQL: and a claim of a kv key (`KvState.claim`), in the same statement (a data-modifying CTE): `claimed`.
+  const upsertRatesLedgerClaiming = prepared([...ratesLedgerKeys, 'claim_key', 'claim_value'], (q: RatesLedgerKeys & { claim_key: string; claim_value: string }) => ({
+    compile: () => sql<{ low: number | null; rate: number; claimed: number }>`
+      WITH claim AS (${db.insertInto('kv').values({ key: q.claim_key, value: q.claim_value }).onConflict((oc) => oc.column('key').doNothing()).returning('key')})
+      ${ratesLedger(q).returning(sql<number>`(SELECT count(*) FROM claim)`.as('claimed'))}`.compile(db),
+  }));
 
   return {
     dialect,
@@ -290,6 +307,28 @@ export function billingStore(db: Tx, dialect: DialectName) {
     /** Adds a meter's change to its user's running totals, first moving `accrued` on to second `at`. */
     async moveRates(userId: number, at: number, d: RatesDelta, tx: Tx = db): Promise<void> {
       await upsertRates(tx, { user_id: userId, at, ...d });
+    },
+
+    /**
+     * `moveRates`, then `quickLedgerOf(userId, now)`, in one statement; undefined when there is no such user (its
+     * totals are written all the same, as `moveRates` writes them).
+     */
+    async moveRatesReadingLedger(
+      userId: number,
+      at: number,
+      d: RatesDelta,
+      now: number,
+      tx: Tx = db,
+      /** Also claims this kv key on PostgreSQL (`claimed`: whether it did); SQLite leaves it to the caller (undefined). */
+      claim?: { key: string; value: string },
+    ): Promise<{ quick: { low: number; rate: number } | undefined; claimed: boolean | undefined }> {
+      const q = { user_id: userId, at, ...d, now };
+      const row = (claim && pg
+        ? (await upsertRatesLedgerClaiming(tx, { ...q, claim_key: claim.key, claim_value: claim.value })).rows[0]
+        : (await upsertRatesLedger(tx, q)).rows[0]) as { low: number | null; rate: number; claimed?: number } | undefined;
+      const claimed = claim && pg ? Number(row?.claimed ?? 0) > 0 : undefined;
+      if (!row || row.low === null) return { quick: undefined, claimed };
+      return { quick: { low: Math.floor(Number(row.low)), rate: Number(row.rate ?? 0) }, claimed };
     },
 
     /** `moveRates` for several users (each once) at one second, in one statement. */
