@@ -44,6 +44,19 @@ forEachDialect('audit log', (app) => {
     assert.deepEqual((await app().request('GET', '/api/v0/audit_logs/', { key: other.api_key })).body, []);
   });
 
+  test('actions finishing together are each recorded, with their own route and values, when their replies come', async () => {
+    const u = await app().createUser({ credit: 10 });
+    const names = Array.from({ length: 12 }, (_, i) => `together-${i}`);
+    // Sent at once: their entries share inserts (audit-service.ts AUDIT_COALESCE); each reply waits for its own.
+    const made = await Promise.all(names.map((name) => app().request('POST', '/api/v0/auth/apikeys/', { key: u.api_key, body: { name } })));
+    for (const r of made) assert.equal(r.status, 200, r.raw);
+    const log = (await app().request('GET', '/api/v0/audit_logs/', { key: u.api_key })).body as any[];
+    assert.equal(log.length, names.length);
+    assert.deepEqual(log.map((e) => e.action), names.map(() => 'api_key.created'));
+    assert.deepEqual(log.map((e) => e.args.fields), names.map(() => ['name']));
+    assert.equal(new Set(log.map((e) => e.id)).size, names.length, 'one entry each');
+  });
+
   test('a password login is recorded for the user; the addresses list shows where requests came from', async () => {
     const email = `audit-login-${process.pid}-${Date.now()}@example.com`;
     const u = await app().createUser({ email, password: PASSWORD });

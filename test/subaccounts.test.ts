@@ -81,6 +81,8 @@ forEachDialect('subaccounts', (app) => {
     assert.equal(refused.status, 403, refused.raw);
     assert.equal(refused.body.error, 'permission_denied');
     assert.match(refused.body.msg, /host-only/);
+    // Its status is read once per process (subaccounts-service.ts assertMayRent); asked again, the same answer.
+    assert.equal((await rent(app(), offerFor(m, 1), {}, key)).status, 403);
     const volumes = await app().request('POST', '/api/v0/volumes/search/', { key, body: {} });
     const volumeOffer = volumes.body.offers[0].id;
     const vol = await app().request('PUT', '/api/v0/volumes/', { key, body: { id: volumeOffer, size: 10 } });

@@ -43,8 +43,13 @@ function view(user: UserRow, sub: SubaccountRow, creditMicro = user.credit_micro
   return { ...toUserObject(user, creditMicro), username: sub.username ?? user.email, parent_id: sub.parent_id, host_only: sub.host_only === 1 };
 }
 
+/** Users whose host-only status a process keeps; past it, it starts over. */
+const HOST_ONLY_REMEMBERED = 10_000;
+
 export function subaccountsServiceFactory(deps: SubaccountsDeps) {
   const { db, subaccounts, clock } = deps;
+  /** Whether each user that rented is a host-only subaccount (`assertMayRent`). */
+  const hostOnlyOf = new Map<number, boolean>();
 
   /** Subaccounts hang off a personal account, one level deep. */
   async function assertMayParent(p: Principal): Promise<void> {
@@ -84,9 +89,21 @@ export function subaccountsServiceFactory(deps: SubaccountsDeps) {
       return { success: true, users: out };
     },
 
-    /** Renting (instances, volumes): a host-only subaccount may not. */
+    /**
+     * Renting (instances, volumes): a host-only subaccount may not. Whether a user is one is written with the user
+     * (`create`, one transaction) and never changes, and users are never deleted: read once per user and process
+     * (outside a transaction only: one may roll back the user it created).
+     */
     async assertMayRent(userId: number, tx?: Tx): Promise<void> {
-      if (await subaccounts.isHostOnly(userId, tx)) {
+      let hostOnly = hostOnlyOf.get(userId);
+      if (hostOnly === undefined) {
+        hostOnly = await subaccounts.isHostOnly(userId, tx);
+        if (tx === undefined) {
+          if (hostOnlyOf.size >= HOST_ONLY_REMEMBERED) hostOnlyOf.clear();
+          hostOnlyOf.set(userId, hostOnly);
+        }
+      }
+      if (hostOnly) {
         throw new ApiError('permission_denied', 'this is a host-only subaccount: it can host machines but not rent instances or volumes');
       }
     },
