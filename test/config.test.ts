@@ -117,6 +117,7 @@ describe('config: every variable, and its flag mirror', () => {
 const BAD: [keyof Config, string, Record<string, string>?][] = [
   ['pgPoolSize', '0'],
   ['pgPoolSize', 'ten'],
+  ['pgPoolSize', '1001'],
   ['blobStoreUrl', 's3://bucket'],
   ['blobStoreUrl', 'not a url'],
   ['hostServiceFee', '1.5'],
