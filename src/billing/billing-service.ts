@@ -135,7 +135,11 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
     const next = settleChainNext(at);
     if (claimed ?? (await kv.claim(tx, SETTLE_CHAIN_KEY, String(next)))) await scheduler.schedule(SETTLE_JOB, next, {}, { tx, ref: SETTLE_REF });
   }
-  const settleChainNext = (at: number) => (Math.floor(at / SETTLE_PERIOD_S) + 1) * SETTLE_PERIOD_S;
+
+  /** The period boundary after second `at`: where a chain of settlements started then begins. */
+  function settleChainNext(at: number): number {
+    return (Math.floor(at / SETTLE_PERIOD_S) + 1) * SETTLE_PERIOD_S;
+  }
 
   /** Bulk settlement at a period boundary: every running meter charged up to `dueAt`. */
   async function settleAll(_payload: unknown, ctx: JobContext): Promise<void> {

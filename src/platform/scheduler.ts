@@ -28,6 +28,10 @@ export const JOB_RETRY_DELAY_S = 5;
 const DUE_READ_LIMIT = 16;
 const VIRTUAL_CLOCK_KEY = 'virtual_clock_now';
 
+/** No `kind` job is due in (`after`, `due`]: the condition under which an `ensure` of the kind inserts one. */
+const noneDueBetween = (kind: string, after: unknown, due: unknown) =>
+  sql<boolean>`NOT EXISTS (SELECT 1 FROM jobs WHERE kind = ${kind} AND due_at > ${after} AND due_at <= ${due})`;
+
 /**
  * Runs due work: simulated hosts' agents, billing, expiries. Jobs are rows; running one and deleting it happen in one
  * transaction, and on PostgreSQL the row is claimed with `FOR UPDATE SKIP LOCKED`, so with any number of processes
@@ -110,7 +114,7 @@ export class Scheduler {
         INSERT INTO jobs (kind, due_at, payload, ref)
         SELECT cast(${kind} as text), cast(${v.$job_due} as double precision), '{}', NULL
         WHERE EXISTS (SELECT 1 FROM work)
-          AND NOT EXISTS (SELECT 1 FROM jobs WHERE kind = ${kind} AND due_at > ${v.$job_after} AND due_at <= ${v.$job_due})`.compile(this.store.db),
+          AND ${noneDueBetween(kind, v.$job_after, v.$job_due)}`.compile(this.store.db),
     }));
     return async (tx: Tx, values: P, job: { dueAt: number; after: number }): Promise<void> => {
       await both(tx, { ...values, $job_due: job.dueAt, $job_after: job.after });
@@ -129,7 +133,7 @@ export class Scheduler {
         INSERT INTO jobs (kind, due_at, payload, ref)
         SELECT cast(${kind} as text), f.t, '{}', NULL FROM (${first}) f
         WHERE f.t IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM jobs WHERE kind = ${kind} AND due_at > ${q.after} AND due_at <= f.t)`.compile(this.store.db),
+          AND ${noneDueBetween(kind, q.after, sql`f.t`)}`.compile(this.store.db),
     }));
     return async (tx: Tx, opts: { after: number }): Promise<void> => void (await run(tx, opts));
   }
