@@ -47,7 +47,7 @@ forEachDialect('audit log', (app) => {
   test('actions finishing together are each recorded, with their own route and values, when their replies come', async () => {
     const u = await app().createUser({ credit: 10 });
     const names = Array.from({ length: 12 }, (_, i) => `together-${i}`);
-    // Sent at once: their entries share inserts (audit-service.ts AUDIT_COALESCE); each reply waits for its own.
+    // Sent at once: each reply waits for its own entry.
     const made = await Promise.all(names.map((name) => app().request('POST', '/api/v0/auth/apikeys/', { key: u.api_key, body: { name } })));
     for (const r of made) assert.equal(r.status, 200, r.raw);
     const log = (await app().request('GET', '/api/v0/audit_logs/', { key: u.api_key })).body as any[];

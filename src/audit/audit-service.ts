@@ -1,7 +1,6 @@
 import type { Clock } from '../platform/clock.js';
 import type { Principal } from '../platform/auth.js';
 import { ApiError } from '../platform/errors.js';
-import { coalescing } from '../platform/coalesce.js';
 import type { AuditStore } from './audit-store.js';
 
 /** How often (service time) a process deletes entries past the retention period. */
@@ -9,12 +8,6 @@ export const AUDIT_PRUNE_EVERY_S = 3600;
 /** Addresses remembered per process as already recorded, before the memory starts over. */
 const SEEN_IPS_MAX = 10_000;
 const DAY_S = 86_400;
-/**
- * Entries of requests finishing together share one insert (platform/coalesce.ts): one statement and one commit for
- * all that arrive while one is written (a rent and a destroy each record one; on PostgreSQL each was a round trip and
- * a commit of its own). An idle server writes each at once.
- */
-const AUDIT_COALESCE = { maxBatch: 100, maxInFlight: 1 };
 
 export interface AuditDeps {
   audit: AuditStore;
@@ -42,10 +35,6 @@ export function auditServiceFactory({ audit, clock, retentionDays, teamOwner, wa
   const seen = new Set<string>();
   /** Address writes still in flight (they run after the reply): a listing in this process waits for them. */
   const writing = new Set<Promise<void>>();
-  const insert = coalescing(async (rows: Parameters<AuditStore['insertMany']>[0]) => {
-    await audit.insertMany(rows);
-    return rows.map(() => undefined);
-  }, AUDIT_COALESCE);
 
   async function pruneIfDue(now: number): Promise<void> {
     if (now - prunedAt < AUDIT_PRUNE_EVERY_S) return;
@@ -69,7 +58,10 @@ export function auditServiceFactory({ audit, clock, retentionDays, teamOwner, wa
   return {
     async record(e: AuditEntry): Promise<void> {
       const now = clock.now();
-      await insert({
+      // One entry per statement, never several users' in one: its foreign keys take a share lock on each user's row,
+      // and an insert of several, taking them in its own order, deadlocked with credit transfers (which lock both
+      // users' rows, in id order).
+      await audit.insert({
         user_id: e.userId, team_id: e.teamId, api_key_id: e.apiKeyId, action: e.action, api_route: e.route, ip_address: e.ip,
         args: JSON.stringify({ params: e.params, fields: e.fields }), created_at: now,
       });

@@ -9,9 +9,8 @@ export const AUDIT_LIST_MAX = 1000;
 
 export function auditStore(db: Tx) {
   return {
-    /** Entries in one statement, in their order. */
-    async insertMany(rows: Insertable<AuditLogsTable>[], tx: Tx = db): Promise<void> {
-      if (rows.length) await tx.insertInto('audit_logs').values(rows).execute();
+    async insert(row: Insertable<AuditLogsTable>, tx: Tx = db): Promise<void> {
+      await tx.insertInto('audit_logs').values(row).execute();
     },
 
     /** The user's own entries (personal context), or a team's (team context): newest first. */
