@@ -97,6 +97,11 @@ forEachDialect('credit transfers and invoices', (app) => {
     assert.ok(gpu >= micro(3.6) && gpu < micro(3.7), String(gpu)); // an hour at $3.60, plus the seconds before the stop
     const onlyPayments = await app().request('GET', '/api/v0/users/me/invoices', { key: u.api_key, query: { ...q, inc_charges: 'false' } });
     assert.ok(onlyPayments.body.invoices.every((x: any) => x.type === 'payment'));
+    // Bounds with fractions of a second (a real clock's default range is `now` minus a day): the same charges. On
+    // PostgreSQL the charge times are whole seconds (bigint), and a fraction compared with them was a 500.
+    const fractional = await app().request('GET', '/api/v0/users/me/invoices', { key: u.api_key, query: { owner: 'me', sdate: String(now - 86_400 + 0.25), edate: String(now + 0.75), inc_charges: 'true' } });
+    assert.equal(fractional.status, 200, fractional.raw);
+    assert.deepEqual(fractional.body.invoices.filter((x: any) => x.type === 'charge'), charges);
     const outside = await app().request('GET', '/api/v0/users/me/invoices', { key: u.api_key, query: { owner: 'me', sdate: '0', edate: '1' } });
     assert.deepEqual(outside.body.invoices, []);
 

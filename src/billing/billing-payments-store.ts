@@ -34,8 +34,9 @@ export function billingPaymentsStore(db: Tx, dialect: DialectName) {
         .selectFrom('billing_payments')
         .selectAll()
         .where('user_id', '=', userId)
-        .where('created_at', '>=', from)
-        .where('created_at', '<=', to)
+        // Whole seconds, as the column is (see chargeDays).
+        .where('created_at', '>=', Math.ceil(from))
+        .where('created_at', '<=', Math.floor(to))
         .orderBy('created_at')
         .orderBy('id')
         .execute();
@@ -52,8 +53,10 @@ export function billingPaymentsStore(db: Tx, dialect: DialectName) {
         .selectFrom('billing_charges as ch')
         .innerJoin('billing_contracts as c', 'c.id', 'ch.contract_id')
         .select(['c.source', 'c.description', 'ch.kind', 'ch.day', 'ch.amount_micro', 'ch.start_at', 'ch.end_at'])
-        .where('ch.start_at', '<=', to)
-        .where('ch.end_at', '>=', from);
+        // Charge and payment times are whole seconds (bigint on PostgreSQL, where a bound with a fraction, as a real
+        // clock's default range has, was an error): the same range in whole seconds.
+        .where('ch.start_at', '<=', Math.floor(to))
+        .where('ch.end_at', '>=', Math.ceil(from));
       q = scope.teamId === null ? q.where('c.user_id', '=', scope.userId).where('c.team_id', 'is', null) : q.where('c.team_id', '=', scope.teamId);
       const rows = await q.orderBy('ch.day').orderBy('c.id').orderBy('ch.kind').execute();
       return rows.map((r) => ({ ...r, amount_micro: Number(r.amount_micro), day: Number(r.day), start_at: Number(r.start_at), end_at: Number(r.end_at) }));
