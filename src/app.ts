@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { isVirtual } from './platform/clock.js';
 import { Scheduler } from './platform/scheduler.js';
-import { installErrorHandling, installExactJsonContentType, installJsonParser, RequestLog, typed } from './platform/http.js';
+import { installErrorHandling, installReplySending, installJsonParser, RequestLog, typed } from './platform/http.js';
 import { installOpenApi, OPENAPI_PATH } from './platform/openapi.js';
 import { clientErrorHandler, frameworkErrors, installClosingReply, MAX_PARAM_LENGTH } from './platform/transport-errors.js';
 import { lazySchemas } from './platform/lazy-schemas.js';
@@ -107,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   // The web console's files (issue 15), when built; its pages answer what no route matched.
   const consoleFiles = loadConsoleFiles(deps.config.consoleDir);
   installErrorHandling(app, consoleFallback(consoleFiles));
-  installExactJsonContentType(app);
+  installReplySending(app);
   if (isVirtual(deps.clock)) {
     // A virtual clock lives in the database: another process sharing it may have advanced it since.
     // A callback hook: while the database is unchanged (SQLite) there is nothing to wait for, and no promise is made.

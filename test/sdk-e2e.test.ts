@@ -81,8 +81,10 @@ describe('SDK against a server', () => {
       const watching = new Promise<void>((resolve) => (subscribed = resolve));
       const waiting = owner().waitForInstance(id, { timeout: 30, onStatus: () => subscribed() });
       await watching;
+      // Watched before the fault: its event may reach the stream before the fault's own reply arrives.
+      const failed = assert.rejects(waiting, (err: unknown) => err instanceof InstanceFailedError && err.actualStatus === fault);
       await owner().emulator.fault({ fault, instance_id: id });
-      await assert.rejects(waiting, (err: unknown) => err instanceof InstanceFailedError && err.actualStatus === fault);
+      await failed;
     });
   }
 

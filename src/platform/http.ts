@@ -1,5 +1,6 @@
 import { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { TurnBatch } from './turn-batch.js';
 import { ApiError, ERROR_STATUS, type ErrorBody, type ErrorCode } from './errors.js';
 
 /** The app as route files see it: Fastify with the TypeBox type provider. */
@@ -134,13 +135,24 @@ export function installJsonParser(app: FastifyInstance): void {
 
 /**
  * Replies carry `Content-Type: application/json` exactly: the vastai client refuses `; charset=utf-8` on offer search.
+ * Every reply is then written at the end of its event-loop turn, with the others of that turn (platform/turn-batch.ts).
  */
-export function installExactJsonContentType(app: FastifyInstance): void {
+export function installReplySending(app: FastifyInstance): void {
+  const batch = new TurnBatch((err) => app.log.error({ err }, 'a reply could not be written'));
+  const send = (reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => () => {
+    try {
+      done(null, payload);
+    } catch (err) {
+      // Its client would wait for an answer that never comes.
+      reply.raw.destroy();
+      throw err;
+    }
+  };
   // A callback hook, not an async one: it runs on every reply and needs no promise.
   app.addHook('onSend', (_request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('application/json')) reply.header('content-type', 'application/json');
-    done(null, payload);
+    batch.add(send(reply, payload, done));
   });
 }
 

@@ -23,7 +23,7 @@ const ROUTER_ERRORS: Record<string, [ErrorCode, string]> = {
 };
 
 // As bytes: Fastify appends `; charset=utf-8` to a JSON string's type, and the router's replies run no onSend hook
-// (installExactJsonContentType) to take it off again; the vastai client wants the type exactly.
+// (installReplySending) to take it off again; the vastai client wants the type exactly.
 const json = (reply: FastifyReply, e: ApiError) => reply.status(e.status).type('application/json').send(Buffer.from(JSON.stringify(e.body())));
 
 /** Fastify's `frameworkErrors` option: the router's errors (bad URL encoding, too long a parameter). */
