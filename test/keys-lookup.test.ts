@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
 import { sha256Hex } from '../src/platform/crypto.js';
+import { keysStore } from '../src/keys/keys-store.js';
+import type { Tx } from '../src/platform/db/connect.js';
 
 forEachDialect('key lookup', (app) => {
   const rowsOf = async (keyId: number, userId: number) => {
@@ -49,5 +51,46 @@ forEachDialect('key lookup', (app) => {
     await app().services.keys.revoke(made.key.id, app().clock.now());
     assert.equal(await app().services.keys.findLiveByHash(sha256Hex(made.secret)), undefined);
     assert.equal(await app().services.keys.findLiveByHash(sha256Hex('gpk_no_such_key_0123456789abcdef')), undefined);
+  });
+
+  /** The app's database, counting the statements run through it. */
+  const counting = () => {
+    const seen = { statements: 0 };
+    const db = app().store.db.withPlugin({
+      transformQuery: (a) => a.node,
+      transformResult: async (a) => {
+        seen.statements++;
+        return a.result;
+      },
+    }) as unknown as Tx;
+    return { db, seen };
+  };
+
+  test('lookups at once each get their own key (the same twice, a revoked, an unknown); on PostgreSQL in one statement', async () => {
+    const a = await app().createUser();
+    const b = await app().createUser();
+    const c = await app().services.keysService.create({ user_id: b.user.id, kind: 'user', name: 'gone' });
+    await app().services.keys.revoke(c.key.id, app().clock.now());
+    const { db, seen } = counting();
+    const keys = keysStore(db, app().store.dialect);
+    const asked = [a.api_key, b.api_key, a.api_key, c.secret, 'gpk_no_such_key_0123456789abcdef'];
+    const found = await Promise.all(asked.map((k) => keys.findLiveByHash(sha256Hex(k))));
+    assert.deepEqual(found.map((f) => f?.user.id), [a.user.id, b.user.id, a.user.id, undefined, undefined]);
+    assert.deepEqual(found[0], { ...(await rowsOf(found[0]!.key.id, a.user.id)), runningRate: 0 });
+    assert.deepEqual(found[1], { ...(await rowsOf(found[1]!.key.id, b.user.id)), runningRate: 0 });
+    assert.equal(seen.statements, app().store.dialect === 'postgres' ? 1 : asked.length);
+  });
+
+  test('a lookup asked while another may run sees what was committed before it was asked', async () => {
+    const a = await app().createUser();
+    const { db } = counting();
+    const keys = keysStore(db, app().store.dialect);
+    const hash = sha256Hex(a.api_key);
+    const first = keys.findLiveByHash(hash);
+    const key = (await rowsOf((await app().services.keys.findLiveByHash(hash))!.key.id, a.user.id)).key;
+    await app().store.db.updateTable('api_keys').set({ revoked_at: app().clock.now() }).where('id', '=', key.id).execute();
+    const second = keys.findLiveByHash(hash);
+    await first; // asked before the revoke: either answer may come, depending on when its statement ran
+    assert.equal(await second, undefined, 'asked after the revoke');
   });
 });

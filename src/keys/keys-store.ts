@@ -4,6 +4,7 @@ import type { ReadCache } from '../platform/db/read-cache.js';
 import type { UsersTable } from '../users/users-tables.js';
 import type { ApiKeysTable } from './keys-tables.js';
 import { sql, type CompiledQuery, type Selectable } from 'kysely';
+import { coalescing } from '../platform/coalesce.js';
 
 export type KeyRow = Selectable<ApiKeysTable>;
 export type UserRow = Selectable<UsersTable>;
@@ -37,16 +38,33 @@ export interface NewKey {
  */
 type Packed = { packed: string | unknown[] };
 
-function packedLookup(db: Tx, dialect: DialectName): CompiledQuery<Packed> {
+function packedColumns(dialect: DialectName) {
   const jsonArray = sql.raw(dialect === 'postgres' ? 'json_build_array' : 'json_array');
-  return sql<Packed>`
-    SELECT ${jsonArray}(k.id, k.user_id, k.team_id, k.name, k.key_hash, k.kind, k.permissions, k.instance_id,
+  return sql`${jsonArray}(k.id, k.user_id, k.team_id, k.name, k.key_hash, k.kind, k.permissions, k.instance_id,
         k.is_bootstrap, k.created_at, k.last_used_at, k.revoked_at,
         u.id, u.email, u.full_name, u.password_hash, u.credit_micro, u.ssh_key, u.is_admin, u.email_verified_at,
         u.tfa_status, u.phone_number, u.created_at, ${USER_RUNNING_RATE.column}) AS packed
-    FROM api_keys k INNER JOIN users u ON u.id = k.user_id ${USER_RUNNING_RATE.join}
-    WHERE k.key_hash = ${''} AND k.revoked_at IS NULL`.compile(db);
+    FROM api_keys k INNER JOIN users u ON u.id = k.user_id ${USER_RUNNING_RATE.join}`;
 }
+
+function packedLookup(db: Tx, dialect: DialectName): CompiledQuery<Packed> {
+  return sql<Packed>`SELECT ${packedColumns(dialect)} WHERE k.key_hash = ${''} AND k.revoked_at IS NULL`.compile(db);
+}
+
+/** `packedLookup` for several digests at once (PostgreSQL: its one parameter is a text array), each row with its digest. */
+function packedBatchLookup(db: Tx): CompiledQuery<Packed & { hash: string }> {
+  return sql<Packed & { hash: string }>`
+    SELECT k.key_hash AS hash, ${packedColumns('postgres')} WHERE k.key_hash = ANY(CAST(${[]} AS text[])) AND k.revoked_at IS NULL`.compile(db);
+}
+
+/**
+ * On PostgreSQL every lookup is a round trip, and each costs the server more than the lookup itself (the socket
+ * write wakes a backend). Lookups outside a transaction that arrive while one is running go together in the next, one
+ * statement for all (platform/coalesce.ts): each still reads rows committed before it was asked for. At most
+ * `KEY_BATCH_IN_FLIGHT` run at once, each on its own connection.
+ */
+const KEY_BATCH_IN_FLIGHT = 2;
+const KEY_BATCH_MAX = 256;
 
 /** A live key, its user, and the user's running rate (micro-dollars per hour over their running meters). */
 export interface FoundKey {
@@ -68,12 +86,28 @@ function unpack(v: any[]): FoundKey {
   return { key, user, runningRate: Number(v[23]) };
 }
 
+/** A packed lookup's rows, frozen. pg parses json values itself; better-sqlite3 returns the text. */
+function frozen(packed: string | unknown[]): FoundKey {
+  const found = unpack(typeof packed === 'string' ? JSON.parse(packed) : packed);
+  Object.freeze(found.key);
+  Object.freeze(found.user);
+  return Object.freeze(found);
+}
+
 /**
  * `lookups` reuses key lookups while the database is unchanged (SQLite; platform/db/read-cache.ts). What the lookup
  * returns is frozen, on both dialects: the same objects may serve every request until the next write.
  */
 export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<FoundKey>) {
   let liveByHash: CompiledQuery<Packed> | undefined;
+  let liveByHashes: CompiledQuery<Packed & { hash: string }> | undefined;
+  const readBatch = async (hashes: string[]): Promise<(FoundKey | undefined)[]> => {
+    const query = (liveByHashes ??= packedBatchLookup(db));
+    const rows = (await db.executeQuery<Packed & { hash: string }>({ ...query, parameters: [[...new Set(hashes)]] })).rows;
+    const found = new Map(rows.map((r) => [r.hash, frozen(r.packed)]));
+    return hashes.map((h) => found.get(h));
+  };
+  const batchedRead = dialect === 'postgres' ? coalescing(readBatch, { maxBatch: KEY_BATCH_MAX, maxInFlight: KEY_BATCH_IN_FLIGHT }) : undefined;
   return {
     async insert(k: NewKey, tx: Tx = db): Promise<KeyRow> {
       return tx
@@ -97,15 +131,11 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
     async findLiveByHash(hash: string, tx: Tx = db): Promise<FoundKey | undefined> {
       // Building this query costs several times what running it does, and it runs on every request: it is built
       // and compiled once, then run with the digest as its one parameter.
+      if (batchedRead && tx === db) return batchedRead(hash);
       const query = (liveByHash ??= packedLookup(db, dialect));
       const read = async () => {
         const packed = (await tx.executeQuery<Packed>({ ...query, parameters: [hash] })).rows[0]?.packed;
-        if (packed === undefined) return undefined;
-        // pg parses json values itself; better-sqlite3 returns the text.
-        const found = unpack(typeof packed === 'string' ? JSON.parse(packed) : packed);
-        Object.freeze(found.key);
-        Object.freeze(found.user);
-        return Object.freeze(found);
+        return packed === undefined ? undefined : frozen(packed);
       };
       // Cached only outside a transaction, which may hold rows not yet committed.
       return lookups && tx === db ? lookups.through(hash, read) : read();

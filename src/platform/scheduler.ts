@@ -4,6 +4,7 @@ import { isVirtual, type Clock } from './clock.js';
 import type { Database } from './db/schema.js';
 import type { Db, Store, Tx } from './db/connect.js';
 import { prepared } from './db/prepared.js';
+import { coalescing } from './coalesce.js';
 
 export interface JobContext {
   tx: Transaction<Database>;
@@ -315,10 +316,28 @@ export class Scheduler {
 
   private async readVirtualNow(version: number | undefined): Promise<void> {
     if (!isVirtual(this.clock)) return;
-    const row = await this.store.db.selectFrom('kv').select('value').where('key', '=', VIRTUAL_CLOCK_KEY).executeTakeFirst();
-    if (row) this.clock.set(Number(row.value));
+    // Without a version (PostgreSQL) every request reads the row: reads asked for while one runs share the next.
+    const value = version === undefined ? await this.sharedClockRead(undefined) : await this.readClockRow();
+    if (value !== undefined) this.clock.set(value);
     this.clockReadAt = version;
   }
+
+  private async readClockRow(): Promise<number | undefined> {
+    const row = await this.store.db.selectFrom('kv').select('value').where('key', '=', VIRTUAL_CLOCK_KEY).executeTakeFirst();
+    return row ? Number(row.value) : undefined;
+  }
+
+  /**
+   * One read of the clock row for every caller of a batch, begun after each of their calls (platform/coalesce.ts): a
+   * request still sees an advance that another process finished before the request arrived.
+   */
+  private readonly sharedClockRead = coalescing(
+    async (callers: undefined[]) => {
+      const value = await this.readClockRow();
+      return callers.map(() => value);
+    },
+    { maxBatch: Number.MAX_SAFE_INTEGER, maxInFlight: 1 },
+  );
 
   async saveVirtualNow(): Promise<void> {
     const value = String(this.clock.now());
