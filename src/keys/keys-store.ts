@@ -129,9 +129,10 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
 
     /** The live (not revoked) key with this hash, and its user, in one query: the hot path of every request. */
     async findLiveByHash(hash: string, tx: Tx = db): Promise<FoundKey | undefined> {
+      // PostgreSQL, outside a transaction: with the lookups asked meanwhile, in one statement.
+      if (batchedRead && tx === db) return batchedRead(hash);
       // Building this query costs several times what running it does, and it runs on every request: it is built
       // and compiled once, then run with the digest as its one parameter.
-      if (batchedRead && tx === db) return batchedRead(hash);
       const query = (liveByHash ??= packedLookup(db, dialect));
       const read = async () => {
         const packed = (await tx.executeQuery<Packed>({ ...query, parameters: [hash] })).rows[0]?.packed;
