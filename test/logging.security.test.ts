@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { createLogger, type LogFormat } from '../src/platform/logging.js';
 import { createTestApp, DIALECTS, OWNER_KEY, type Reply, type TestApp } from './helpers/harness.js';
+import { addMachine, offerFor, rentOk } from './instances-fixtures.js';
 
 /** Every log line the app writes, in `format`. */
 function capture(format: LogFormat) {
@@ -80,6 +81,19 @@ for (const format of ['json', 'pretty'] as const) for (const dialect of DIALECTS
       secrets.push(code, tfaSecret);
       await send('POST', '/api/v0/tfa/', { key: null, body: { tfa_method: 'sms', code, secret: tfaSecret } });
       await send('GET', `/api/v0/tfa/status/?code=${code}&secret=${tfaSecret}&tfa_secret=${tfaSecret}`, { key: userKey });
+      // request_logs: result_url carries its token in the path, and is fetched without a key; the token is a secret.
+      const m = await addMachine(t);
+      const { id, instanceKey } = await rentOk(t, offerFor(m, 1));
+      requests += 2; // addMachine's and rentOk's own
+      secrets.push(instanceKey);
+      const logs = await send('PUT', `/api/v0/instances/request_logs/${id}/`, { body: {} });
+      assert.equal(logs.status, 200, logs.raw);
+      const logPath = new URL(logs.body.result_url).pathname;
+      const token = logPath.split('/').at(-2)!;
+      assert.ok(token.length >= 20, logPath);
+      secrets.push(token);
+      assert.equal((await send('GET', logPath, { key: null })).status, 200);
+      assert.equal((await send('GET', `${logPath}?tail=1`, { key: null })).status, 200);
       // A login reply hands out a session key; it must not be logged either.
       await send('POST', '/api/v0/auth/login/', { key: null, body: { username: 'logged@example.com', password, client: 'cli' } });
     });

@@ -10,9 +10,18 @@ export const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeP
 /** The route config of every `/_emu/` route (contract §2): registered only in emulator mode, admin accounts only. */
 export const EMU = { category: 'misc', adminOnly: true } as const;
 
-/** `?api_key=…` (older vastai clients append it) never reaches a log. */
+/**
+ * Paths whose next segment is a credential: `result_url` of request_logs carries its token in the path (the vastai
+ * client fetches it without a key), so whoever reads a log line could fetch the log with it.
+ */
+const TOKEN_PATHS = ['/api/v0/instances/logs/'];
+
+/** `?api_key=…` (older vastai clients append it) and a token in a path never reach a log. */
 export function redactUrl(url: string): string {
-  // Every redacted form has `name=`: most URLs (no query) skip the regular expression; it runs on every request.
+  for (const prefix of TOKEN_PATHS) {
+    if (url.startsWith(prefix)) url = prefix + url.slice(prefix.length).replace(/^[^/?#]+/, '[REDACTED]');
+  }
+  // Every redacted query form has `name=`: most URLs (no query) skip the regular expression; it runs on every request.
   if (!url.includes('=')) return url;
   return url.replace(/([?&](?:api_key|key|secret|session_key|tfa_secret|code|backup_code|password|docker_login_pass|token)=)[^&#]*/gi, '$1[REDACTED]');
 }
