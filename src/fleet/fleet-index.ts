@@ -9,9 +9,12 @@
  * runs and logs them, so a search's column cache (offers/offer-columns.ts) patches those slots instead of
  * rebuilding 100,000 rows after every rent.
  */
-import type { FleetStore } from './fleet-store.js';
+import type { FleetStore, MachineRow } from './fleet-store.js';
 import { toRecord } from './fleet-store.js';
-import { bundleSizes, offersOf, type OfferEntry } from './fleet-offers.js';
+import { bundleSizes, offersOf, type GpuHold, type OfferEntry } from './fleet-offers.js';
+
+/** Changed machines one freshness read brings at most (PostgreSQL); more are loaded the long way. */
+const CHANGES_LIMIT = 500;
 
 /** The slots as of one read: what a column cache needs to follow the index. */
 export interface OfferSlots {
@@ -72,7 +75,7 @@ export class FleetIndex {
   }
 
   private startReading(): Promise<FleetState | undefined> {
-    const read = this.store.state().finally(() => {
+    const read = this.readAndApply().finally(() => {
       if (this.reading === read) this.reading = undefined;
     });
     this.reading = read;
@@ -88,7 +91,7 @@ export class FleetIndex {
         if (this.runOf.size || this.epoch !== '') this.reset('', 0);
         return;
       }
-      if (state.epoch === this.epoch && state.version === this.version) return;
+      if (state.epoch === this.epoch && state.version <= this.version) return;
       if (this.loading) continue;
       this.loading = this.load(state).finally(() => {
         this.loading = undefined;
@@ -96,6 +99,24 @@ export class FleetIndex {
       await this.loading;
       return;
     }
+  }
+
+  /**
+   * The read behind `readState`. On PostgreSQL, once the index holds an epoch, it brings the machines changed since
+   * the index's version too (`changesSince`, one statement) and applies them before anyone sees the state, so a
+   * search whose fleet another process changed costs one statement, not three. What it cannot bring (a new epoch,
+   * more than CHANGES_LIMIT machines) is left to `load`: the state goes back newer than the index.
+   */
+  private async readAndApply(): Promise<FleetState | undefined> {
+    if (!this.store.changesSince || this.epoch === '' || this.loading) return this.store.state();
+    const since = this.version;
+    const got = await this.store.changesSince(since, this.epoch, CHANGES_LIMIT);
+    if (!got) return undefined;
+    // Applied only onto the index it was read for: a load that ran meanwhile has moved it on.
+    if (got.complete && !this.loading && got.state.epoch === this.epoch && this.version === since && got.state.version > since) {
+      this.apply(got.state, got.machines);
+    }
+    return got.state;
   }
 
   private reset(epoch: string, version: number): void {
@@ -118,9 +139,14 @@ export class FleetIndex {
     const rows = await this.store.machinesAbove(since);
     const gpus = await this.store.gpusOf(rows.map((r) => r.id));
     if (full) this.reset(state.epoch, state.version);
+    this.apply(state, rows.map((row) => ({ row, gpus: gpus.get(row.id) ?? [] })));
+  }
+
+  /** Rewrites the changed machines' slot runs; the index is then as of `state`. */
+  private apply(state: FleetState, machines: ReadonlyArray<{ row: MachineRow; gpus: readonly GpuHold[] }>): void {
     // A long log costs more to replay than a rebuild: start a new generation instead.
     if (this.changes.length > this.slots.length) this.newGeneration();
-    for (const row of rows) {
+    for (const { row, gpus } of machines) {
       const record = toRecord(row);
       const sizes = bundleSizes(record.num_gpus);
       let start = this.runOf.get(record.id);
@@ -131,11 +157,11 @@ export class FleetIndex {
       } else {
         for (let k = 0; k < sizes.length; k++) this.slots[start + k] = null;
       }
-      for (const o of offersOf(record, gpus.get(row.id) ?? [])) this.slots[start + sizes.indexOf(o.num_gpus)] = o;
+      for (const o of offersOf(record, gpus)) this.slots[start + sizes.indexOf(o.num_gpus)] = o;
       this.changes.push(start, sizes.length);
     }
     // Rows newer than `state` may have been read too; loading them again next time is harmless.
     this.version = state.version;
-    if (rows.length) this.flat = undefined;
+    if (machines.length) this.flat = undefined;
   }
 }

@@ -45,6 +45,18 @@ export function toRecord(r: MachineRow): MachineRecord {
   };
 }
 
+/** What `changesSince` found: the state, and the changed machines with their GPUs. */
+export interface FleetChanges {
+  state: { version: number; epoch: string };
+  machines: Array<{ row: MachineRow; gpus: GpuHold[] }>;
+  complete: boolean;
+}
+
+type ChangeRow = { state_version: number; state_epoch: string; gpus_json: [number, number | null, string | null, number | null][] | null } & (
+  | MachineRow
+  | { [K in keyof MachineRow]: null }
+);
+
 export function fleetStore(db: Tx, dialect: DialectName) {
   const machines = (tx: Tx) =>
     tx
@@ -65,6 +77,19 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     db.updateTable('fleet_machines as m').set({ version: sql`m.version` }).from('fleet_hosts as h')
       .whereRef('h.id', '=', 'm.host_id').where('m.id', '=', q.id).returningAll('m').returning('h.verification'),
   );
+  const changesQuery = prepared(['since', 'epoch', 'limit'], (q: { since: number; epoch: string; limit: number }) => ({
+    compile: () => sql<ChangeRow>`SELECT s.version AS state_version, s.epoch AS state_epoch, c.*
+      FROM fleet_state s
+      LEFT JOIN LATERAL (
+        SELECT m.*, h.verification,
+          (SELECT json_agg(json_build_array(g.gpu_index, g.instance_id, g.hold_kind, g.bid_micro) ORDER BY g.gpu_index)
+             FROM fleet_gpus g WHERE g.machine_id = m.id) AS gpus_json
+        FROM fleet_machines m INNER JOIN fleet_hosts h ON h.id = m.host_id
+        WHERE m.version > ${q.since} AND s.epoch = ${q.epoch}
+        ORDER BY m.version LIMIT ${q.limit}
+      ) c ON true
+      WHERE s.id = 1`.compile(db),
+  }));
   const gpusOfMachine = prepared(['id'], (q: { id: number }) =>
     db.selectFrom('fleet_gpus').select(['gpu_index', 'instance_id', 'hold_kind', 'bid_micro']).where('machine_id', '=', q.id).orderBy('gpu_index'),
   );
@@ -82,8 +107,31 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       .where((eb) => eb.or([eb('instance_id', 'is', null), eb('instance_id', '=', q.instance)])),
   );
 
+  /**
+   * PostgreSQL: the fleet state and, while its epoch is still `epoch`, the machines stamped above `since` with their
+   * GPUs, at most `limit` of them, in one statement, so one snapshot (an offer search's freshness check was a state
+   * read, then two more statements whenever another writer had changed the fleet). `complete` is false when the
+   * epoch changed or the limit cut the rows short: the caller reads them the long way. Undefined without a state row.
+   */
+  async function changesSince(since: number, epoch: string, limit: number): Promise<FleetChanges | undefined> {
+    const { rows } = await changesQuery(db, { since, epoch, limit });
+    if (!rows.length) return undefined;
+    const state = { version: Number(rows[0].state_version), epoch: rows[0].state_epoch };
+    if (state.epoch !== epoch) return { state, machines: [], complete: false };
+    const machines: FleetChanges['machines'] = [];
+    for (const r of rows) {
+      if (r.id === null) continue; // the state alone: nothing changed
+      const { state_version: _v, state_epoch: _e, gpus_json, ...row } = r;
+      const gpus = (gpus_json ?? []).map(([gpu_index, instance_id, hold_kind, bid]) => ({ gpu_index, instance_id, hold_kind, bid_micro: bid === null ? null : Number(bid) }));
+      machines.push({ row: row as MachineRow, gpus });
+    }
+    return { state, machines, complete: machines.length < limit };
+  }
+
   return {
     dialect,
+    /** PostgreSQL only (SQLite reads are in-process: the state read and the reload cost no round trips). */
+    changesSince: dialect === 'postgres' ? changesSince : undefined,
 
     async state(tx: Tx = db): Promise<{ version: number; epoch: string } | undefined> {
       const r = await tx.selectFrom('fleet_state').select(['version', 'epoch']).where('id', '=', 1).executeTakeFirst();
