@@ -145,6 +145,12 @@ forEachDialect('charges API', (app) => {
       assert.equal(originals.length, 45, 'every contract once');
       assert.deepEqual(originals, latest ? [...sources].reverse() : sources);
     }
+    // A page past the last key is empty and still counts every contract that matches.
+    const matching = (await charges(app(), api_key, { day }, { limit: '10' })).body.total;
+    const past = await charges(app(), api_key, { day }, { limit: '10', after_token: Buffer.from('table.desc.1').toString('base64url') });
+    assert.equal(past.status, 200, past.raw);
+    assert.deepEqual([past.body.count, past.body.results, past.body.next_token, past.body.total], [0, [], null, matching]);
+    assert.ok(matching >= 48);
   });
 
   test('tree format groups serverless workers under endpoint and workergroup wrappers; table shows them as their instances', async () => {

@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
-import type { Tx } from '../platform/db/connect.js';
+import type { DialectName, Tx } from '../platform/db/connect.js';
 import type { Database } from '../platform/db/schema.js';
 import type { Scope } from '../platform/auth.js';
 import type { ContractRow, MeterRow } from './billing-store.js';
@@ -28,10 +28,40 @@ export interface ItemSum {
   end_at: number;
 }
 
+/** What a running meter has charged so far: what accrual needs to add what it accrued since (billing-accrual.ts). */
+export interface RunningSegment {
+  contract_id: number;
+  kind: string;
+  rate_micro_per_hour: number;
+  seg_start: number;
+  settled_until: number;
+  seg_charged_micro: number;
+}
+
+/** One page of the charges listing as one statement read it (`page`). */
+export interface ChargesPage {
+  contracts: ContractRow[];
+  more: boolean;
+  total: number;
+  /** Per contract of the page and kind: what the days of the range charged. */
+  sums: ItemSum[];
+  /** The page's running meters. */
+  running: RunningSegment[];
+}
+
 type ContractsQuery = SelectQueryBuilder<Database, 'billing_contracts', object>;
 
-/** The read side of the ledger: contracts of a scope that overlap a range, paged by a fixed key. */
-export function chargesStore(db: Tx) {
+/** A JSON array column: PostgreSQL's pg parses it; better-sqlite3 gives its text. Null when no row (PostgreSQL). */
+const jsonRows = <T>(v: unknown): T[] => (v === null || v === undefined ? [] : typeof v === 'string' ? (JSON.parse(v) as T[]) : (v as T[]));
+
+/**
+ * The read side of the ledger: contracts of a scope that overlap a range, paged by a fixed key. A page is one
+ * statement (one snapshot): the contracts, the count of all that match, and per contract what its days charged and
+ * what its running meters stand at. Four statements read them before, each round trip a cost on PostgreSQL.
+ */
+export function chargesStore(db: Tx, dialect: DialectName) {
+  const agg = dialect === 'postgres' ? sql.raw('json_agg') : sql.raw('json_group_array');
+  const row = dialect === 'postgres' ? sql.raw('json_build_array') : sql.raw('json_array');
   function matching(f: ChargesFilter, tx: Tx): ContractsQuery {
     let q = tx.selectFrom('billing_contracts') as unknown as ContractsQuery;
     // A team context sees every contract of the team, whoever of its members opened it; otherwise the user's own.
@@ -64,51 +94,49 @@ export function chargesStore(db: Tx) {
       : matching(f, tx).select('id').where('tree_key', 'in', keys as any);
   }
 
+  /** The number of keys matching (a scalar subquery of the page, or alone when the page is empty). */
+  const countOf = (f: ChargesFilter, tx: Tx) =>
+    matching(f, tx).select(f.key === 'id' ? sql<number>`count(*)`.as('n') : sql<number>`count(DISTINCT tree_key)`.as('n'));
+
   return {
-    /** The page's contracts, whether another page follows, and the number of keys matching. */
-    async page(f: ChargesFilter, tx: Tx = db): Promise<{ contracts: ContractRow[]; more: boolean; total: number }> {
-      let contracts = (await tx
-        .selectFrom('billing_contracts')
-        .selectAll()
-        .where('id', 'in', pageContracts(f, tx) as any)
-        .orderBy(f.key, f.desc ? 'desc' : 'asc')
-        .orderBy('id', f.desc ? 'desc' : 'asc')
-        .execute()) as ContractRow[];
+    /** The page's contracts, whether another page follows, the number of keys matching, and what they charged. */
+    async page(f: ChargesFilter, fromDay: number, toDay: number, tx: Tx = db): Promise<ChargesPage> {
+      const rows = await tx
+        .selectFrom('billing_contracts as c')
+        .selectAll('c')
+        .select([
+          countOf(f, tx).as('page_total'),
+          sql<unknown>`(SELECT ${agg}(${row}(s.kind, s.amount, s.start_at, s.end_at)) FROM (
+              SELECT kind, sum(amount_micro) AS amount, min(start_at) AS start_at, max(end_at) AS end_at FROM billing_charges
+              WHERE contract_id = c.id AND day >= ${fromDay} AND day <= ${toDay} GROUP BY kind) s)`.as('page_sums'),
+          sql<unknown>`(SELECT ${agg}(${row}(m.kind, m.rate_micro_per_hour, m.seg_start, m.settled_until, m.seg_charged_micro))
+              FROM billing_meters m WHERE m.contract_id = c.id AND m.running = 1)`.as('page_running'),
+        ])
+        .where('c.id', 'in', pageContracts(f, tx) as any)
+        .orderBy(`c.${f.key}`, f.desc ? 'desc' : 'asc')
+        .orderBy('c.id', f.desc ? 'desc' : 'asc')
+        .execute();
+      const sums: ItemSum[] = [];
+      const running: RunningSegment[] = [];
+      let contracts: ContractRow[] = rows.map(({ page_total: _t, page_sums, page_running, ...c }) => {
+        for (const [kind, amount, start_at, end_at] of jsonRows<[string, number, number, number]>(page_sums)) {
+          sums.push({ contract_id: c.id, kind, amount: Number(amount), start_at: Number(start_at), end_at: Number(end_at) });
+        }
+        for (const [kind, rate, segStart, settled, charged] of jsonRows<[string, number, number, number, number]>(page_running)) {
+          running.push({ contract_id: c.id, kind, rate_micro_per_hour: Number(rate), seg_start: Number(segStart), settled_until: Number(settled), seg_charged_micro: Number(charged) });
+        }
+        return c as ContractRow;
+      });
       const keys = [...new Set(contracts.map((c) => Number(c[f.key])))];
       const more = keys.length > f.limit;
-      if (more) contracts = contracts.filter((c) => Number(c[f.key]) !== keys[f.limit]);
-      const total = await matching(f, tx)
-        .select(f.key === 'id' ? sql<number>`count(*)`.as('n') : sql<number>`count(DISTINCT tree_key)`.as('n'))
-        .executeTakeFirstOrThrow();
-      return { contracts, more, total: Number((total as any).n) };
-    },
-
-    /** Per contract of the page and kind: what the days of the range charged. */
-    async itemSums(f: ChargesFilter, fromDay: number, toDay: number, tx: Tx = db): Promise<ItemSum[]> {
-      const rows = await tx
-        .selectFrom('billing_charges')
-        .select((eb) => [
-          'contract_id',
-          'kind',
-          eb.fn.sum<number>('amount_micro').as('amount'),
-          eb.fn.min<number>('start_at').as('start_at'),
-          eb.fn.max<number>('end_at').as('end_at'),
-        ])
-        .where('contract_id', 'in', pageContracts(f, tx) as any)
-        .where('day', '>=', fromDay)
-        .where('day', '<=', toDay)
-        .groupBy(['contract_id', 'kind'])
-        .execute();
-      return rows.map((r) => ({ contract_id: r.contract_id, kind: r.kind, amount: Number(r.amount), start_at: Number(r.start_at), end_at: Number(r.end_at) }));
-    },
-
-    async runningMeters(f: ChargesFilter, tx: Tx = db): Promise<MeterRow[]> {
-      return tx
-        .selectFrom('billing_meters')
-        .selectAll()
-        .where('running', '=', 1)
-        .where('contract_id', 'in', pageContracts(f, tx) as any)
-        .execute();
+      if (more) {
+        const extra = new Set(contracts.filter((c) => Number(c[f.key]) === keys[f.limit]).map((c) => c.id));
+        contracts = contracts.filter((c) => !extra.has(c.id));
+        return { contracts, more, total: Number(rows[0].page_total), sums: sums.filter((s) => !extra.has(s.contract_id)), running: running.filter((m) => !extra.has(m.contract_id)) };
+      }
+      // An empty page (past the last key) still says how many match.
+      const total = rows.length ? rows[0].page_total : (await countOf(f, tx).executeTakeFirstOrThrow()).n;
+      return { contracts, more, total: Number(total), sums, running };
     },
   };
 }

@@ -1,10 +1,10 @@
 import type { Clock } from '../platform/clock.js';
-import type { Tx } from '../platform/db/connect.js';
+import type { DialectName, Tx } from '../platform/db/connect.js';
 import { badRequest } from '../platform/errors.js';
 import { toDollars } from '../platform/money.js';
 import type { Scope } from '../platform/auth.js';
 import { accrue, dayOf, SECONDS_PER_DAY, wholeSecond } from './billing-accrual.js';
-import { chargesStore, type ChargesFilter, type ItemSum } from './billing-charges-store.js';
+import { chargesStore, type ChargesFilter, type ChargesPage, type ItemSum } from './billing-charges-store.js';
 import type { ContractRow } from './billing-store.js';
 
 import { CHARGES_LIMIT_DEFAULT } from './billing-schemas.js';
@@ -109,12 +109,11 @@ function decodeToken(token: string, format: string, desc: boolean): number {
 
 const encodeToken = (format: string, desc: boolean, key: number) => Buffer.from(`${format}.${desc ? 'desc' : 'asc'}.${key}`).toString('base64url');
 
-export function chargesServiceFactory({ db, clock }: { db: Tx; clock: Clock }) {
-  const store = chargesStore(db);
+export function chargesServiceFactory({ db, dialect, clock }: { db: Tx; dialect: DialectName; clock: Clock }) {
+  const store = chargesStore(db, dialect);
 
   /** Settled day rows of the range, plus what running meters accrued since, on the days of the range. */
-  async function itemsOf(f: ChargesFilter, fromDay: number, toDay: number): Promise<Map<number, ItemSum[]>> {
-    const sums = await store.itemSums(f, fromDay, toDay);
+  function itemsOf(f: ChargesFilter, fromDay: number, toDay: number, { sums, running }: Pick<ChargesPage, 'sums' | 'running'>): Map<number, ItemSum[]> {
     const byContract = new Map<number, ItemSum[]>();
     const find = (id: number, kind: string, start: number): ItemSum => {
       const list = byContract.get(id) ?? [];
@@ -124,7 +123,7 @@ export function chargesServiceFactory({ db, clock }: { db: Tx; clock: Clock }) {
       return s;
     };
     for (const s of sums) Object.assign(find(s.contract_id, s.kind, s.start_at), s);
-    for (const m of await store.runningMeters(f)) {
+    for (const m of running) {
       for (const d of accrue(m, f.now).days) {
         if (d.day < fromDay || d.day > toDay) continue;
         const s = find(m.contract_id, m.kind, d.start);
@@ -230,8 +229,9 @@ export function chargesServiceFactory({ db, clock }: { db: Tx; clock: Clock }) {
         after: token ? decodeToken(token, format, desc) : null,
         limit,
       };
-      const { contracts, more, total } = await store.page(filter);
-      const items = await itemsOf(filter, fromDay, toDay);
+      const page = await store.page(filter, fromDay, toDay);
+      const { contracts, more, total } = page;
+      const items = itemsOf(filter, fromDay, toDay, page);
       const entries = contracts.map((c) => {
         const list = items.get(c.id) ?? [];
         return { c, e: contractEntry(c, list, filter.from, filter.to), micro: list.reduce((s, i) => s + i.amount, 0) };

@@ -404,7 +404,7 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
   } satisfies BillingApi & Record<string, unknown>;
 
   /** The read side: `GET /api/v0/charges/`. */
-  const charges = chargesServiceFactory({ db: store.db, clock });
+  const charges = chargesServiceFactory({ db: store.db, dialect: store.dialect, clock });
   return {
     ...api, charges, payments, store: billing,
     /**
