@@ -29,14 +29,7 @@ export interface ItemSum {
 }
 
 /** What a running meter has charged so far: what accrual needs to add what it accrued since (billing-accrual.ts). */
-export interface RunningSegment {
-  contract_id: number;
-  kind: string;
-  rate_micro_per_hour: number;
-  seg_start: number;
-  settled_until: number;
-  seg_charged_micro: number;
-}
+export type RunningSegment = Pick<MeterRow, 'contract_id' | 'kind' | 'rate_micro_per_hour' | 'seg_start' | 'settled_until' | 'seg_charged_micro'>;
 
 /** One page of the charges listing as one statement read it (`page`). */
 export interface ChargesPage {
@@ -129,11 +122,8 @@ export function chargesStore(db: Tx, dialect: DialectName) {
       });
       const keys = [...new Set(contracts.map((c) => Number(c[f.key])))];
       const more = keys.length > f.limit;
-      if (more) {
-        const extra = new Set(contracts.filter((c) => Number(c[f.key]) === keys[f.limit]).map((c) => c.id));
-        contracts = contracts.filter((c) => !extra.has(c.id));
-        return { contracts, more, total: Number(rows[0].page_total), sums: sums.filter((s) => !extra.has(s.contract_id)), running: running.filter((m) => !extra.has(m.contract_id)) };
-      }
+      // The key past the page only says that another page follows; its items are never looked up.
+      if (more) contracts = contracts.filter((c) => Number(c[f.key]) !== keys[f.limit]);
       // An empty page (past the last key) still says how many match.
       const total = rows.length ? rows[0].page_total : (await countOf(f, tx).executeTakeFirstOrThrow()).n;
       return { contracts, more, total: Number(total), sums, running };
