@@ -1,5 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { isVirtual } from './platform/clock.js';
+import { safeEqual } from './platform/crypto.js';
+import { secretToken } from './platform/random.js';
 import { Scheduler } from './platform/scheduler.js';
 import { installErrorHandling, installReplySending, installJsonParser, RequestLog, typed } from './platform/http.js';
 import { installOpenApi, OPENAPI_PATH } from './platform/openapi.js';
@@ -21,6 +23,8 @@ declare module 'fastify' {
 }
 
 export type { AppDeps };
+
+const REPLAY_HEADER = 'x-gpuplane-replay';
 
 /** A registered route and its declared access, for tests that sweep every route (auth, permissions). */
 export interface RouteInfo {
@@ -108,11 +112,16 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   const consoleFiles = loadConsoleFiles(deps.config.consoleDir);
   installErrorHandling(app, consoleFallback(consoleFiles));
   installReplySending(app);
+  // A request a scheduled job replays carries this header with this process's value: it runs inside the advance of
+  // the virtual clock that runs the job, where any other request waits for the advance to end (Scheduler.advance).
+  const replayMark = secretToken(deps.random, '');
   if (isVirtual(deps.clock)) {
     // A virtual clock lives in the database: another process sharing it may have advanced it since.
     // A callback hook: while the database is unchanged (SQLite) there is nothing to wait for, and no promise is made.
     app.addHook('onRequest', (request, _reply, done) => {
-      const read = request.routeOptions.config.noVirtualClock ? undefined : scheduler.restoreVirtualNowIfChanged();
+      const replayed = request.headers[REPLAY_HEADER];
+      const read = request.routeOptions.config.noVirtualClock ? undefined
+        : scheduler.restoreVirtualNowIfChanged(typeof replayed === 'string' && safeEqual(replayed, replayMark));
       if (!read) return done();
       read.then(() => done(), done);
     });
@@ -126,7 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
     const res = await app.inject({
       method: r.method as 'PUT' | 'POST' | 'DELETE',
       url: r.url,
-      headers: { authorization: `Bearer ${r.bearer}`, 'content-type': 'application/json', 'user-agent': 'gpuplane-scheduled-job' },
+      headers: { authorization: `Bearer ${r.bearer}`, 'content-type': 'application/json', 'user-agent': 'gpuplane-scheduled-job', [REPLAY_HEADER]: replayMark },
       payload: JSON.stringify(r.body),
     });
     return { status: res.statusCode, body: res.body };

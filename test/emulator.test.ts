@@ -45,6 +45,44 @@ forEachDialect('emulator: clock', (app) => {
     assert.deepEqual(seen.at(-1), { n: 3, dueAt: start + 90, now: start + 90 });
   });
 
+  test('a request arriving while an advance runs waits for it to end and sees the clock where it ended', async () => {
+    const t = app();
+    const start = t.clock.now();
+    let entered!: () => void;
+    const inJob = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const seen: number[] = [];
+    t.scheduler.register('test.emulator.hold', async () => {
+      entered();
+      await released;
+    });
+    t.scheduler.register('test.emulator.late', async (_p, ctx) => void seen.push(ctx.dueAt));
+    await t.scheduler.schedule('test.emulator.hold', start + 10, {});
+
+    const order: string[] = [];
+    const advance = t.request('POST', '/_emu/clock/advance', { body: { seconds: 60 } }).then((r) => (order.push('advance'), r));
+    await inJob;
+    // The job holds the advance at start + 10; a request now must not be served at that time.
+    const during = t.request('GET', '/_emu/clock').then((r) => (order.push('clock'), r));
+    // Work a request makes due before the advance's end is not chased by it: the request runs after the advance.
+    const scheduling = t.request('GET', '/_emu/clock').then(async (r) => {
+      await t.scheduler.schedule('test.emulator.late', t.clock.now() + 5, {});
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(order, [], 'nothing replied while the job runs');
+    release();
+    const [a, c, s] = await Promise.all([advance, during, scheduling]);
+    assert.equal(a.body.now, start + 60);
+    assert.equal(c.body.now, start + 60);
+    assert.equal(s.body.now, start + 60);
+    assert.deepEqual(order, ['advance', 'clock']);
+    assert.deepEqual(seen, [], 'the work made due after the advance waits for the next');
+    await t.request('POST', '/_emu/clock/advance', { body: { seconds: 5 } });
+    assert.deepEqual(seen, [start + 65]);
+  });
+
   test('advance needs a positive number of seconds', async () => {
     for (const body of [{ seconds: 0 }, { seconds: -1 }, { seconds: 'ten' }, {}]) {
       const res = await app().request('POST', '/_emu/clock/advance', { body });
