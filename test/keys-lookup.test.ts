@@ -5,10 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
 import { sha256Hex } from '../src/platform/crypto.js';
-import { keysStore } from '../src/keys/keys-store.js';
+import { sql } from 'kysely';
+import { keysStore, packedBatchLookup } from '../src/keys/keys-store.js';
 import type { Tx } from '../src/platform/db/connect.js';
 
-forEachDialect('key lookup', (app) => {
+forEachDialect('key lookup', (app, dialect) => {
   const rowsOf = async (keyId: number, userId: number) => {
     const db = app().store.db;
     return {
@@ -79,6 +80,30 @@ forEachDialect('key lookup', (app) => {
     assert.deepEqual(found[0], { ...(await rowsOf(found[0]!.key.id, a.user.id)), runningRate: 0 });
     assert.deepEqual(found[1], { ...(await rowsOf(found[1]!.key.id, b.user.id)), runningRate: 0 });
     assert.equal(seen.statements, app().store.dialect === 'postgres' ? 1 : asked.length);
+  });
+
+  // SQLite looks keys up one by one.
+  if (dialect === 'postgres') test('on PostgreSQL the batch lookup finds each key through the unique index, as a prepared statement\'s generic plan too', async () => {
+    // Enough keys that a scan costs more than an index probe for one digest, but not for the ten the planner assumes
+    // of an array it does not know: `key_hash = ANY($1)` was planned as a scan of every key until ~100 pages.
+    const { user, api_key } = await app().createUser();
+    const db = app().store.db;
+    await sql`INSERT INTO api_keys (user_id, key_hash, kind, created_at, revoked_at)
+      SELECT ${user.id}, md5(g::text), 'instance', 0, 1 FROM generate_series(1, 1500) g`.execute(db);
+    await sql`ANALYZE api_keys`.execute(db);
+    const plan = await db.connection().execute(async (c) => {
+      await sql`SET plan_cache_mode = force_generic_plan`.execute(c);
+      try {
+        await sql.raw(`PREPARE key_batch_plan(text[]) AS ${packedBatchLookup(c).sql}`).execute(c);
+        const rows = (await sql.raw<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE key_batch_plan('{${sha256Hex(api_key)}}')`).execute(c)).rows;
+        return rows.map((r) => r['QUERY PLAN']).join('\n');
+      } finally {
+        await sql`DEALLOCATE key_batch_plan`.execute(c);
+        await sql`RESET plan_cache_mode`.execute(c);
+      }
+    });
+    assert.doesNotMatch(plan, /Seq Scan on api_keys/, plan);
+    assert.match(plan, /Index Scan using api_keys_key_hash_key on api_keys/, plan);
   });
 
   test('a lookup asked while another may run sees what was committed before it was asked', async () => {
