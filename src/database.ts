@@ -27,6 +27,8 @@ import { serverlessStateMigration } from './serverless/serverless-state-migratio
 import { prepayBenchmarksMigration } from './migration-0022-prepay-benchmarks.js';
 import { instancesExtrasMigration } from './instances/instances-extras-migration.js';
 import { serverlessSdkMigration } from './serverless/serverless-sdk-migration.js';
+import { instancesLiveMigration } from './instances/instances-live-migration.js';
+import { keysLiveMigration } from './keys/keys-live-migration.js';
 import { simhostMigration } from './simhost/simhost-migration.js';
 import { scheduledJobsMigration } from './scheduled-jobs/scheduled-jobs-migration.js';
 import { subaccountsMigration } from './subaccounts/subaccounts-migration.js';
@@ -101,6 +103,8 @@ export const MIGRATIONS: MigrationList = {
     ['0030_agent_desired_notify', agentNotifyMigration],
     ['0031_hosting_defjob_runs', hostingDefjobRunsMigration],
     ['0032_simhost', simhostMigration],
+    ['0033_instances_live', instancesLiveMigration],
+    ['0034_keys_live', keysLiveMigration],
   ],
   lastUnordered: '0012_billing_rates',
 };
