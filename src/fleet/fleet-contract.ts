@@ -112,7 +112,8 @@ export interface FleetApi {
    * then the fleet's GPU rows, then billing. Freeing GPUs resumes the machine's outbid instances, and an allocation
    * stops those it outbids, after the fleet's rows were written: with the machine's row taken before any instance, no
    * transaction can hold one of those instances while it waits for the machine (test/instances-lock-order.test.ts).
-   * Boot steps (one job across machines) lock instances without it; a deadlock they meet is rerun.
+   * A simulated agents' step (one job across machines) takes the rows of all its machines first, in id order, skipping
+   * those another transaction holds (`lockIdleMachines`; simhost/simhost-agent.ts).
    */
   lockMachine(tx: Tx, machineId: number): Promise<void>;
   /**
