@@ -183,7 +183,7 @@ export const SETTINGS = {
   pgPoolSize: {
     env: 'GPUPLANE_PG_POOL_SIZE',
     flag: 'pg-pool-size',
-    help: 'PostgreSQL connections per process, 1-1000 (default: twice the CPU cores, at least 4)',
+    help: 'PostgreSQL connections per process, 1-1000 (default: twice the CPU cores, at least 4; with several processes, about twice the database cores in all)',
   },
 } satisfies Record<keyof Config, Setting>;
 
