@@ -137,7 +137,7 @@ export function createServices(deps: ServiceDeps) {
   const offers = offersServiceFactory({ index: fleet.index, clock });
   const templates = templatesServiceFactory({ db, dialect: store.dialect, templates: templatesStore(db), clock, random, secretBox });
   const audit = auditServiceFactory({
-    audit: auditStore(db), clock, retentionDays: config.auditRetentionDays,
+    audit: auditStore(db, store.dialect), clock, retentionDays: config.auditRetentionDays,
     teamOwner: async (teamId) => (await teamsDb.findTeam(teamId))?.owner_id,
     warn: (err, what) => log.warn({ err }, what),
   });

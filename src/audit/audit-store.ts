@@ -1,5 +1,6 @@
-import type { Insertable, Selectable } from 'kysely';
-import type { Tx } from '../platform/db/connect.js';
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { DialectName, Tx } from '../platform/db/connect.js';
+import { noFlushFrom } from '../platform/db/no-flush.js';
 import type { AuditLogsTable } from './audit-tables.js';
 
 export type AuditRow = Selectable<AuditLogsTable>;
@@ -7,10 +8,18 @@ export type AuditRow = Selectable<AuditLogsTable>;
 /** Most entries one read returns: the newest. */
 export const AUDIT_LIST_MAX = 1000;
 
-export function auditStore(db: Tx) {
+export function auditStore(db: Tx, dialect: DialectName) {
   return {
+    /** An entry, written after the action it records (platform/db/no-flush.ts: PostgreSQL commits it without a flush). */
     async insert(row: Insertable<AuditLogsTable>, tx: Tx = db): Promise<void> {
-      await tx.insertInto('audit_logs').values(row).execute();
+      const from = noFlushFrom(tx, dialect);
+      if (!from) {
+        await tx.insertInto('audit_logs').values(row).execute();
+        return;
+      }
+      await sql`INSERT INTO audit_logs (user_id, team_id, api_key_id, action, api_route, ip_address, args, created_at)
+        SELECT ${row.user_id}, ${row.team_id ?? null}, ${row.api_key_id ?? null}, ${row.action}, ${row.api_route}, ${row.ip_address},
+          ${row.args}, ${row.created_at} FROM ${from}`.execute(tx);
     },
 
     /** The user's own entries (personal context), or a team's (team context): newest first. */
@@ -25,9 +34,15 @@ export function auditStore(db: Tx) {
       return Number(r.numDeletedRows);
     },
 
-    /** Records an address once per user (the first sighting wins). */
+    /** Records an address once per user (the first sighting wins); PostgreSQL commits it without a flush. */
     async sawIp(userId: number, ip: string, at: number, tx: Tx = db): Promise<void> {
-      await tx.insertInto('user_ipaddrs').values({ user_id: userId, ip, first_seen: at }).onConflict((oc) => oc.columns(['user_id', 'ip']).doNothing()).execute();
+      const from = noFlushFrom(tx, dialect);
+      if (!from) {
+        await tx.insertInto('user_ipaddrs').values({ user_id: userId, ip, first_seen: at }).onConflict((oc) => oc.columns(['user_id', 'ip']).doNothing()).execute();
+        return;
+      }
+      await sql`INSERT INTO user_ipaddrs (user_id, ip, first_seen) SELECT ${userId}, ${ip}, ${at} FROM ${from}
+        ON CONFLICT (user_id, ip) DO NOTHING`.execute(tx);
     },
 
     async ipsOf(userId: number, tx: Tx = db) {

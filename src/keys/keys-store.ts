@@ -5,6 +5,7 @@ import type { UsersTable } from '../users/users-tables.js';
 import type { ApiKeysTable } from './keys-tables.js';
 import { sql, type CompiledQuery, type Selectable } from 'kysely';
 import { coalescing } from '../platform/coalesce.js';
+import { noFlushFrom } from '../platform/db/no-flush.js';
 
 export type KeyRow = Selectable<ApiKeysTable>;
 export type UserRow = Selectable<UsersTable>;
@@ -162,8 +163,14 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
       return Number(r.numUpdatedRows) > 0;
     },
 
+    /** Records a key's last use; PostgreSQL commits it without a flush (platform/db/no-flush.ts). */
     async touch(id: number, now: number, tx: Tx = db): Promise<void> {
-      await tx.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
+      const from = noFlushFrom(tx, dialect);
+      if (!from) {
+        await tx.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
+        return;
+      }
+      await sql`UPDATE api_keys SET last_used_at = ${now} FROM ${from} WHERE id = ${id}`.execute(tx);
     },
 
     /** Revokes a live key; false when it was already revoked (a racing revoke or reset won). */
