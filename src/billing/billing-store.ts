@@ -89,6 +89,20 @@ export function billingStore(db: Tx, dialect: DialectName) {
     db.insertInto('billing_contracts').values(c).onConflict((oc) => oc.column('source').doNothing()).returningAll(),
   );
   const setTreeKey = prepared(['id'], (q: { id: number }) => db.updateTable('billing_contracts').set({ tree_key: q.id }).where('id', '=', q.id));
+  const touchContractOf = prepared(['id', 'at'], (q: { id: number; at: number }) =>
+    db
+      .updateTable('billing_contracts')
+      .set((eb) => ({
+        end_at: sql<number>`CASE WHEN ${eb.ref('end_at')} < ${q.at} THEN ${q.at} ELSE ${eb.ref('end_at')} END`,
+        // The 0/1 flag summed over the contract's meters, not `COUNT(*) … AND running = 1`: with that filter SQLite
+        // reads through the index on `running`, every running meter of every user, on each rent and stop.
+        live: eb
+          .selectFrom('billing_meters')
+          .select(sql<number>`COALESCE(SUM(billing_meters.running), 0)`.as('n'))
+          .where('billing_meters.contract_id', '=', q.id),
+      }))
+      .where('id', '=', q.id),
+  );
   // PostgreSQL: the id is drawn first, so that the contract is written with its tree key (its own id) in one statement
   // (SQLite inserts, then sets it).
   const newContractKeys = ['source', 'type', 'user_id', 'team_id', 'description', 'metadata', 'start_at', 'end_at', 'live'] as const;
@@ -210,19 +224,7 @@ export function billingStore(db: Tx, dialect: DialectName) {
 
     /** Extends the contract's charged period to `at` and recounts its running meters. */
     async touchContract(id: number, at: number, tx: Tx = db): Promise<void> {
-      await tx
-        .updateTable('billing_contracts')
-        .set((eb) => ({
-          end_at: sql<number>`CASE WHEN ${eb.ref('end_at')} < ${at} THEN ${at} ELSE ${eb.ref('end_at')} END`,
-          // The 0/1 flag summed over the contract's meters, not `COUNT(*) … AND running = 1`: with that filter SQLite
-          // reads through the index on `running`, every running meter of every user, on each rent and stop.
-          live: eb
-            .selectFrom('billing_meters')
-            .select(sql<number>`COALESCE(SUM(billing_meters.running), 0)`.as('n'))
-            .where('billing_meters.contract_id', '=', id),
-        }))
-        .where('id', '=', id)
-        .execute();
+      await touchContractOf(tx, { id, at });
     },
 
     async meters(contractId: number, tx: Tx = db): Promise<MeterRow[]> {

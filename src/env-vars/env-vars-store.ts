@@ -1,13 +1,16 @@
 import type { Selectable } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
+import { prepared } from '../platform/db/prepared.js';
 import type { EnvVarsTable } from './env-vars-tables.js';
 
 export type EnvVarRow = Selectable<EnvVarsTable>;
 
 export function envVarsStore(db: Tx) {
+  // Read by every rent (platform/db/prepared.ts).
+  const listOf = prepared(['owner'], (q: { owner: string }) => db.selectFrom('env_vars').selectAll().where('owner', '=', q.owner).orderBy('name'));
   return {
     async list(owner: string, tx: Tx = db): Promise<EnvVarRow[]> {
-      return tx.selectFrom('env_vars').selectAll().where('owner', '=', owner).orderBy('name').execute();
+      return (await listOf(tx, { owner })).rows;
     },
 
     async count(owner: string, tx: Tx = db): Promise<number> {

@@ -98,6 +98,14 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     db.updateTable('fleet_machines').set({ version: q.version }).where('id', '=', q.id),
   );
   const markMachine = prepared(['id'], (q: { id: number }) => db.updateTable('fleet_machines').set({ version: sql`version` }).where('id', '=', q.id));
+  // A destroy's release of its one instance's GPUs (releaseAll for one instance).
+  const markHoldersOf = prepared(['instance'], (q: { instance: number }) =>
+    db.updateTable('fleet_machines').set({ version: sql`version` })
+      .where('id', 'in', db.selectFrom('fleet_gpus').select('machine_id').where('instance_id', '=', q.instance)).returning('id'));
+  const holdersOf = prepared(['instance'], (q: { instance: number }) =>
+    db.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', '=', q.instance));
+  const releaseOf = prepared(['instance'], (q: { instance: number }) =>
+    db.updateTable('fleet_gpus').set({ instance_id: null, hold_kind: null, bid_micro: null }).where('instance_id', '=', q.instance));
   const holdFree = prepared(['machine', 'gpu', 'instance', 'kind', 'bid'], (q: { machine: number; gpu: number; instance: number; kind: string; bid: number | null }) =>
     db
       .updateTable('fleet_gpus')
@@ -287,19 +295,26 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     /** Frees the instances' GPUs; their machines. On PostgreSQL the machines are marked changed already (`bump`). */
     async releaseAll(tx: Tx, instanceIds: number[]): Promise<number[]> {
       if (!instanceIds.length) return [];
+      // One instance (a destroy): statements compiled once.
+      const one = instanceIds.length === 1 ? { instance: instanceIds[0] } : undefined;
       let machineIds: number[];
       if (dialect === 'postgres') {
         // The machine rows first, as an allocation takes them (machine, then its GPUs): marked (`bump`), and so locked,
         // by the statement that finds them.
         const holding = tx.selectFrom('fleet_gpus').select('machine_id').where('instance_id', 'in', instanceIds);
-        const rows = await tx.updateTable('fleet_machines').set({ version: sql`version` }).where('id', 'in', holding).returning('id').execute();
+        const rows = one
+          ? (await markHoldersOf(tx, one)).rows
+          : await tx.updateTable('fleet_machines').set({ version: sql`version` }).where('id', 'in', holding).returning('id').execute();
         machineIds = rows.map((r) => r.id).sort((a, b) => a - b);
       } else {
-        const rows = await tx.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', 'in', instanceIds).execute();
+        const rows = one
+          ? (await holdersOf(tx, one)).rows
+          : await tx.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', 'in', instanceIds).execute();
         machineIds = rows.map((r) => r.machine_id).sort((a, b) => a - b);
       }
       if (!machineIds.length) return [];
-      await tx.updateTable('fleet_gpus').set({ instance_id: null, hold_kind: null, bid_micro: null }).where('instance_id', 'in', instanceIds).execute();
+      if (one) await releaseOf(tx, one);
+      else await tx.updateTable('fleet_gpus').set({ instance_id: null, hold_kind: null, bid_micro: null }).where('instance_id', 'in', instanceIds).execute();
       return machineIds;
     },
 

@@ -26,6 +26,13 @@ export function instancesStore(db: Tx, dialect: DialectName) {
   const updateRow = preparedByKeys(({ $id, ...patch }: InstancePatch & { $id: number }) => db.updateTable('instances').set(patch).where('id', '=', $id));
   const live = (q: { id: number }) => db.selectFrom('instances').selectAll().where('id', '=', q.id).where('destroyed_at', 'is', null);
   const findLive = prepared(['id'], live);
+  // A destroy's and a list's scope reads, one statement per kind of scope (a user's own, or a team's).
+  const ownScope = (q: { userId: number }): Scope => ({ userId: q.userId, teamId: null });
+  const findOwn = prepared(['id', 'userId'], (q: { id: number; userId: number }) => inScope(live(q), ownScope(q)));
+  const findTeams = prepared(['id', 'teamId'], (q: { id: number; teamId: number }) => inScope(live(q), { userId: 0, teamId: q.teamId }));
+  const listed = () => db.selectFrom('instances').selectAll().where('destroyed_at', 'is', null).orderBy('id');
+  const listOwn = prepared(['userId'], (q: { userId: number }) => inScope(listed(), ownScope(q)));
+  const listTeams = prepared(['teamId'], (q: { teamId: number }) => inScope(listed(), { userId: 0, teamId: q.teamId }));
   const lockLive = prepared(['id'], (q: { id: number }) => (dialect === 'postgres' ? live(q).forUpdate() : live(q)));
   // Every status report of a real host's agent reads its machine's instances.
   const selectLiveOnMachine = prepared(['machine_id'], (q: { machine_id: number }) =>
@@ -110,13 +117,12 @@ export function instancesStore(db: Tx, dialect: DialectName) {
     },
 
     async findInScope(id: number, scope: Scope, tx: Tx = db): Promise<InstanceRow | undefined> {
-      const q = tx.selectFrom('instances').selectAll().where('id', '=', id).where('destroyed_at', 'is', null);
-      return inScope(q, scope).executeTakeFirst();
+      const r = scope.teamId === null ? await findOwn(tx, { id, userId: scope.userId }) : await findTeams(tx, { id, teamId: scope.teamId });
+      return r.rows[0];
     },
 
     async listInScope(scope: Scope, tx: Tx = db): Promise<InstanceRow[]> {
-      const q = tx.selectFrom('instances').selectAll().where('destroyed_at', 'is', null).orderBy('id');
-      return inScope(q, scope).execute();
+      return (scope.teamId === null ? await listOwn(tx, { userId: scope.userId }) : await listTeams(tx, { teamId: scope.teamId })).rows;
     },
 
     /** The live instances on the machine stopped while meant to run (outbid, waiting for GPUs): id and bid. */

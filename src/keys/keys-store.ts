@@ -3,7 +3,8 @@ import { USER_RUNNING_RATE } from '../billing/billing-contract.js';
 import type { ReadCache } from '../platform/db/read-cache.js';
 import type { UsersTable } from '../users/users-tables.js';
 import type { ApiKeysTable } from './keys-tables.js';
-import { sql, type CompiledQuery, type Selectable } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Selectable } from 'kysely';
+import { prepared } from '../platform/db/prepared.js';
 import { coalescing } from '../platform/coalesce.js';
 import { noFlushFrom } from '../platform/db/no-flush.js';
 
@@ -109,6 +110,14 @@ function frozen(packed: string | unknown[]): FoundKey {
  * returns is frozen, on both dialects: the same objects may serve every request until the next write.
  */
 export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<FoundKey>) {
+  // The statements of renting and destroying (platform/db/prepared.ts): an instance's key made, then revoked.
+  const insertKey = prepared(
+    ['user_id', 'key_hash', 'kind', 'name', 'permissions', 'team_id', 'instance_id', 'is_bootstrap', 'created_at'],
+    (k: Insertable<ApiKeysTable>) => db.insertInto('api_keys').values(k).returningAll(),
+  );
+  const revokeOfInstance = prepared(['now', 'userId', 'instanceId'], (q: { now: number; userId: number; instanceId: number }) =>
+    db.updateTable('api_keys').set({ revoked_at: q.now }).where('user_id', '=', q.userId).where('kind', '=', 'instance')
+      .where('instance_id', '=', q.instanceId).where('revoked_at', 'is', null));
   let liveByHash: CompiledQuery<Packed> | undefined;
   let liveByHashes: CompiledQuery<Packed & { hash: string }> | undefined;
   const readBatch = async (hashes: string[]): Promise<(FoundKey | undefined)[]> => {
@@ -120,21 +129,18 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
   const batchedRead = dialect === 'postgres' ? coalescing(readBatch, { maxBatch: KEY_BATCH_MAX, maxInFlight: KEY_BATCH_IN_FLIGHT }) : undefined;
   return {
     async insert(k: NewKey, tx: Tx = db): Promise<KeyRow> {
-      return tx
-        .insertInto('api_keys')
-        .values({
-          user_id: k.user_id,
-          key_hash: k.key_hash,
-          kind: k.kind,
-          name: k.name ?? null,
-          permissions: k.permissions ?? null,
-          team_id: k.team_id ?? null,
-          instance_id: k.instance_id ?? null,
-          is_bootstrap: k.is_bootstrap ? 1 : 0,
-          created_at: k.created_at,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const { rows } = await insertKey(tx, {
+        user_id: k.user_id,
+        key_hash: k.key_hash,
+        kind: k.kind,
+        name: k.name ?? null,
+        permissions: k.permissions ?? null,
+        team_id: k.team_id ?? null,
+        instance_id: k.instance_id ?? null,
+        is_bootstrap: k.is_bootstrap ? 1 : 0,
+        created_at: k.created_at,
+      });
+      return rows[0];
     },
 
     /** The live (not revoked) key with this hash, and its user, in one query: the hot path of every request. */
@@ -185,8 +191,7 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
 
     /** Revokes the live instance keys of the user's instance (its destroy), in one statement. */
     async revokeInstanceKeys(userId: number, instanceId: number, now: number, tx: Tx = db): Promise<void> {
-      await tx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', userId).where('kind', '=', 'instance')
-        .where('instance_id', '=', instanceId).where('revoked_at', 'is', null).execute();
+      await revokeOfInstance(tx, { userId, instanceId, now });
     },
 
     async listByUser(userId: number, tx: Tx = db): Promise<KeyRow[]> {

@@ -1,11 +1,15 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
+import { prepared } from '../platform/db/prepared.js';
 import type { ScheduledJobsTable } from './scheduled-jobs-tables.js';
 
 export type ScheduledJobRow = Selectable<ScheduledJobsTable>;
 export type NewScheduledJob = Insertable<ScheduledJobsTable>;
 
 export function scheduledJobsStore(db: Tx) {
+  // Run by every destroy (platform/db/prepared.ts).
+  const removeOf = prepared(['instanceId'], (q: { instanceId: number }) =>
+    db.deleteFrom('scheduled_jobs').where('instance_id', '=', q.instanceId).returning('id'));
   return {
     async list(owner: string, tx: Tx = db): Promise<ScheduledJobRow[]> {
       return tx.selectFrom('scheduled_jobs').selectAll().where('owner', '=', owner).orderBy('id').execute();
@@ -69,7 +73,7 @@ export function scheduledJobsStore(db: Tx) {
 
     /** Removes the instance's jobs and returns their ids (to cancel their pending occurrences). */
     async removeForInstance(instanceId: number, tx: Tx): Promise<number[]> {
-      const rows = await tx.deleteFrom('scheduled_jobs').where('instance_id', '=', instanceId).returning('id').execute();
+      const { rows } = await removeOf(tx, { instanceId });
       return rows.map((r) => r.id);
     },
   };

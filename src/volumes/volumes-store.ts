@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Scope } from '../platform/auth.js';
 import type { DialectName, Tx } from '../platform/db/connect.js';
+import { prepared } from '../platform/db/prepared.js';
 import type { VolumeMountsTable, VolumesTable } from './volumes-tables.js';
 
 export type VolumeRow = Selectable<VolumesTable>;
@@ -17,6 +18,8 @@ function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, scope: Scope): Q
 
 export function volumesStore(db: Tx, dialect: DialectName) {
   const pg = dialect === 'postgres';
+  // Run by every destroy (platform/db/prepared.ts).
+  const unmountOf = prepared(['instanceId'], (q: { instanceId: number }) => db.deleteFrom('volume_mounts').where('instance_id', '=', q.instanceId));
   return {
     async insert(row: Insertable<VolumesTable>, tx: Tx = db): Promise<number> {
       const r = await tx.insertInto('volumes').values(row).returning('id').executeTakeFirstOrThrow();
@@ -89,7 +92,7 @@ export function volumesStore(db: Tx, dialect: DialectName) {
     },
 
     async unmountInstance(instanceId: number, tx: Tx = db): Promise<void> {
-      await tx.deleteFrom('volume_mounts').where('instance_id', '=', instanceId).execute();
+      await unmountOf(tx, { instanceId });
     },
   };
 }

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 
 /**
  * Server-side prepared statements on PostgreSQL, for every statement with parameters.
@@ -26,6 +26,12 @@ const PLAN_CHANGED = '0A000';
 
 type Query = (...args: unknown[]) => unknown;
 
+/** What pg's Query takes from a config object, set on one built from a text (pg reads them when it is submitted). */
+interface NamedQuery {
+  name: string;
+  callback: (err: Error | null, result?: unknown) => void;
+}
+
 export function nameStatements(pool: pg.Pool, max = MAX_NAMED): { enable(): void; count(): number } {
   let enabled = false;
   let next = 0;
@@ -46,9 +52,17 @@ export function nameStatements(pool: pg.Pool, max = MAX_NAMED): { enable(): void
       }
       const name = nameOf(text);
       if (name === undefined) return query(text, values);
-      return (query({ name, text, values }) as Promise<unknown>).catch((err: unknown) => {
-        if ((err as { code?: unknown }).code === PLAN_CHANGED && names.get(text) === name) names.delete(text);
-        throw err;
+      return new Promise((resolve, reject) => {
+        // Built from the text and named after: pg copies a config object given to it property by property
+        // (`cloneQueryConfig`, 2.3% of a server's CPU under the mixed load), but not a text.
+        const q = new pg.Query(text, values) as pg.Query & NamedQuery;
+        q.name = name;
+        q.callback = (err, result) => {
+          if (!err) return resolve(result);
+          if ((err as { code?: unknown }).code === PLAN_CHANGED && names.get(text) === name) names.delete(text);
+          reject(err);
+        };
+        query(q);
       });
     };
   });
