@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
 import { sha256Hex } from '../src/platform/crypto.js';
 import { sql } from 'kysely';
-import { keysStore, packedBatchLookup } from '../src/keys/keys-store.js';
+import { batchSize, keysStore, packedBatchLookup } from '../src/keys/keys-store.js';
 import type { Tx } from '../src/platform/db/connect.js';
 
 forEachDialect('key lookup', (app, dialect) => {
@@ -91,19 +91,46 @@ forEachDialect('key lookup', (app, dialect) => {
     await sql`INSERT INTO api_keys (user_id, key_hash, kind, created_at, revoked_at)
       SELECT ${user.id}, md5(g::text), 'instance', 0, 1 FROM generate_series(1, 1500) g`.execute(db);
     await sql`ANALYZE api_keys`.execute(db);
-    const plan = await db.connection().execute(async (c) => {
-      await sql`SET plan_cache_mode = force_generic_plan`.execute(c);
+    const digests = (size: number) => Array.from({ length: size }, (_, i) => (i === 0 ? sha256Hex(api_key) : ''));
+    const literals = (size: number) => digests(size).map((d) => `'${d}'`).join(', ');
+    for (const size of [1, 4]) {
+      const plan = await db.connection().execute(async (c) => {
+        await sql`SET plan_cache_mode = force_generic_plan`.execute(c);
+        try {
+          await sql.raw(`PREPARE key_batch_plan(${Array(size).fill('text').join(', ')}) AS ${packedBatchLookup(c, size).sql}`).execute(c);
+          const rows = (await sql.raw<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE key_batch_plan(${literals(size)})`).execute(c)).rows;
+          return rows.map((r) => r['QUERY PLAN']).join('\n');
+        } finally {
+          await sql`DEALLOCATE key_batch_plan`.execute(c);
+          await sql`RESET plan_cache_mode`.execute(c);
+        }
+      });
+      assert.doesNotMatch(plan, /Seq Scan on api_keys/, plan);
+      assert.match(plan, /Index Scan using api_keys_key_hash_key on api_keys/, plan);
+    }
+
+    // Left to choose (plan_cache_mode auto), PostgreSQL plans a prepared statement for its values five times, then
+    // keeps the generic plan if it costs no more: the lookup must not be planned again on every run (an array of
+    // digests was: its generic plan was costed for a hundred of them).
+    const plans = await db.connection().execute(async (c) => {
+      await sql.raw(`PREPARE key_batch_runs(text, text) AS ${packedBatchLookup(c, 2).sql}`).execute(c);
       try {
-        await sql.raw(`PREPARE key_batch_plan(text[]) AS ${packedBatchLookup(c).sql}`).execute(c);
-        const rows = (await sql.raw<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE key_batch_plan('{${sha256Hex(api_key)}}')`).execute(c)).rows;
-        return rows.map((r) => r['QUERY PLAN']).join('\n');
+        for (let run = 0; run < 8; run++) await sql.raw(`EXECUTE key_batch_runs(${literals(2)})`).execute(c);
+        return (await sql<{ generic_plans: number; custom_plans: number }>`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'key_batch_runs'`.execute(c)).rows[0];
       } finally {
-        await sql`DEALLOCATE key_batch_plan`.execute(c);
-        await sql`RESET plan_cache_mode`.execute(c);
+        await sql`DEALLOCATE key_batch_runs`.execute(c);
       }
     });
-    assert.doesNotMatch(plan, /Seq Scan on api_keys/, plan);
-    assert.match(plan, /Index Scan using api_keys_key_hash_key on api_keys/, plan);
+    assert.deepEqual(plans, { generic_plans: 3, custom_plans: 5 });
+  });
+
+  test('a batch of any size finds each of its keys once, and nothing for the places left empty', async () => {
+    const users = await Promise.all(Array.from({ length: 5 }, () => app().createUser()));
+    const keys = keysStore(app().store.db, app().store.dialect);
+    const asked = [...users.map((u) => sha256Hex(u.api_key)), sha256Hex('gpk_not_a_key'), sha256Hex(users[0].api_key)];
+    const found = await Promise.all(asked.map((h) => keys.findLiveByHash(h)));
+    assert.deepEqual(found.map((f) => f?.user.id), [...users.map((u) => u.user.id), undefined, users[0].user.id]);
+    assert.deepEqual([1, 2, 3, 5, 8, 256].map(batchSize), [1, 2, 4, 8, 8, 256]);
   });
 
   test('a lookup asked while another may run sees what was committed before it was asked', async () => {
