@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
-import { noFlushFrom } from '../platform/db/no-flush.js';
+import { flushWaived, NO_FLUSH } from '../platform/db/no-flush.js';
+import { prepared } from '../platform/db/prepared.js';
 import type { AuditLogsTable } from './audit-tables.js';
 
 export type AuditRow = Selectable<AuditLogsTable>;
@@ -9,17 +10,20 @@ export type AuditRow = Selectable<AuditLogsTable>;
 export const AUDIT_LIST_MAX = 1000;
 
 export function auditStore(db: Tx, dialect: DialectName) {
+  // Every audited success writes one (platform/db/prepared.ts); PostgreSQL, outside a transaction.
+  const insertUnflushed = prepared(
+    ['user_id', 'team_id', 'api_key_id', 'action', 'api_route', 'ip_address', 'args', 'created_at'],
+    (r: Insertable<AuditLogsTable>) => ({
+      compile: () => sql`INSERT INTO audit_logs (user_id, team_id, api_key_id, action, api_route, ip_address, args, created_at)
+        SELECT ${r.user_id}, ${r.team_id}, ${r.api_key_id}, ${r.action}, ${r.api_route}, ${r.ip_address}, ${r.args}, ${r.created_at}
+        FROM ${NO_FLUSH}`.compile(db),
+    }),
+  );
   return {
     /** An entry, written after the action it records (platform/db/no-flush.ts: PostgreSQL commits it without a flush). */
     async insert(row: Insertable<AuditLogsTable>, tx: Tx = db): Promise<void> {
-      const from = noFlushFrom(tx, dialect);
-      if (!from) {
-        await tx.insertInto('audit_logs').values(row).execute();
-        return;
-      }
-      await sql`INSERT INTO audit_logs (user_id, team_id, api_key_id, action, api_route, ip_address, args, created_at)
-        SELECT ${row.user_id}, ${row.team_id ?? null}, ${row.api_key_id ?? null}, ${row.action}, ${row.api_route}, ${row.ip_address},
-          ${row.args}, ${row.created_at} FROM ${from}`.execute(tx);
+      if (flushWaived(tx, dialect)) await insertUnflushed(tx, { ...row, team_id: row.team_id ?? null, api_key_id: row.api_key_id ?? null });
+      else await tx.insertInto('audit_logs').values(row).execute();
     },
 
     /** The user's own entries (personal context), or a team's (team context): newest first. */
@@ -36,12 +40,11 @@ export function auditStore(db: Tx, dialect: DialectName) {
 
     /** Records an address once per user (the first sighting wins); PostgreSQL commits it without a flush. */
     async sawIp(userId: number, ip: string, at: number, tx: Tx = db): Promise<void> {
-      const from = noFlushFrom(tx, dialect);
-      if (!from) {
+      if (!flushWaived(tx, dialect)) {
         await tx.insertInto('user_ipaddrs').values({ user_id: userId, ip, first_seen: at }).onConflict((oc) => oc.columns(['user_id', 'ip']).doNothing()).execute();
         return;
       }
-      await sql`INSERT INTO user_ipaddrs (user_id, ip, first_seen) SELECT ${userId}, ${ip}, ${at} FROM ${from}
+      await sql`INSERT INTO user_ipaddrs (user_id, ip, first_seen) SELECT ${userId}, ${ip}, ${at} FROM ${NO_FLUSH}
         ON CONFLICT (user_id, ip) DO NOTHING`.execute(tx);
     },
 

@@ -6,7 +6,7 @@ import type { ApiKeysTable } from './keys-tables.js';
 import { sql, type CompiledQuery, type Insertable, type Selectable } from 'kysely';
 import { prepared } from '../platform/db/prepared.js';
 import { coalescing } from '../platform/coalesce.js';
-import { noFlushFrom } from '../platform/db/no-flush.js';
+import { flushWaived, NO_FLUSH } from '../platform/db/no-flush.js';
 
 export type KeyRow = Selectable<ApiKeysTable>;
 export type UserRow = Selectable<UsersTable>;
@@ -131,6 +131,10 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
   const revokeOfInstance = prepared(['now', 'userId', 'instanceId'], (q: { now: number; userId: number; instanceId: number }) =>
     db.updateTable('api_keys').set({ revoked_at: q.now }).where('user_id', '=', q.userId).where('kind', '=', 'instance')
       .where('instance_id', '=', q.instanceId).where('revoked_at', 'is', null));
+  // Every first use of a key in a while, every destroy's instance key among them; PostgreSQL, outside a transaction.
+  const touchUnflushed = prepared(['now', 'id'], (q: { now: number; id: number }) => ({
+    compile: () => sql`UPDATE api_keys SET last_used_at = ${q.now} FROM ${NO_FLUSH} WHERE id = ${q.id}`.compile(db),
+  }));
   let liveByHash: CompiledQuery<Packed> | undefined;
   const liveByHashes = new Map<number, CompiledQuery<Packed & { hash: string }>>();
   const readBatch = async (hashes: string[]): Promise<(FoundKey | undefined)[]> => {
@@ -188,12 +192,8 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
 
     /** Records a key's last use; PostgreSQL commits it without a flush (platform/db/no-flush.ts). */
     async touch(id: number, now: number, tx: Tx = db): Promise<void> {
-      const from = noFlushFrom(tx, dialect);
-      if (!from) {
-        await tx.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
-        return;
-      }
-      await sql`UPDATE api_keys SET last_used_at = ${now} FROM ${from} WHERE id = ${id}`.execute(tx);
+      if (flushWaived(tx, dialect)) await touchUnflushed(tx, { now, id });
+      else await tx.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
     },
 
     /** Revokes a live key; false when it was already revoked (a racing revoke or reset won). */

@@ -17,12 +17,12 @@ import type { DialectName, Tx } from './connect.js';
  */
 
 /** A FROM item whose one effect is `synchronous_commit = off` until the end of the statement's own transaction. */
-const NO_FLUSH = sql`(SELECT set_config('synchronous_commit', 'off', true)) AS no_flush`;
+export const NO_FLUSH: RawBuilder<unknown> = sql`(SELECT set_config('synchronous_commit', 'off', true)) AS no_flush`;
 
 /**
- * The FROM item for a bookkeeping statement run on `tx`, or undefined when the statement must be written plainly:
- * on SQLite, and inside a transaction, whose other writes it would also stop waiting for.
+ * Whether a bookkeeping statement run on `tx` takes NO_FLUSH. Not on SQLite, and not inside a transaction, whose other
+ * writes it would also stop waiting for: there it is written plainly.
  */
-export function noFlushFrom(tx: Tx, dialect: DialectName): RawBuilder<unknown> | undefined {
-  return dialect === 'postgres' && !tx.isTransaction ? NO_FLUSH : undefined;
+export function flushWaived(tx: Tx, dialect: DialectName): boolean {
+  return dialect === 'postgres' && !tx.isTransaction;
 }
