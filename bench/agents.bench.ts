@@ -8,6 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { cpuMs, defineBench, startGpuplane, type Figure } from './lib.js';
+import { serverUrl } from './pg.js';
 import { closePools, driveAgents, HEARTBEAT_S, inParallel, registerShare, request, WAIT_S, type LoadReport, type Share } from './agents-load.js';
 
 const AGENTS = Number(process.env.GPUPLANE_BENCH_AGENTS ?? 10_000);
@@ -71,7 +72,9 @@ export default defineBench({
     const admin = new pg.Client({ connectionString: PG_URL });
     await admin.connect();
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; CREATE SCHEMA "${schema}"`);
-    const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    // The servers reach a local database through its Unix socket, as every PostgreSQL bench does (bench/pg.ts).
+    const url = serverUrl(new URL(`${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`));
+    ctx.log(`  PostgreSQL schema ${schema}${url.includes('host=') ? ', through the Unix socket' : ', over TCP'}`);
     const env = { GPUPLANE_DATABASE_URL: url, GPUPLANE_SIM_MACHINES: '0', GPUPLANE_SECRET_KEY: 'bench-agents-secret-key-0123456789' };
     const servers = [];
     let stopping = false;

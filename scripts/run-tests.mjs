@@ -10,7 +10,7 @@
 // Without GPUPLANE_TEST_POSTGRES_URL the PostgreSQL half of the suite does not run: a notice says so, first and last.
 // Then the web console's browser tests (console/e2e/*.spec.ts, Playwright with Debian's chromium; console/README.md),
 // filtered the same way; they need no PostgreSQL (each starts its own server process).
-import { mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { buildTests, outDir, root } from './build-tests.mjs';
@@ -61,12 +61,19 @@ const browser = specs.length === 0 ? Promise.resolve(0) : new Promise((resolve) 
 });
 // (With no file matched, `node --test` would look for tests by itself: it is not run then.) The timeout catches a
 // hung file: 240 s, as the longest files (a month of virtual time on PostgreSQL) take over a minute on a loaded machine.
+// TAP goes to the output as the tests run; the failed tests alone also go to a file (scripts/failures-reporter.mjs),
+// printed again at the end.
+const failuresLog = join(root, '.test-output', 'failures.txt');
+rmSync(failuresLog, { force: true });
+const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout', `--test-reporter=${join(import.meta.dirname, 'failures-reporter.mjs')}`, `--test-reporter-destination=${failuresLog}`];
 const result = compiled.length === 0 ? { status: 0 } : spawnSync(
   process.execPath,
-  ['--enable-source-maps', '--test', '--test-concurrency=' + (process.env.GPUPLANE_TEST_CONCURRENCY ?? '3'), '--test-timeout=240000', ...flags, ...compiled],
+  ['--enable-source-maps', '--test', '--test-concurrency=' + (process.env.GPUPLANE_TEST_CONCURRENCY ?? '3'), '--test-timeout=240000', ...reporters, ...flags, ...compiled],
   { stdio: 'inherit', env: { ...process.env, GPUPLANE_LOG_LEVEL: process.env.GPUPLANE_LOG_LEVEL ?? 'silent' } },
 );
 const browserStatus = await browser;
 if (specs.length) process.stdout.write(`\n== web console browser tests (Playwright, ${specs.length} files)\n${readFileSync(browserLog, 'utf8')}`);
+const failed = existsSync(failuresLog) ? readFileSync(failuresLog, 'utf8') : '';
+if (failed) process.stdout.write(`\n== failed node tests\n${failed}`);
 if (withoutPg) notice(PG_NOTICE);
 process.exit((result.status ?? 1) || browserStatus);

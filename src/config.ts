@@ -248,7 +248,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
   }
   if (databaseUrl.startsWith('postgres')) {
     try {
-      new URL(databaseUrl);
+      // libpq's form for a Unix socket may leave the host out (`postgres://user@/db?host=/var/run/postgresql`), which
+      // WHATWG URLs refuse; pg reads it as given, so only the check fills in a host.
+      new URL(databaseUrl.replace(/^(postgres(?:ql)?:\/\/[^/?#]*@)\//, '$1localhost/'));
     } catch {
       fail('databaseUrl', 'is not a valid postgres:// URL');
     }

@@ -79,8 +79,13 @@ for (const kind of ['state read', 'state and changes read'] as const) {
     const index = new FleetIndex(f.store);
     await f.answer(index.current());
     const before = f.reads();
-    await f.answer(...Array.from({ length: 8 }, () => index.current()));
-    // The first search's read, and one for the seven that came while it was in flight.
+    // Eight searches asked before any read began: one read serves them all.
+    const first = Array.from({ length: 8 }, () => index.current());
+    while (f.pendingReads() === 0) await new Promise((r) => setImmediate(r));
+    assert.equal(f.reads() - before, 1);
+    // Three more while that read is in flight: it began too early for them, so they share the next one.
+    const more = Array.from({ length: 3 }, () => index.current());
+    await f.answer(...first, ...more);
     assert.equal(f.reads() - before, 2);
   });
 

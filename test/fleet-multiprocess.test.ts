@@ -15,6 +15,7 @@ import { fleetStore } from '../src/fleet/fleet-store.js';
 import { sql } from 'kysely';
 
 const SIM_MACHINES = 30;
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 async function twoProcesses(dialect: string): Promise<{ stores: Store[]; cleanup: () => Promise<void> }> {
   if (dialect === 'postgres') {
@@ -46,11 +47,16 @@ for (const dialect of DIALECTS) {
       const before = await b.index.offers();
       const target = before.find((o) => o.num_gpus === o.machine.num_gpus && !o.rented)!;
       await stores[0].db.transaction().execute((tx) => a.allocate(tx, { offerId: target.id, instanceId: 1, kind: 'ondemand' }));
+      // On SQLite a process learns of other connections' commits from its next turn of the event loop
+      // (`Store.version`); a request that arrives after the commit is read in a later turn. Here both "processes"
+      // share one event loop, so the search waits for that turn.
+      await nextTurn();
       const after = await b.index.offers();
       assert.equal(after.find((o) => o.id === target.id), undefined, 'the other process no longer offers the rented bundle');
       assert.equal(after.filter((o) => o.machine.id === target.machine.id).length, 0, 'a fully rented machine offers nothing');
 
       await stores[1].db.transaction().execute((tx) => b.release(tx, 1));
+      await nextTurn();
       assert.ok((await a.index.offers()).some((o) => o.id === target.id), 'released in one process, on offer in the other');
     } finally {
       await cleanup();

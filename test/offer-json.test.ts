@@ -32,4 +32,31 @@ forEachDialect('offer reply writer', (app) => {
     }
     assert.ok(writer.offersReplyText([], ctx) === reference([], ctx));
   });
+
+  test('the prices written into an offer’s kept text follow the search’s type and storage, and the clock is never kept', async () => {
+    const fleet = await app().services.fleet.index.offers();
+    const now = app().clock.now();
+    // An offer whose listing ends 10 s from now: rentable with a duration now, neither 20 s later.
+    const ending = { ...fleet[0], id: 2_000_000, machine: { ...fleet[0].machine, end_date: now + 10 } };
+    const page = [ending, fleet[1], fleet[2]];
+    const writer = offerJsonWriter();
+    const contexts: OfferContext[] = [
+      { type: 'ondemand', storage_gb: 10, now },
+      { type: 'ondemand', storage_gb: 10, now: now + 20 },
+      { type: 'bid', storage_gb: 10, now: now + 20 },
+      { type: 'bid', storage_gb: 64, now: now + 21.5 },
+      { type: 'ondemand', storage_gb: 10, now: now + 1.25 },
+      { type: 'reserved', storage_gb: 10, now },
+      { type: 'ondemand', storage_gb: 10, now },
+    ];
+    for (const c of contexts) {
+      const text = writer.offersReplyText(page, c);
+      assert.equal(text, reference(page, c), `${JSON.stringify(c)}`);
+      const first = JSON.parse(text).offers[0];
+      assert.equal(first.rentable, c.now < now + 10);
+      assert.equal(first.duration, Math.max(0, now + 10 - c.now));
+      assert.equal(first.allocated_storage, c.storage_gb);
+      assert.equal(first.is_bid, c.type === 'bid');
+    }
+  });
 });

@@ -3,6 +3,7 @@
  * The fleet owns GPU allocation; instances own the lifecycle. Instances call the fleet only through FleetApi,
  * always inside the caller's transaction, so the offer check, the GPU allocation and the instance row commit together.
  */
+import type { Expression, SqlBool } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
 
 /** How an instance holds its GPUs. On-demand always wins over a bid; a higher bid wins over a lower one. */
@@ -116,6 +117,13 @@ export interface FleetApi {
    * those another transaction holds (`lockIdleMachines`; simhost/simhost-agent.ts).
    */
   lockMachine(tx: Tx, machineId: number): Promise<void>;
+  /**
+   * `lockMachine` inside another feature's statement: a condition, always true, that locks the row of the machine
+   * `machineId` names (a column of the caller's row) when the statement's filter reaches it (PostgreSQL; SQLite:
+   * true). A filter is evaluated before the statement's own `FOR UPDATE` takes its rows, so the lock order holds: one
+   * statement where a read, this lock and the caller's lock were three (a destroy, stop, start or bid change).
+   */
+  machineLockCondition(machineId: Expression<number | null>): Expression<SqlBool>;
   /**
    * `lockMachine` for several machines at once, without waiting: locks, in id order, the rows no other transaction
    * holds, and reads those machines (SQLite: all of them), in one statement. For work that can come back to a busy

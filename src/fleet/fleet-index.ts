@@ -1,14 +1,17 @@
 /**
  * Each process's in-memory offer index: a cache of the database, which stays the truth. Before every search it
- * reads the fleet version (one indexed read, shared by the searches waiting for it); when another writer (this
- * process or another) has changed the fleet, it reloads only the machines stamped with a newer version. A new epoch
- * (a fresh seed after `/_emu/reset`) reloads everything.
+ * reads the fleet version (one indexed read, shared by the searches waiting for it; on SQLite reused while the
+ * database has not changed, platform/db/read-cache.ts); when another writer (this process or another) has changed
+ * the fleet, it reloads only the machines stamped with a newer version. A new epoch (a fresh seed after
+ * `/_emu/reset`) reloads everything.
  *
  * Offers live in stable slots: each machine owns a fixed run of slots, one per bundle size it has (its GPU count
  * never changes), empty (null) while that bundle cannot be filled. A reload rewrites only the changed machines'
  * runs and logs them, so a search's column cache (offers/offer-columns.ts) patches those slots instead of
  * rebuilding 100,000 rows after every rent.
  */
+import { coalescing } from '../platform/coalesce.js';
+import type { ReadCache } from '../platform/db/read-cache.js';
 import type { FleetStore, MachineRow } from './fleet-store.js';
 import { toRecord } from './fleet-store.js';
 import { bundleSizes, offersOf, type GpuHold, type OfferEntry } from './fleet-offers.js';
@@ -25,7 +28,7 @@ export interface OfferSlots {
   readonly changes: readonly number[];
 }
 
-type FleetState = { version: number; epoch: string };
+type FleetState = Readonly<{ version: number; epoch: string }>;
 
 export class FleetIndex {
   private epoch = '';
@@ -38,7 +41,11 @@ export class FleetIndex {
   private flat: OfferEntry[] | undefined = [];
   private loading: Promise<void> | undefined;
 
-  constructor(private readonly store: FleetStore) {}
+  constructor(
+    private readonly store: FleetStore,
+    /** Reuse of the state read while the database is unchanged (SQLite; none on PostgreSQL). */
+    private readonly stateReads?: ReadCache<FleetState>,
+  ) {}
 
   /** Every offer of the fleet as of now (at least as new as every write committed before the call). */
   async offers(): Promise<readonly OfferEntry[]> {
@@ -53,40 +60,24 @@ export class FleetIndex {
     return { slots: this.slots, generation: this.generation, changes: this.changes };
   }
 
-  /** The state read in flight, and the one that follows it for the callers that came while it ran. */
-  private reading: Promise<FleetState | undefined> | undefined;
-  private nextReading: Promise<FleetState | undefined> | undefined;
-
   /**
    * The fleet's state, read after this call began: callers at once share one read (every search of a loaded server
-   * asks). A read already in flight began too early for this caller (a write may have committed since): it shares the
-   * read that starts once that one ends.
+   * asks), and a caller that comes while a read runs (it began too early: a write may have committed since) shares
+   * the read that starts once that one ends (platform/coalesce.ts).
    */
-  private readState(): Promise<FleetState | undefined> {
-    if (!this.reading) return this.startReading();
-    this.nextReading ??= this.reading.then(
-      () => undefined,
-      () => undefined,
-    ).then(() => {
-      this.nextReading = undefined;
-      return this.reading ?? this.startReading();
-    });
-    return this.nextReading;
-  }
-
-  private startReading(): Promise<FleetState | undefined> {
-    const read = this.readAndApply().finally(() => {
-      if (this.reading === read) this.reading = undefined;
-    });
-    this.reading = read;
-    return read;
-  }
+  private readonly readState = coalescing(
+    async (callers: undefined[]) => {
+      const state = await this.readAndApply();
+      return callers.map(() => state);
+    },
+    { maxBatch: Number.MAX_SAFE_INTEGER, maxInFlight: 1 },
+  );
 
   private async refresh(): Promise<void> {
     // Loads run one at a time; a caller that waited for someone else's load checks the version again after it.
     for (;;) {
       while (this.loading) await this.loading;
-      const state = await this.readState();
+      const state = await this.readState(undefined);
       if (!state) {
         if (this.runOf.size || this.epoch !== '') this.reset('', 0);
         return;
@@ -108,7 +99,7 @@ export class FleetIndex {
    * more than CHANGES_LIMIT machines) is left to `load`: the state goes back newer than the index.
    */
   private async readAndApply(): Promise<FleetState | undefined> {
-    if (!this.store.changesSince || this.epoch === '' || this.loading) return this.store.state();
+    if (!this.store.changesSince || this.epoch === '' || this.loading) return this.readStateRow();
     const since = this.version;
     const got = await this.store.changesSince(since, this.epoch, CHANGES_LIMIT);
     if (!got) return undefined;
@@ -117,6 +108,14 @@ export class FleetIndex {
       this.apply(got.state, got.machines);
     }
     return got.state;
+  }
+
+  private readStateRow(): Promise<FleetState | undefined> {
+    if (!this.stateReads) return this.store.state();
+    return this.stateReads.through('fleet_state', async () => {
+      const state = await this.store.state();
+      return state && Object.freeze(state);
+    });
   }
 
   private reset(epoch: string, version: number): void {

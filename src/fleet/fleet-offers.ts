@@ -198,36 +198,47 @@ export function gpuPriceMicro(o: OfferEntry, type: SearchType): number {
  */
 export const hourlyPrice = (gpuMicro: number, disk: number, gb: number) => toDollars(gpuMicro) + diskHourly(disk, gb);
 export const storageHourly = (o: OfferEntry, gb: number) => diskHourly(toDollars(o.machine.price_disk_micro), gb);
-export const dphTotal = (o: OfferEntry, c: OfferContext) => hourlyPrice(gpuPriceMicro(o, c.type), toDollars(o.machine.price_disk_micro), c.storage_gb);
+export const dphTotal = (o: OfferEntry, c: Pick<OfferContext, 'type' | 'storage_gb'>) => hourlyPrice(gpuPriceMicro(o, c.type), toDollars(o.machine.price_disk_micro), c.storage_gb);
 export const dlperfOf = (o: OfferEntry) => o.machine.spec.dlperf_per_gpu * o.num_gpus;
 export const totalFlopsOf = (o: OfferEntry) => o.machine.spec.tflops_per_gpu * o.num_gpus;
 /** Marketplace-style ranking: performance per dollar, weighted by how reliable the machine is. */
-export const scoreOf = (o: OfferEntry, c: OfferContext) => (dlperfOf(o) / dphTotal(o, c)) * o.machine.spec.reliability;
+export const scoreOf = (o: OfferEntry, c: Pick<OfferContext, 'type' | 'storage_gb'>) => (dlperfOf(o) / dphTotal(o, c)) * o.machine.spec.reliability;
 
 /**
- * The fields of offerJson that depend on the search (its type and storage, the clock), computed as offerJson does.
- * A search reply keeps the rest of each offer's JSON and computes only these (offers/offer-json.ts).
+ * The fields of offerJson that depend on the search's prices (its type and storage), computed as offerJson does. A
+ * search reply keeps the rest of each offer's JSON and computes only these and the clock's (offers/offer-json.ts).
  */
-export function offerContextValues(o: OfferEntry, c: OfferContext) {
-  const m = o.machine;
+export function offerPriceValues(o: OfferEntry, c: Pick<OfferContext, 'type' | 'storage_gb'>) {
   const dph = dphTotal(o, c);
   const dlperf = dlperfOf(o);
   return {
     dlperf_per_dphtotal: dlperf / dph,
     flops_per_dphtotal: totalFlopsOf(o) / dph,
     score: scoreOf(o, c),
-    rentable: isRentable(m, c.now),
     is_bid: c.type === 'bid',
     dph_base: toDollars(gpuPriceMicro(o, c.type)),
     dph_total: dph,
-    discounted_dph_total: dph * (1 - m.spec.reserved_discount),
+    discounted_dph_total: dph * (1 - o.machine.spec.reserved_discount),
     storage_total_cost: storageHourly(o, c.storage_gb),
     allocated_storage: c.storage_gb,
-    duration: Math.max(0, m.end_date - c.now),
   };
 }
 
+/** The fields of offerJson that depend on the clock alone. */
+export function offerClockValues(o: OfferEntry, now: number) {
+  return {
+    rentable: isRentable(o.machine, now),
+    duration: Math.max(0, o.machine.end_date - now),
+  };
+}
+
+/** Every field of offerJson that depends on the search (its prices and the clock). */
+export function offerContextValues(o: OfferEntry, c: OfferContext) {
+  return { ...offerPriceValues(o, c), ...offerClockValues(o, c.now) };
+}
+
 export type OfferContextKey = keyof ReturnType<typeof offerContextValues>;
+export type OfferClockKey = keyof ReturnType<typeof offerClockValues>;
 
 /** The offer as the API shows it: every field client-compat.md lists, with the JSON types it names. */
 export function offerJson(o: OfferEntry, c: OfferContext): Static<typeof OfferObject> {

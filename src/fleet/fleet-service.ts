@@ -6,6 +6,7 @@
 import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
+import { readCache } from '../platform/db/read-cache.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import { ApiError } from '../platform/errors.js';
 import { toDollars } from '../platform/money.js';
@@ -91,7 +92,7 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
   const fleet = fleetStore(store.db, store.dialect);
   const heartbeat = scheduler && fleetHeartbeatFactory({ store, clock, scheduler });
   heartbeat?.register();
-  const index = new FleetIndex(fleet);
+  const index = new FleetIndex(fleet, readCache(store));
   const newEpoch = () => random.bytes(8).toString('hex');
 
   /** The simulated fleet for a seed: the same seed and size give the same machines, prices and hosts. */
@@ -216,6 +217,8 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     async lockMachine(tx, machineId) {
       await fleet.lockMachine(tx, machineId);
     },
+
+    machineLockCondition: (machineId) => fleet.machineLockCondition(machineId),
 
     lockIdleMachines: async (tx, machineIds) => (await fleet.lockIdleMachines(tx, machineIds)).map((r) => machineInfo(toRecord(r))),
 

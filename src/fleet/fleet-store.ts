@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import { prepared } from '../platform/db/prepared.js';
 import type { FleetMachinesTable } from './fleet-tables.js';
@@ -222,6 +222,15 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     /** Locks the machine's row alone (not its host's) until `tx` ends; PostgreSQL only. */
     async lockMachine(tx: Tx, id: number): Promise<void> {
       if (dialect === 'postgres') await lockMachineRow(tx, { id });
+    },
+
+    /** FleetApi.machineLockCondition. */
+    machineLockCondition(machineId: Expression<number | null>): Expression<SqlBool> {
+      // Counting the rows a locking subquery gives is always true, whether the machine exists or not; the subquery is
+      // never pulled up into the caller's query (it has a FOR UPDATE) and runs when the caller's filter reaches it.
+      return dialect === 'postgres'
+        ? sql<SqlBool>`((SELECT count(*) FROM (SELECT lm.id FROM fleet_machines lm WHERE lm.id = ${machineId} FOR UPDATE) AS locked_machine) >= 0)`
+        : sql<SqlBool>`1 = 1`;
     },
 
     /**

@@ -51,7 +51,7 @@ export interface InstancesModuleDeps {
 
 export function instancesModule(deps: InstancesModuleDeps) {
   const db = deps.store.db;
-  const store = instancesStore(db, deps.store.dialect);
+  const store = instancesStore(db, deps.store.dialect, { machineLock: (machineId) => deps.fleet.machineLockCondition(machineId) });
   const hub = new EventsHub();
   const notify = () => hub.notify();
   const desiredChangeHooks: DesiredChangeHook[] = [];
@@ -153,7 +153,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
      * in `tx` (a scheduled job) either sees a destroy that came first, or makes the destroy wait and then go with it.
      */
     async lockInScope(scope: Scope, id: number, tx: Tx): Promise<boolean> {
-      return Boolean((await store.findInScope(id, scope, tx)) && (await store.lock(id, tx)));
+      return Boolean(await store.lockInScope(id, scope, tx));
     },
     /** For the fleet's host runtime: a host that stopped heartbeating. */
     hostLost: jobs.hostLost,

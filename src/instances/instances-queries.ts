@@ -45,8 +45,7 @@ export function instanceQueriesFactory({ db, store, all }: { db: Db; store: Inst
     /** The caller's live instance, locked for the caller's transaction (404 otherwise; an instance key: its own only). */
     async lockOwned(principal: Principal, id: number, tx: Tx): Promise<OwnedInstance> {
       checkInstanceKey(principal, id);
-      const found = await store.findInScope(id, scopeOf(principal), tx);
-      const inst = found && (await store.lock(id, tx));
+      const inst = await store.lockInScope(id, scopeOf(principal), tx);
       if (!inst) throw notFound(id);
       return owned(inst);
     },

@@ -61,17 +61,16 @@ export function checkInstanceKey(principal: Principal, id: number): void {
 
 /**
  * The caller's live instance `id`, locked for the rest of `tx` (PostgreSQL); 404 when it is not in its scope.
- * `fleet` given (a stop, start, destroy or bid change: the transaction changes GPU holds on the instance's machine),
- * its machine's row is locked first: the lock order of FleetApi.lockMachine. Freeing GPUs goes on to resume the
- * machine's outbid instances (instances-lifecycle.ts `resumeWaiting`), and starting stops those it outbids: without
- * the machine taken first, two of these on one machine each held an instance the other waited for (PostgreSQL
- * deadlocks, test/instances-lock-order.test.ts). An instance never moves, so the machine read before the lock stands.
+ * With `machineFirst` (a stop, start, destroy or bid change: the transaction changes GPU holds on the instance's
+ * machine), its machine's row is locked first: the lock order of FleetApi.lockMachine. Freeing GPUs goes on to resume
+ * the machine's outbid instances (instances-lifecycle.ts `resumeWaiting`), and starting stops those it outbids:
+ * without the machine taken first, two of these on one machine each held an instance the other waited for
+ * (PostgreSQL deadlocks, test/instances-lock-order.test.ts). An instance never moves, so the machine named by the row
+ * as found is the one to lock. One statement, where the read and the two locks were three.
  */
-export async function lockInScope(store: InstancesStore, principal: Principal, id: number, tx: Tx, fleet?: Pick<FleetApi, 'lockMachine'>): Promise<InstanceRow> {
+export async function lockInScope(store: InstancesStore, principal: Principal, id: number, tx: Tx, machineFirst = false): Promise<InstanceRow> {
   checkInstanceKey(principal, id);
-  const found = await store.findInScope(id, scopeOf(principal), tx);
-  if (fleet && found?.machine_id != null) await fleet.lockMachine(tx, found.machine_id);
-  const inst = found && (await store.lock(id, tx));
+  const inst = await store.lockInScope(id, scopeOf(principal), tx, machineFirst);
   if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
   return inst;
 }
@@ -80,7 +79,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
   const { db, store, lifecycle, fleet, billing, keys, clock, random, config, notify } = deps;
   const locked = (principal: Principal, id: number, tx: Tx) => lockInScope(store, principal, id, tx);
   /** The same for a change of GPU holds: its machine's row first (lockInScope). */
-  const lockedWithMachine = (principal: Principal, id: number, tx: Tx) => lockInScope(store, principal, id, tx, fleet);
+  const lockedWithMachine = (principal: Principal, id: number, tx: Tx) => lockInScope(store, principal, id, tx, true);
 
   async function write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const out = await transact(db, fn);

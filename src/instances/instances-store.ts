@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Expression, type Insertable, type Selectable, type SqlBool, type Updateable } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import { prepared, preparedByKeys } from '../platform/db/prepared.js';
 import { rowsTable } from '../platform/db/values.js';
@@ -20,7 +20,12 @@ function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, scope: Scope, pr
   return scope.teamId === null ? q.where(`${prefix}user_id`, '=', scope.userId) : q;
 }
 
-export function instancesStore(db: Tx, dialect: DialectName) {
+export interface InstancesStoreOptions {
+  /** FleetApi.machineLockCondition: how a statement here locks an instance's machine before the instance. */
+  machineLock?: (machineId: Expression<number | null>) => Expression<SqlBool>;
+}
+
+export function instancesStore(db: Tx, dialect: DialectName, options: InstancesStoreOptions = {}) {
   // The statements of renting and booting (platform/db/prepared.ts).
   const insertRow = preparedByKeys((row: Insertable<InstancesTable>) => db.insertInto('instances').values(row).returning('id'));
   const updateRow = preparedByKeys(({ $id, ...patch }: InstancePatch & { $id: number }) => db.updateTable('instances').set(patch).where('id', '=', $id));
@@ -34,6 +39,21 @@ export function instancesStore(db: Tx, dialect: DialectName) {
   const listOwn = prepared(['userId'], (q: { userId: number }) => inScope(listed(), ownScope(q)));
   const listTeams = prepared(['teamId'], (q: { teamId: number }) => inScope(listed(), { userId: 0, teamId: q.teamId }));
   const lockLive = prepared(['id'], (q: { id: number }) => (dialect === 'postgres' ? live(q).forUpdate() : live(q)));
+  // A destroy's, stop's, start's and bid change's read and locks in one statement (`lockInScope`), one per kind of
+  // scope, with and without the machine. On PostgreSQL the machine's row is locked by the filter (evaluated on the
+  // found row, so only an instance of the caller's scope takes it), then the instance's by FOR UPDATE: the lock order
+  // of FleetApi.lockMachine. SQLite runs one writer at a time: the read alone.
+  const lockedInScope = (q: { id: number }, scope: Scope, machineFirst: boolean) => {
+    const found = inScope(live(q), scope);
+    if (dialect !== 'postgres') return found;
+    if (!machineFirst) return found.forUpdate();
+    if (!options.machineLock) throw new Error('instancesStore: machineLock is needed to lock an instance with its machine');
+    return found.where(options.machineLock(sql.ref<number | null>('instances.machine_id'))).forUpdate();
+  };
+  const lockInScopeBy = [false, true].map((machineFirst) => ({
+    own: prepared(['id', 'userId'], (q: { id: number; userId: number }) => lockedInScope(q, ownScope(q), machineFirst)),
+    team: prepared(['id', 'teamId'], (q: { id: number; teamId: number }) => lockedInScope(q, { userId: 0, teamId: q.teamId }, machineFirst)),
+  }));
   // Every status report of a real host's agent reads its machine's instances.
   const selectLiveOnMachine = prepared(['machine_id'], (q: { machine_id: number }) =>
     db.selectFrom('instances').selectAll().where('machine_id', '=', q.machine_id).where('destroyed_at', 'is', null).orderBy('id'));
@@ -114,6 +134,16 @@ export function instancesStore(db: Tx, dialect: DialectName) {
 
     async find(id: number, tx: Tx = db): Promise<InstanceRow | undefined> {
       return (await findLive(tx, { id })).rows[0];
+    },
+
+    /**
+     * The scope's live instance `id`, locked for the rest of `tx` on PostgreSQL; with `machineFirst`, its machine's
+     * row is locked before it (FleetApi.lockMachine's order). One statement.
+     */
+    async lockInScope(id: number, scope: Scope, tx: Tx, machineFirst = false): Promise<InstanceRow | undefined> {
+      const by = lockInScopeBy[machineFirst ? 1 : 0];
+      const r = scope.teamId === null ? await by.own(tx, { id, userId: scope.userId }) : await by.team(tx, { id, teamId: scope.teamId });
+      return r.rows[0];
     },
 
     async findInScope(id: number, scope: Scope, tx: Tx = db): Promise<InstanceRow | undefined> {

@@ -1,14 +1,26 @@
 /**
  * The search reply as JSON text. Offers change rarely between searches, so each offer's JSON is kept as fragments
  * around the fields that depend on the search (price for the type and storage, the clock): a reply is then those
- * fragments joined with a few numbers (offerContextValues), instead of building and serializing ~70 fields per
- * offer on every request. The text is exactly `JSON.stringify({offers: rows.map((o) => offerJson(o, ctx))})`.
+ * fragments joined with a few numbers, instead of building and serializing ~70 fields per offer on every request.
+ * Searches mostly share their type and storage, so each offer also keeps its fragments with the prices of the last
+ * type and storage it was served for written in: a reply then computes only the clock's two fields per offer
+ * (offerClockValues). The text is exactly `JSON.stringify({offers: rows.map((o) => offerJson(o, ctx))})`.
  */
-import { offerContextValues, offerJson, type OfferContext, type OfferContextKey, type OfferEntry } from '../fleet/fleet-offers.js';
+import {
+  offerClockValues,
+  offerContextValues,
+  offerJson,
+  offerPriceValues,
+  type OfferClockKey,
+  type OfferContext,
+  type OfferContextKey,
+  type OfferEntry,
+  type SearchType,
+} from '../fleet/fleet-offers.js';
 
 /**
  * Offers whose fragments one generation of the cache holds; two generations are kept, so at most twice this (a few
- * MB). A search serves its best offers again and again, so a small cache serves most of them; a larger one only grew
+ * MB: each offer's text twice, with its prices left out and with them written in). A search serves its best offers again and again, so a small cache serves most of them; a larger one only grew
  * the process as ever more offers were served once (the PostgreSQL soak of issue 16: 20,000 offers' fragments, then
  * a clear, made resident memory a sawtooth 25% high).
  */
@@ -18,6 +30,15 @@ interface Fragments {
   /** Static JSON text between the context-dependent values: `parts.length === keys.length + 1`. */
   parts: string[];
   keys: OfferContextKey[];
+  /** The same text with the prices of one type and storage written in: only the clock's values are left out. */
+  priced?: Priced;
+}
+
+interface Priced {
+  type: SearchType;
+  storage_gb: number;
+  parts: string[];
+  keys: OfferClockKey[];
 }
 
 /** JSON text of a context value (a number or a boolean): as JSON.stringify writes it, without its generic path. */
@@ -75,11 +96,35 @@ export function offerJsonWriter() {
     return remember(o, { parts, keys });
   }
 
+  /** The offer's fragments with the prices of the search's type and storage written in. */
+  function pricedOf(o: OfferEntry, c: OfferContext): Priced {
+    const f = fragmentsOf(o, c);
+    if (f.priced?.type === c.type && f.priced.storage_gb === c.storage_gb) return f.priced;
+    const prices: Partial<Record<OfferContextKey, number | boolean>> = offerPriceValues(o, c);
+    const parts: string[] = [];
+    const keys: OfferClockKey[] = [];
+    let text = [f.parts[0]];
+    for (let k = 0; k < f.keys.length; k++) {
+      const price = prices[f.keys[k]];
+      if (price !== undefined) {
+        text.push(valueText(price), f.parts[k + 1]);
+      } else {
+        parts.push(text.join(''));
+        keys.push(f.keys[k] as OfferClockKey);
+        text = [f.parts[k + 1]];
+      }
+    }
+    parts.push(text.join(''));
+    f.priced = { type: c.type, storage_gb: c.storage_gb, parts, keys };
+    return f.priced;
+  }
+
   /** Appends one offer's JSON text for a search to `out`, piece by piece. */
   function pushOfferJson(out: string[], o: OfferEntry, c: OfferContext): void {
-    const { parts, keys } = fragmentsOf(o, c);
-    const values = offerContextValues(o, c);
+    const { parts, keys } = pricedOf(o, c);
     out.push(parts[0]);
+    if (keys.length === 0) return;
+    const values = offerClockValues(o, c.now);
     for (let k = 0; k < keys.length; k++) out.push(valueText(values[keys[k]]), parts[k + 1]);
   }
 

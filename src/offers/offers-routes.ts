@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { TypedApp } from '../platform/http.js';
+import { replyBytes, type ReplyBytes } from '../platform/reply-bytes.js';
 import { ErrorReply } from '../platform/schemas.js';
 import type { OffersService } from './offers-service.js';
 import { BundlesQuery, OffersReply, SearchAsksBody } from './offers-schemas.js';
@@ -7,12 +8,15 @@ import { BundlesQuery, OffersReply, SearchAsksBody } from './offers-schemas.js';
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply };
 
 /**
- * Sends JSON the service has already serialized (per-offer fragments, offer-json.ts): Fastify sends a string as is,
- * so the schema above documents the reply without running a serializer over ~90 KB per search.
+ * Sends JSON the service has already serialized (per-offer fragments, offer-json.ts) as bytes (platform/reply-bytes.ts):
+ * Fastify sends them as they are, so the schema above documents the reply without running a serializer over ~90 KB
+ * per search.
  */
-const sendJsonText = (reply: FastifyReply, text: string) => reply.type('application/json').send(text);
+const jsonTextSender = (bytes: ReplyBytes) => (reply: FastifyReply, text: string) =>
+  reply.type('application/json').send(bytes.bytesFor(reply.raw, text));
 
 export async function offersRoutes(app: TypedApp, { offers }: { offers: OffersService }): Promise<void> {
+  const sendJsonText = jsonTextSender(replyBytes());
   app.post(
     '/api/v0/bundles/',
     {

@@ -35,8 +35,13 @@ const byMachine = <R extends { machine_id: number }>(ids: readonly number[], row
   return out;
 };
 
-/** Namespace of the PostgreSQL advisory locks that serialize a simulated machine's runtime (its agent's passes). */
-const MACHINE_RUNTIME_LOCK = 0x73696d; // "sim"
+/**
+ * Namespace of the PostgreSQL advisory locks that serialize a simulated machine's runtime (its agent's passes), one
+ * per schema: advisory locks are the whole database's, and several gpuplane databases may share one PostgreSQL, a
+ * schema each (README). With one namespace for all, a pass in one schema skipped the machine of the same id in
+ * another (`claimDue` takes only locks it gets at once), and that machine's work slipped to a later run.
+ */
+const MACHINE_RUNTIME_LOCK = sql<number>`(cast(${0x73696d} as integer) # hashtext(current_schema()))`; // "sim"
 
 export function simhostStore(db: Tx, dialect: DialectName) {
   const pg = dialect === 'postgres';
