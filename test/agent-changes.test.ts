@@ -38,7 +38,13 @@ for (const dialect of DIALECTS) {
     const feed = await desiredChanges(t.store, { hub: t.services.instances.hub, pollMs: 20, warn: (err) => assert.fail(String(err)) });
     try {
       const { api_key } = await t.createUser({ credit: 100 });
+      // A notification reaches the listener after the commit that sent it, not with the reply: the rent's own must
+      // have arrived before the epoch is read, or it would move the epoch during the quiet wait below.
+      const rentReport = nextReport(feed);
       const { id, machineId } = await rentOnSimMachine(t, api_key);
+      const rentGot = await rentReport;
+      if (dialect === 'postgres') assert.deepEqual(rentGot, [machineId], 'the rent names its machine');
+      else assert.equal(rentGot, null);
       const before = feed.epoch(machineId);
       await new Promise((r) => setTimeout(r, 100));
       assert.equal(feed.epoch(machineId), before, 'nothing was written');
