@@ -25,35 +25,39 @@ export interface InstancesStoreOptions {
   machineLock?: (machineId: Expression<number | null>) => Expression<SqlBool>;
 }
 
+/** How a scope read locks: not at all, the instance, or its machine then the instance. */
+type ScopeLock = 'none' | 'instance' | 'machine';
+
 export function instancesStore(db: Tx, dialect: DialectName, options: InstancesStoreOptions = {}) {
   // The statements of renting and booting (platform/db/prepared.ts).
   const insertRow = preparedByKeys((row: Insertable<InstancesTable>) => db.insertInto('instances').values(row).returning('id'));
   const updateRow = preparedByKeys(({ $id, ...patch }: InstancePatch & { $id: number }) => db.updateTable('instances').set(patch).where('id', '=', $id));
   const live = (q: { id: number }) => db.selectFrom('instances').selectAll().where('id', '=', q.id).where('destroyed_at', 'is', null);
   const findLive = prepared(['id'], live);
-  // A destroy's and a list's scope reads, one statement per kind of scope (a user's own, or a team's).
   const ownScope = (q: { userId: number }): Scope => ({ userId: q.userId, teamId: null });
-  const findOwn = prepared(['id', 'userId'], (q: { id: number; userId: number }) => inScope(live(q), ownScope(q)));
-  const findTeams = prepared(['id', 'teamId'], (q: { id: number; teamId: number }) => inScope(live(q), { userId: 0, teamId: q.teamId }));
   const listed = () => db.selectFrom('instances').selectAll().where('destroyed_at', 'is', null).orderBy('id');
   const listOwn = prepared(['userId'], (q: { userId: number }) => inScope(listed(), ownScope(q)));
   const listTeams = prepared(['teamId'], (q: { teamId: number }) => inScope(listed(), { userId: 0, teamId: q.teamId }));
   const lockLive = prepared(['id'], (q: { id: number }) => (dialect === 'postgres' ? live(q).forUpdate() : live(q)));
-  // A destroy's, stop's, start's and bid change's read and locks in one statement (`lockInScope`), one per kind of
-  // scope, with and without the machine. On PostgreSQL the machine's row is locked by the filter (evaluated on the
-  // found row, so only an instance of the caller's scope takes it), then the instance's by FOR UPDATE: the lock order
-  // of FleetApi.lockMachine. SQLite runs one writer at a time: the read alone.
-  const lockedInScope = (q: { id: number }, scope: Scope, machineFirst: boolean) => {
+  // A scope's live instance, one statement per kind of scope (a user's own, or a team's) and per lock: a read, the
+  // instance locked (`lockInScope`), or, for a destroy, stop, start or bid change, its machine's row locked first. On
+  // PostgreSQL the machine's row is locked by the filter (evaluated on the found row, so only an instance of the
+  // caller's scope takes it), then the instance's by FOR UPDATE: the lock order of FleetApi.lockMachine. SQLite runs
+  // one writer at a time: the read alone.
+  const inScopeLocked = (q: { id: number }, scope: Scope, lock: ScopeLock) => {
     const found = inScope(live(q), scope);
-    if (dialect !== 'postgres') return found;
-    if (!machineFirst) return found.forUpdate();
+    if (dialect !== 'postgres' || lock === 'none') return found;
+    if (lock === 'instance') return found.forUpdate();
     if (!options.machineLock) throw new Error('instancesStore: machineLock is needed to lock an instance with its machine');
     return found.where(options.machineLock(sql.ref<number | null>('instances.machine_id'))).forUpdate();
   };
-  const lockInScopeBy = [false, true].map((machineFirst) => ({
-    own: prepared(['id', 'userId'], (q: { id: number; userId: number }) => lockedInScope(q, ownScope(q), machineFirst)),
-    team: prepared(['id', 'teamId'], (q: { id: number; teamId: number }) => lockedInScope(q, { userId: 0, teamId: q.teamId }, machineFirst)),
-  }));
+  const scopeRead = (lock: ScopeLock) => {
+    const own = prepared(['id', 'userId'], (q: { id: number; userId: number }) => inScopeLocked(q, ownScope(q), lock));
+    const team = prepared(['id', 'teamId'], (q: { id: number; teamId: number }) => inScopeLocked(q, { userId: 0, teamId: q.teamId }, lock));
+    return async (id: number, scope: Scope, tx: Tx): Promise<InstanceRow | undefined> =>
+      (scope.teamId === null ? await own(tx, { id, userId: scope.userId }) : await team(tx, { id, teamId: scope.teamId })).rows[0];
+  };
+  const oneInScope = { none: scopeRead('none'), instance: scopeRead('instance'), machine: scopeRead('machine') };
   // Every status report of a real host's agent reads its machine's instances.
   const selectLiveOnMachine = prepared(['machine_id'], (q: { machine_id: number }) =>
     db.selectFrom('instances').selectAll().where('machine_id', '=', q.machine_id).where('destroyed_at', 'is', null).orderBy('id'));
@@ -140,15 +144,12 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
      * The scope's live instance `id`, locked for the rest of `tx` on PostgreSQL; with `machineFirst`, its machine's
      * row is locked before it (FleetApi.lockMachine's order). One statement.
      */
-    async lockInScope(id: number, scope: Scope, tx: Tx, machineFirst = false): Promise<InstanceRow | undefined> {
-      const by = lockInScopeBy[machineFirst ? 1 : 0];
-      const r = scope.teamId === null ? await by.own(tx, { id, userId: scope.userId }) : await by.team(tx, { id, teamId: scope.teamId });
-      return r.rows[0];
+    lockInScope(id: number, scope: Scope, tx: Tx, machineFirst = false): Promise<InstanceRow | undefined> {
+      return oneInScope[machineFirst ? 'machine' : 'instance'](id, scope, tx);
     },
 
-    async findInScope(id: number, scope: Scope, tx: Tx = db): Promise<InstanceRow | undefined> {
-      const r = scope.teamId === null ? await findOwn(tx, { id, userId: scope.userId }) : await findTeams(tx, { id, teamId: scope.teamId });
-      return r.rows[0];
+    findInScope(id: number, scope: Scope, tx: Tx = db): Promise<InstanceRow | undefined> {
+      return oneInScope.none(id, scope, tx);
     },
 
     async listInScope(scope: Scope, tx: Tx = db): Promise<InstanceRow[]> {

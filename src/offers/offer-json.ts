@@ -20,9 +20,10 @@ import {
 
 /**
  * Offers whose fragments one generation of the cache holds; two generations are kept, so at most twice this (a few
- * MB: each offer's text twice, with its prices left out and with them written in). A search serves its best offers again and again, so a small cache serves most of them; a larger one only grew
- * the process as ever more offers were served once (the PostgreSQL soak of issue 16: 20,000 offers' fragments, then
- * a clear, made resident memory a sawtooth 25% high).
+ * MB: each offer's text twice, with its prices left out and with them written in). A search serves its best offers
+ * again and again, so a small cache serves most of them; a larger one only grew the process as ever more offers were
+ * served once (the PostgreSQL soak of issue 16: 20,000 offers' fragments, then a clear, made resident memory a
+ * sawtooth 25% high).
  */
 export const FRAGMENT_GENERATION = 4096;
 
