@@ -13,7 +13,9 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 export const root = join(import.meta.dirname, '..');
-export const outDir = join(root, '.test-build');
+// GPUPLANE_TEST_BUILD_DIR gives a run its own folder, so two runs at once (two developers' filters in one tree) do not
+// remove each other's build.
+export const outDir = process.env.GPUPLANE_TEST_BUILD_DIR ? join(root, process.env.GPUPLANE_TEST_BUILD_DIR) : join(root, '.test-build');
 
 function tsFiles(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -37,11 +39,13 @@ const sourceLocation = {
   },
 };
 
-export async function buildTests() {
+/** Builds the given test files (paths from the root), or every test file. */
+export async function buildTests(only) {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
+  const all = tsFiles(join(root, 'test')).filter((f) => f.endsWith('.test.ts'));
   await build({
-    entryPoints: tsFiles(join(root, 'test')).filter((f) => f.endsWith('.test.ts')),
+    entryPoints: only ? all.filter((f) => only.includes(f.slice(root.length + 1))) : all,
     outdir: outDir,
     outbase: root,
     bundle: true,

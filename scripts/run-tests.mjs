@@ -40,7 +40,7 @@ if (filters.length) specs = specs.filter((f) => filters.some((x) => f.includes(x
 if (withoutPg) notice(PG_NOTICE.replace('ran', 'run'));
 const built = spawnSync(process.execPath, [join(import.meta.dirname, 'build.mjs')], { stdio: 'inherit' });
 if (built.status !== 0) process.exit(built.status ?? 1);
-await buildTests();
+await buildTests(filters.length ? files : undefined);
 const compiled = files.map((f) => join(outDir, f.replace(/\.ts$/, '.js')));
 if (compiled.length === 0 && specs.length === 0) {
   process.stderr.write(`no test file matches ${filters.join(' ')}\n`);
