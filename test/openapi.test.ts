@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
 import { DOCS_PATH, OPENAPI_PATH } from '../src/platform/openapi.js';
 import { addMachine, offerFor, rentOk } from './instances-fixtures.js';
+import { REQUIRES } from '../src/teams/teams-routes.js';
 
 /** Properties of an object schema, through `allOf` (TypeBox intersections). */
 function propertiesOf(schema: any): Record<string, unknown> {
@@ -100,6 +101,44 @@ forEachDialect('openapi', (app) => {
     await app().advance(1);
     const decisions = await app().request('GET', `/api/v0/autojobs/${wg.body.id}/decisions/`, { key: k });
     same('get', '/api/v0/autojobs/{id}/decisions/', 'decisions', decisions.body.decisions[0]);
+  });
+
+  test('team routes that need more than their category say what (x-permission-requires and the description)', async () => {
+    const d = await doc();
+    const stricter: [string, string, string][] = [
+      ['post', '/api/v0/team/', REQUIRES.personalKey],
+      ['delete', '/api/v0/team/', REQUIRES.owner],
+      ['post', '/api/v0/team/invite/', REQUIRES.coverInvitedRole],
+      ['post', '/api/v0/team/invitations/accept/', REQUIRES.invitedPersonalKey],
+      ['put', '/api/v0/team/members/{id}/', REQUIRES.coverMemberRoles],
+      ['delete', '/api/v0/team/members/{id}/', REQUIRES.coverRemovedMember],
+      ['post', '/api/v0/team/roles/', REQUIRES.coverNewRole],
+      ['put', '/api/v0/team/roles/{id}/', REQUIRES.coverChangedRole],
+      ['delete', '/api/v0/team/roles/{name}/', REQUIRES.coverRemovedRole],
+    ];
+    for (const [method, path, requires] of stricter) {
+      const op = d.paths[path][method];
+      assert.equal(op['x-permission-requires'], requires, `${method} ${path}`);
+      assert.ok(String(op.description).includes(`Needs more than the ${op['x-permission-category']} permission: ${requires}.`), `${method} ${path}`);
+    }
+    // The reading routes need only their category.
+    assert.equal(d.paths['/api/v0/team/members/'].get['x-permission-requires'], undefined);
+
+    // What the document says holds: a manager's team key holds team_write, yet deleting the team is the owner's.
+    const owner = await app().createUser();
+    const team = await app().request('POST', '/api/v0/team/', { key: owner.api_key, body: { team_name: 'documented' } });
+    assert.equal(team.status, 200, team.raw);
+    const manager = await app().createUser();
+    await app().request('POST', `/api/v0/team/invite/?email=${encodeURIComponent(manager.user.email)}&role=manager`, { key: owner.api_key });
+    const code = (await app().request('GET', `/_emu/outbox?to=${encodeURIComponent(manager.user.email)}`)).body.messages.at(-1).code;
+    assert.equal((await app().request('POST', '/api/v0/team/invitations/accept/', { key: manager.api_key, body: { code } })).status, 200);
+    const teamKey = (await app().request('POST', '/api/v0/auth/apikeys/', { key: manager.api_key, body: { team_id: team.body.id } })).body.key;
+    const refused = await app().request('DELETE', '/api/v0/team/', { key: teamKey });
+    assert.equal(refused.status, 403, refused.raw);
+    assert.equal(refused.body.error, 'permission_denied');
+    // And a team key, whatever it holds, cannot create a team.
+    const fromTeam = await app().request('POST', '/api/v0/team/', { key: teamKey, body: { team_name: 'nested' } });
+    assert.equal(fromTeam.status, 403, fromTeam.raw);
   });
 
   test('every route schema compiles (they compile lazily in the server, so this is where a broken one shows)', async () => {
