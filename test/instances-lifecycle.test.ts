@@ -139,10 +139,30 @@ forEachDialect('instances: lifecycle', (app) => {
     assert.match(lines[0], /running/);
     const full = await app().request('PUT', `/api/v0/instances/request_logs/${id}/`, { body: {} });
     const all = await app().request('GET', full.body.result_url.slice(app().config.publicUrl.length), { key: null });
-    assert.match(all.raw, /pulling image ubuntu:22.04/);
+    assert.match(all.raw, /image ubuntu:22\.04/);
     assert.match(all.raw, /loading/);
     const bad = await app().request('GET', '/api/v0/instances/logs/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/', { key: null });
     assert.equal(bad.status, 404);
+  });
+
+  test('the boot log says each step as the host reported it, in order, and claims nothing it did not do (issue 29 item 9)', async () => {
+    const m = await addMachine(app());
+    const { id } = await rentOk(app(), offerFor(m, 1), { image: 'ubuntu:22.04', onstart: 'echo hi' });
+    await app().advance(BOOT_MAX_S);
+    const full = await app().request('PUT', `/api/v0/instances/request_logs/${id}/`, { body: {} });
+    const log = (await app().request('GET', full.body.result_url.slice(app().config.publicUrl.length), { key: null })).raw;
+    const steps = log.trim().split('\n').map((l: string) => l.replace(/^\S+ /, ''));
+    assert.equal(steps[0], `instance ${id} created on machine ${m.machine_id} (1 GPU), image ubuntu:22.04`);
+    // The instance key never reaches the host (only its hash is kept), so the log must not say it was injected.
+    assert.doesNotMatch(log, /CONTAINER_API_KEY|injected/);
+    // Never "downloaded" while the host still reports the pull.
+    assert.doesNotMatch(log, /downloaded/);
+    const pulling = steps.indexOf('loading: pulling the image');
+    const starting = steps.indexOf('loading: starting the container');
+    const running = steps.findIndex((l: string) => l.startsWith('running: container started'));
+    assert.ok(pulling > 0 && pulling < running, log);
+    assert.ok(starting === -1 || (starting > pulling && starting < running), log);
+    assert.equal(steps.at(-1), 'onstart: running its script (1 line)');
   });
 
   test('SSH keys: attach to an instance, list, detach; a malformed key is 400, a missing one 404', async () => {
