@@ -108,6 +108,12 @@ export function fleetHostingFactory(db: Tx, fleet: FleetStore) {
     setMaintenance: (tx: Tx, machineId: number, windows: readonly MaintWindow[]) =>
       update(tx, machineId, { maint: windows.length ? JSON.stringify(windows.map((w) => [w.start, w.end, w.hours, w.category])) : null }),
 
+    /**
+     * FleetApi.lockMachine: the machine's row locked until `tx` ends (PostgreSQL; SQLite runs one writer at a time),
+     * as a rent locks it with its quote. force_delete checks for instances under it.
+     */
+    lockMachine: (tx: Tx, machineId: number) => fleet.lockMachine(tx, machineId),
+
     /** force_delete: the machine leaves every list and offers nothing; the row stays for the instances that name it. */
     markDeleted: (tx: Tx, machineId: number) => update(tx, machineId, { deleted: 1, listed: 0 }),
   };

@@ -33,7 +33,10 @@ export interface HostingDeps {
   fleet: FleetHosting;
   /** The instances placed on machines (instances-module.ts onMachines). */
   instancesOn: (machineIds: readonly number[], tx?: Tx) => Promise<PlacedInstance[]>;
-  /** A machine was deleted, inside the deleting transaction (its agent's machine key is revoked: src/hosts/). */
+  /**
+   * A machine is being deleted, inside the deleting transaction and before its row is locked (its agent's machine key
+   * is revoked: src/hosts/); rolled back with it when the delete is refused.
+   */
   onDeleted?: (tx: Tx, machineId: number) => Promise<void>;
   /** `list machine`'s `vol_size`: 0 unlists the machine's volume offer, anything else (null too) offers it (src/volumes/). */
   volumeListing?: (tx: Tx, machineId: number, listed: boolean) => Promise<void>;
@@ -269,20 +272,28 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
       return { success: true, msg: `machine ${machineId}: no expired instances to clean up`, deleted: 0 };
     },
 
-    /** `delete machine`: refused (409) while any instance, running or stopped, is on it. */
+    /**
+     * `delete machine`: refused (409) while any instance, running or stopped, is on it. The check and the delete are
+     * one transaction under the machine's row lock, the lock a rent takes with its quote (FleetApi.lockMachine): a rent
+     * that got there first has its instance seen here, and one that comes after finds the machine deleted (410).
+     * Checked before it, a rent could slip in between (issue 29 item 16: 17-21 of 40 rounds on PostgreSQL).
+     */
     async forceDelete(p: Principal, machineId: number) {
       await own(p, machineId);
-      // The host's own default job is not a client's: it goes with the machine.
-      const defjob = await hosting.defjobInstances([machineId]);
-      const live = (await instancesOn([machineId])).filter((i) => i.live && !defjob.has(i.id));
-      if (live.length) {
-        throw new ApiError('conflict', `machine ${machineId} still has ${live.length} instance(s) of clients; they must be destroyed first`);
-      }
       await write(async (tx) => {
+        // Lock order (DEVELOPING.md Rules): the agent's row (its key revoked here) before the machine's, as an agent's
+        // status report takes them; a refusal below rolls the revoke back.
+        await onDeleted?.(tx, machineId);
+        await fleet.lockMachine(tx, machineId);
+        // The host's own default job is not a client's: it goes with the machine.
+        const defjob = await hosting.defjobInstances([machineId], tx);
+        const live = (await instancesOn([machineId], tx)).filter((i) => i.live && !defjob.has(i.id));
+        if (live.length) {
+          throw new ApiError('conflict', `machine ${machineId} still has ${live.length} instance(s) of clients; they must be destroyed first`);
+        }
         await defjobs.end(tx, machineId);
         if (!(await fleet.markDeleted(tx, machineId))) throw notFound(machineId);
         await hosting.removeDefjob(tx, machineId);
-        await onDeleted?.(tx, machineId);
       });
       return { success: true, msg: `machine ${machineId} deleted` };
     },
