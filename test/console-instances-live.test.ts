@@ -53,7 +53,26 @@ test('the virtual window: only the rows in view, plus a margin, whatever the lis
 test('every status shows its word; failure states are marked as such', () => {
   for (const s of ['running', 'loading', 'exited', 'stopped', 'offline']) assert.equal(statusBadge(s).text, s);
   assert.equal(statusBadge('exited').kind, 'bad');
-  assert.equal(statusBadge(null).text, 'none');
+  // The spec's null state is "being provisioned": a person reads `provisioning`, never `none` (issue 29 item 9).
+  assert.deepEqual(statusBadge(null), { text: 'provisioning', kind: 'warn' });
+  assert.deepEqual(statusBadge(undefined), { text: 'provisioning', kind: 'warn' });
+});
+
+test('a provisioning step in a timeline reads provisioning, from live events and from the history', async () => {
+  const { withHistory } = await import('../console/src/lib/instances-live.js');
+  let s = initialState([row(1, 'loading')]);
+  s = applyEvent(s, { id: 1, actual_status: null, intended_status: 'running', status_msg: null, at: 50 });
+  assert.equal(s.timelines.get(1)!.at(-1)!.status, 'provisioning');
+  s = withHistory(s, 1, [{ id: 1, actual_status: null, intended_status: 'running', status_msg: null, at: 10 }]);
+  assert.equal(s.timelines.get(1)![0].status, 'provisioning');
+});
+
+test('counts name one thing in the singular and others in the plural', async () => {
+  const { counted } = await import('../console/src/lib/format.js');
+  assert.equal(counted(1, 'instance'), '1 instance');
+  assert.equal(counted(0, 'instance'), '0 instances');
+  assert.equal(counted(2, 'instance'), '2 instances');
+  assert.equal(counted(3, 'entry', 'entries'), '3 entries');
 });
 
 test('the history gives the whole timeline; live events newer than it stay after it', async () => {

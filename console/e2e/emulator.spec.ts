@@ -42,8 +42,23 @@ test('an admin advances the clock, reads the outbox, injects a fault, and a wron
   await axe();
 });
 
-test('a user who is not an admin sees the API\'s refusal, not a JSON dump', async ({ page, server }) => {
+test('a user who is not an admin has no Emulator link, gets a plain "admins only" page, and no refused requests (issue 29 item 9)', async ({ page, server, screens, axe }) => {
+  // Every request to the control API from this page, with its status: none should be made at all.
+  const emu: string[] = [];
+  page.on('response', (r) => {
+    if (new URL(r.url()).pathname.startsWith('/_emu/')) emu.push(`${r.status()} ${r.url()}`);
+  });
   await userLoggedIn(page, server, { prefix: 'plain' });
+  await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Instances' })).toBeVisible();
+  await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Emulator' })).toHaveCount(0);
   await page.goto('/emulator');
-  await expect(page.getByRole('alert').first()).toHaveText(/admin/);
+  await expect(page.getByRole('heading', { name: 'Emulator', level: 1 })).toBeVisible();
+  await expect(page.getByRole('status')).toHaveText(/^Admins only/);
+  await expect(page.getByRole('alert')).toHaveCount(0);
+  await expect(page.getByRole('button', { name: 'Advance clock' })).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByRole('status')).toHaveText(/^Admins only/);
+  expect(emu).toEqual([]);
+  await screens('emulator-not-admin');
+  await axe();
 });

@@ -33,7 +33,7 @@ test('a member whose team role cannot read the user stays signed in in that cont
   // Still signed in: the navigation, not the sign-in page; the e-mail is not known, so not shown.
   await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
   await expect(page.getByRole('button', { name: 'Log in' })).toHaveCount(0);
-  await expect(page.getByText('No instances yet.')).toBeVisible();
+  await expect(page.getByText('You have no live instances', { exact: false })).toBeVisible();
   // Also after a full page load (the shell decides afresh who is signed in).
   await page.reload();
   await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();

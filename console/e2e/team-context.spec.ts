@@ -25,7 +25,7 @@ test('a member switches into the team\'s context, sees its instance, and switche
   // Personal context: the team's instance is not the member's.
   const context = page.getByRole('banner').getByLabel('Context');
   await expect(context).toHaveValue('');
-  await expect(page.getByText('No instances yet.')).toBeVisible();
+  await expect(page.getByText('You have no live instances', { exact: false })).toBeVisible();
 
   // Into the team's context from the header: the instances page now lists the team's instance.
   await context.selectOption({ label: 'Team Lab (member)' });
@@ -49,5 +49,5 @@ test('a member switches into the team\'s context, sees its instance, and switche
   await expect(context).toHaveValue('');
   await expect(page.getByRole('button', { name: 'Act for team Lab' })).toBeVisible();
   await page.getByRole('link', { name: 'Instances' }).click();
-  await expect(page.getByText('No instances yet.')).toBeVisible();
+  await expect(page.getByText('You have no live instances', { exact: false })).toBeVisible();
 });

@@ -31,3 +31,11 @@ export function parseDay(value: string): number {
   const ms = Date.parse(`${value}T00:00:00Z`);
   return Number.isNaN(ms) ? Number.NaN : Math.floor(ms / 1000 / SECONDS_PER_DAY);
 }
+
+/**
+ * A count with its noun, singular for exactly one: `1 instance`, `3 instances`, `0 offers` (issue 29 item 9: "1
+ * instances"). `many` for nouns whose plural is not the noun plus `s`.
+ */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -51,7 +51,7 @@ export function applyEvent(s: LiveState, e: StatusEvent): LiveState {
   const timelines = new Map(s.timelines);
   const tl = timelines.get(e.id) ?? [];
   const last = tl.at(-1);
-  const status = e.actual_status ?? 'none';
+  const status = e.actual_status ?? PROVISIONING;
   if (!last || last.status !== status || last.msg !== e.status_msg) timelines.set(e.id, [...tl, { status, at: e.at, msg: e.status_msg }]);
   return { rows, timelines, stale: s.stale };
 }
@@ -64,7 +64,7 @@ export function withHistory(s: LiveState, id: number, history: StatusEvent[]): L
   let tl: TimelineEntry[] = [];
   for (const e of history) {
     const last = tl.at(-1);
-    const status = e.actual_status ?? 'none';
+    const status = e.actual_status ?? PROVISIONING;
     if (!last || last.status !== status || last.msg !== e.status_msg) tl = [...tl, { status, at: e.at, msg: e.status_msg }];
   }
   const end = history.at(-1)?.at ?? -Infinity;
@@ -94,9 +94,16 @@ export function visibleRange(scrollTop: number, viewport: number, rowHeight: num
   return { start, end };
 }
 
+/**
+ * The word for a state: the spec's `actual_status` null is "Instance being provisioned" (spec: States and
+ * transitions), so it reads `provisioning`, never the raw `none` (issue 29 item 9).
+ */
+export const PROVISIONING = 'provisioning';
+
 /** A status as words and a kind for its badge; the word is always shown (colour is never the only signal). */
 export function statusBadge(status: string | null | undefined): { text: string; kind: 'ok' | 'warn' | 'bad' | 'idle' } {
-  const s = status ?? 'none';
+  const s = status ?? PROVISIONING;
+  if (s === PROVISIONING) return { text: PROVISIONING, kind: 'warn' };
   if (s === 'running') return { text: 'running', kind: 'ok' };
   if (s === 'loading' || s === 'scheduling' || s === 'created') return { text: s, kind: 'warn' };
   if (s === 'exited' || s === 'unknown' || s === 'offline') return { text: s, kind: 'bad' };

@@ -15,7 +15,10 @@ export type TeamContext = Omit<Awaited<ReturnType<typeof api.auth.sessionTeam>>,
 export interface Session {
   /** undefined while loading; null when signed out. */
   user: User | null | undefined;
-  /** The emulator control API answers (emulator mode): the Emulator page is offered. */
+  /**
+   * The emulator control API answers this user (emulator mode, and an admin): the Emulator page is offered. Only an
+   * admin's session asks: the control API answers anyone else 403, on every page load (issue 29 item 9).
+   */
   emulator: boolean;
   /** The user hosts machines: the Machines page is offered. */
   host: boolean;
@@ -31,13 +34,13 @@ const PERSONAL: TeamContext = { team_id: null, teams: [] };
 
 const SessionContext = createContext<Session | null>(null);
 
-/** Emulator mode is where `/_emu/` exists: any answer but a 404 (a non-admin gets 403 there). */
+/** Emulator mode is where `/_emu/` exists and answers an admin; asked only for an admin (anyone else gets 403). */
 async function probeEmulator(): Promise<boolean> {
   try {
     await api.emulator.clock();
     return true;
-  } catch (err) {
-    return err instanceof GpuplaneError && err.status !== 404 && err.status !== 0;
+  } catch {
+    return false;
   }
 }
 
@@ -64,7 +67,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       me = { restricted: true };
     }
     const [emu, machines, ctx] = await Promise.all([
-      probeEmulator(),
+      me.is_admin === true ? probeEmulator() : false,
       api.machines.list('me').then((r) => r.machines.length > 0, () => false),
       api.auth.sessionTeam().then(({ team_id, teams }) => ({ team_id, teams }), () => PERSONAL),
     ]);

@@ -1,7 +1,8 @@
 /**
  * Emulator panel (issue 15; contract §2): the virtual clock and its advance, the outbox of "sent" e-mails and SMS with
- * their codes, faults, and reset. Offered in emulator mode; the control API answers admins only, and this page shows
- * its `msg` when the account is not one.
+ * their codes, faults, and reset. Offered to admins in emulator mode. The control API answers admins only: anyone
+ * else who opens this page's address gets a plain "admins only" page, and the page asks the API nothing, so it makes
+ * no refused requests (issue 29 item 9).
  */
 import { useState, type FormEvent } from 'react';
 import { api } from '../lib/api.js';
@@ -13,6 +14,19 @@ import { useAction, useLoad } from '../components/useLoad.js';
 import { useSession } from '../lib/session.js';
 
 export default function EmulatorPage() {
+  const { user } = useSession();
+  if (user?.is_admin !== true) {
+    return (
+      <section>
+        <h1>Emulator</h1>
+        <p role="status">Admins only: the emulator's controls (clock, outbox, faults, reset) are for an admin account.</p>
+      </section>
+    );
+  }
+  return <EmulatorPanel />;
+}
+
+function EmulatorPanel() {
   const clock = useLoad(() => api.emulator.clock());
   const [to, setTo] = useState('');
   const outbox = useLoad(() => api.emulator.outbox(to.trim() ? { to: to.trim() } : {}), [to]);

@@ -11,6 +11,7 @@ import {
   type InstanceRow, type LiveState, type StatusEvent,
 } from '../lib/instances-live.js';
 import { navigate, useLocation } from '../lib/router.js';
+import { counted } from '../lib/format.js';
 import { CopyButton } from '../components/CopyButton.js';
 import { Confirm } from '../components/Modal.js';
 import { ErrorNote, Field } from '../components/Field.js';
@@ -96,6 +97,7 @@ export default function InstancesPage() {
   const selected = Number(path.split('/')[2]) || null;
   const [scrollTop, setScrollTop] = useState(0);
   const created = search.get('created');
+  const destroyed = search.get('destroyed');
   // The selected instance's whole timeline, from its history; live events extend it.
   const loaded = state !== null;
   useEffect(() => {
@@ -112,12 +114,15 @@ export default function InstancesPage() {
     <section>
       <h1>Instances</h1>
       {created && <p role="status" className="notice">Instance {created} created; it appears below and boots live.</p>}
+      {destroyed && <p role="status" className="notice">Instance {destroyed} destroyed: its disk is gone and its billing has stopped.</p>}
       <ErrorNote error={error} />
-      {rows.length === 0 ? <p>No instances yet. Rent one on the Offers page.</p> : (
+      {/* The list holds live instances only: destroyed ones are not in it, so "none yet" would be untrue after a
+          destroy (issue 29 item 9). Their charges stay on the Billing page. */}
+      {rows.length === 0 ? <p>You have no live instances (destroyed ones are not listed; their charges are on the Billing page). Rent one on the Offers page.</p> : (
         <div className="table-wrap" style={{ maxHeight: VIEWPORT_ROWS * ROW_HEIGHT + ROW_HEIGHT, overflowY: 'auto' }}
           onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)} tabIndex={0} role="region" aria-label="Instances table, scrollable">
           <table aria-rowcount={rows.length + 1}>
-            <caption className="muted">{rows.length} instances, updated live</caption>
+            <caption className="muted">{counted(rows.length, 'instance')}, updated live</caption>
             <thead>
               <tr aria-rowindex={1}>
                 <th scope="col">ID</th>
@@ -180,7 +185,7 @@ function InstanceDetail({ row, timeline, onChanged }: { row: InstanceRow; timeli
     setActionError(null);
     try {
       await CONFIRM[pending].run(row.id);
-      if (pending === 'destroy') navigate('/instances');
+      if (pending === 'destroy') navigate(`/instances?destroyed=${row.id}`);
     } catch (err) {
       setActionError(errorText(err));
     } finally {
