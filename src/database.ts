@@ -32,6 +32,7 @@ import { keysLiveMigration } from './keys/keys-live-migration.js';
 import { simhostMigration } from './simhost/simhost-migration.js';
 import { scheduledJobsMigration } from './scheduled-jobs/scheduled-jobs-migration.js';
 import { subaccountsMigration } from './subaccounts/subaccounts-migration.js';
+import { loginThrottlesMigration } from './login/login-migration.js';
 import type { UsersTables } from './users/users-tables.js';
 import type { KeysTables } from './keys/keys-tables.js';
 import type { OutboxTables } from './emulator/outbox-tables.js';
@@ -53,6 +54,7 @@ import type { SubaccountsTables } from './subaccounts/subaccounts-tables.js';
 import type { BenchmarksTables } from './benchmarks/benchmarks-tables.js';
 import type { ClustersTables } from './clusters/clusters-tables.js';
 import type { SimhostTables } from './simhost/simhost-tables.js';
+import type { LoginTables } from './login/login-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and migrations. A feature declares its tables in
@@ -63,7 +65,7 @@ declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
       InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
-      ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables, SimhostTables {}
+      ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables, SimhostTables, LoginTables {}
 }
 
 /**
@@ -105,6 +107,7 @@ export const MIGRATIONS: MigrationList = {
     ['0032_simhost', simhostMigration],
     ['0033_instances_live', instancesLiveMigration],
     ['0034_keys_live', keysLiveMigration],
+    ['0045_login_throttles', loginThrottlesMigration],
   ],
   lastUnordered: '0012_billing_rates',
 };

@@ -72,7 +72,7 @@ export async function loginRoutes(
       response: { 200: LoginReply, ...errors },
     },
   }, async (request, reply) => {
-    const r = await login.login(request.body);
+    const r = await login.login(request.body, request.ip);
     // Signed in (no second factor pending): the audit log records it for this user.
     if ('id' in r.body && typeof r.body.id === 'number') request.auditUserId = r.body.id;
     if (r.cookie) reply.header('set-cookie', r.cookie(overHttps(request)));

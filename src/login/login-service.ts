@@ -18,14 +18,10 @@ import type { LoginStore } from './login-store.js';
 import type { Static } from 'typebox';
 import type { LoginBody, ResendVerificationBody, SignUpBody, VerifyEmailBody } from './login-schemas.js';
 import type { Client, Sessions } from './sessions.js';
+import { EMAIL_VERIFY_RESEND_S, EMAIL_VERIFY_TTL_S } from './login-constants.js';
+import { failuresAlertText, loginThrottleFactory } from './login-throttle.js';
 
-/** Wrong passwords that lock an account's password login for `LOGIN_LOCKOUT_S` (online guessing). */
-export const LOGIN_MAX_FAILURES = 10;
-export const LOGIN_LOCKOUT_S = 15 * 60;
-/** A sign-up verification code is valid a day (people read mail late) and takes a few tries. */
-export const EMAIL_VERIFY_TTL_S = 86400;
-/** One new verification e-mail per minute at most. */
-export const EMAIL_VERIFY_RESEND_S = 60;
+export { EMAIL_VERIFY_TTL_S } from './login-constants.js';
 
 export interface LoginDeps {
   users: UsersStore;
@@ -44,6 +40,12 @@ export function loginServiceFactory(deps: LoginDeps) {
   // Unknown users still cost one scrypt, so timing does not tell which e-mails have accounts.
   const dummyHash = hashPassword('not a password', random);
   const badLogin = () => new ApiError('auth_error', 'wrong username or password');
+  const throttle = loginThrottleFactory({
+    store: store.throttle,
+    clock,
+    // The alert is a courtesy: a mail server that fails must not turn a wrong password into a 500.
+    alert: (to, failures) => messenger.sendEmail({ to, subject: 'Failed logins to your gpuplane account', text: failuresAlertText(failures), code: null }).catch(() => undefined),
+  });
 
   async function sendVerification(userId: number, email: string): Promise<void> {
     const code = digitCode(random, CODE_DIGITS);
@@ -93,26 +95,25 @@ export function loginServiceFactory(deps: LoginDeps) {
       return { success: true, msg: 'if that address has an unverified account, a new code is on its way' };
     },
 
-    async login(body: Static<typeof LoginBody>) {
+    /** `source`: the caller's address (request.ip), one of the throttle's scopes (login-throttle.ts). */
+    async login(body: Static<typeof LoginBody>, source: string) {
       const client: Client = body.client ?? 'cli';
       const now = clock.now();
       const user = await users.findByEmail(body.username);
-      if (user) {
-        const state = await store.loginState(user.id);
-        if (state?.login_locked_until != null) {
-          if (state.login_locked_until > now) {
-            const wait = Math.ceil(state.login_locked_until - now);
-            throw new ApiError('rate_limited', `too many wrong passwords; try again in ${wait} s`, {}, undefined, { 'Retry-After': String(wait) });
-          }
-          await store.loginSucceeded(user.id);
-        }
+      // Reserve, then check: the slot is taken before the hash, so parallel guesses cannot outrun the count.
+      const gate = await throttle.reserve(body.username, source);
+      let ok: boolean;
+      try {
+        ok = user?.password_hash ? await verifyPassword(body.password, user.password_hash) : (await verifyPassword(body.password, await dummyHash), false);
+      } catch (err) {
+        await gate.refund();
+        throw err;
       }
-      const ok = user?.password_hash ? await verifyPassword(body.password, user.password_hash) : (await verifyPassword(body.password, await dummyHash), false);
       if (!user || !ok) {
-        if (user) await store.loginFailed(user.id, LOGIN_MAX_FAILURES, now + LOGIN_LOCKOUT_S);
+        await gate.failed(user);
         throw badLogin();
       }
-      await store.loginSucceeded(user.id);
+      await gate.succeeded();
       if (user.email_verified_at === null) throw new ApiError('email_not_verified', 'verify your e-mail address first (POST /api/v0/users/verify-email/)');
       if (user.tfa_status !== 'disabled') {
         const secret = secretToken(random, TFA_SECRET_PREFIX);

@@ -211,7 +211,7 @@ export function tfaStore(db: Tx, dialect: DialectName = 'sqlite') {
       return rows.map((r) => r.phone_number);
     },
 
-    // ---- login: the e-mail verification challenge and the password throttle (login-store.ts)
+    // ---- login: the e-mail verification challenge (login-store.ts)
     /** The newest unused e-mail verification challenge of a user. */
     async latestEmailVerify(userId: number, tx: Tx = db) {
       return tx
@@ -223,26 +223,6 @@ export function tfaStore(db: Tx, dialect: DialectName = 'sqlite') {
         .orderBy('id', 'desc')
         .limit(1)
         .executeTakeFirst();
-    },
-    async loginState(userId: number, tx: Tx = db) {
-      return tx.selectFrom('tfa_accounts').select(['login_fail_count', 'login_locked_until']).where('user_id', '=', userId).executeTakeFirst();
-    },
-    /** Counts a wrong password in one statement; the failure that reaches `max` locks logins until `lockUntil`. */
-    async loginFailed(userId: number, max: number, lockUntil: number, tx: Tx = db): Promise<void> {
-      const until = sql`CAST(${lockUntil} AS double precision)`;
-      await tx
-        .insertInto('tfa_accounts')
-        .values({ user_id: userId, login_fail_count: 1 })
-        .onConflict((oc) =>
-          oc.column('user_id').doUpdateSet({
-            login_fail_count: sql`tfa_accounts.login_fail_count + 1`,
-            login_locked_until: sql`CASE WHEN tfa_accounts.login_fail_count + 1 >= ${sql.lit(max)} THEN ${until} ELSE tfa_accounts.login_locked_until END`,
-          }),
-        )
-        .execute();
-    },
-    async loginSucceeded(userId: number, tx: Tx = db): Promise<void> {
-      await tx.updateTable('tfa_accounts').set({ login_fail_count: 0, login_locked_until: null }).where('user_id', '=', userId).execute();
     },
     // ---- users (2FA status and phone on file are columns of the user)
     async setTfaStatus(userId: number, status: 'enabled' | 'disabled' | 'legacy', tx: Tx = db): Promise<void> {
