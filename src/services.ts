@@ -195,6 +195,7 @@ export function createServices(deps: ServiceDeps) {
     offersIn: offersInTx({ machines: (tx) => fleet.machineRecords(tx), gpus: (ids, tx) => fleet.gpusOf(ids, tx) }, clock),
   });
   // Scheduled jobs: API requests replayed as their user on a timetable (app.ts gives them the app to replay through).
+    teamOwner: async (tx, teamId) => (await teamsDb.findTeam(teamId, tx))?.owner_id,
   const scheduledJobs = scheduledJobsServiceFactory({
     store, jobs: scheduledJobsStore(db), clock, scheduler, keys, keysService,
     lockInstance: (scope, id, tx) => instances.lockInScope(scope, id, tx),

@@ -36,9 +36,10 @@ export function depositsServiceFactory({ db, clock, billing, instances, creditDi
       if (micro < 1) throw badRequest('body.amount must be at least $0.000001');
       const { inst, result } = await db.transaction().execute(async (tx) => {
         const inst = await instances.lockOwned(principal, id, tx);
-        // The deposit comes from the credit that pays the instance (and goes back there): in a team, its renter's.
+        // The deposit comes from the credit that pays the instance (and goes back there): in a team, the team owner's
+        // (issue 29 item 17; before that rule, its renter's).
         if (inst.user_id !== principal.user.id) {
-          throw new ApiError('permission_denied', `instance ${id} is paid by another member of the team: only that member can prepay it`);
+          throw new ApiError('permission_denied', `instance ${id} is paid by another account (a team's instances by its owner): only that account can prepay it`);
         }
         if (inst.is_bid) throw badRequest(`instance ${id} is interruptible (bid): prepaying applies to on-demand instances`);
         if (inst.rate_micro_per_hour <= 0) throw badRequest(`instance ${id} costs nothing per hour: there is nothing to prepay`);

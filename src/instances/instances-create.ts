@@ -160,7 +160,8 @@ export function createFactory(deps: CreateDeps) {
   async function rent(principal: Principal, offerId: number, opts: Options, tx: Tx): Promise<CreateReply> {
     const scope = scopeOf(principal);
     const now = clock.now();
-    await billing.assertCredit(principal.user.id, tx);
+    // The account that pays: in a team context the team's owner, not the member renting (scopeOf).
+    await billing.assertCredit(scope.userId, tx);
     const accountEnv = deps.accountEnv ? await deps.accountEnv.environmentOf(scope, tx) : undefined;
     // Locks the machine (PostgreSQL), the first lock of the lock order; the allocation below reads nothing again.
     const quote = await fleet.getOffer(offerId, tx, { forAllocation: true });

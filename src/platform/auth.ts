@@ -42,6 +42,12 @@ export interface Principal {
   /** The secret the request presented (echoed as `api_key` by users/current; never logged). */
   presentedKey: string;
   /**
+   * In a team context, the team's owner: the account that owns and pays for what the request creates (issue 29 item
+   * 17: a member's work for the team is the team's, so removing the member never leaves them paying for it). Set
+   * where the team is read with the member's role; `scopeOf` falls back to the user where it is not.
+   */
+  accountId?: number;
+  /**
    * The user's summed hourly rate over their running meters, read with the key (billing-service `balanceOf`);
    * undefined when the principal was not made from a key lookup.
    */
@@ -134,8 +140,11 @@ export interface FoundKey {
 
 export interface AuthDeps {
   keys: KeyLookup;
-  /** The member's current team role document (`undefined`: not a member); bounds every team key (teams store). */
-  teamRole(teamId: number, userId: number): Promise<{ permissions: string | null } | undefined>;
+  /**
+   * The member's current team role document (`undefined`: not a member); bounds every team key (teams store). With
+   * it, the team's owner: the account a team context acts for (`Principal.accountId`).
+   */
+  teamRole(teamId: number, userId: number): Promise<{ permissions: string | null; owner_id: number } | undefined>;
 }
 
 export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
@@ -170,6 +179,7 @@ export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
 
   /**
    * `resolve` without waiting, when the key's lookup can be reused now and nothing else needs reading (not a team
+      return { ...principalOf(found, secret, permissions), accountId: role.owner_id };
    * key): the principal, or undefined to resolve it in full. Every request with a known key takes this path.
    */
   function resolveCached(secret: string): Principal | undefined {
@@ -267,7 +277,10 @@ export interface Scope {
 }
 
 export function scopeOf(principal: Principal): Scope {
-  return { userId: principal.user.id, teamId: principal.teamId };
+  // In a team context the team's owner pays for, and owns, what is made there (issue 29 item 17); the team sees it
+  // by `team_id` whoever made it.
+  const userId = principal.teamId !== null ? (principal.accountId ?? principal.user.id) : principal.user.id;
+  return { userId, teamId: principal.teamId };
 }
 
 /** The principal of an authenticated route (the hook guarantees it). */

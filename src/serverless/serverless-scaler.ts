@@ -39,6 +39,8 @@ export interface ScalerDeps {
   offersIn: OffersInTx;
   /** What a workergroup's new workers run when it is not its template (a deployment's current version). */
   launchOf(tx: Tx, wg: WorkergroupRow): Promise<CreateRequest | undefined>;
+  /** A team's owner now (undefined: the team is gone); from the teams store. */
+  teamOwner(tx: Tx, teamId: number): Promise<number | undefined>;
 }
 
 export function settingsOf(ep: EndpointRow, wg: WorkergroupRow): ScalingSettings {
@@ -54,13 +56,20 @@ export function settingsOf(ep: EndpointRow, wg: WorkergroupRow): ScalingSettings
 /** A failed rent or destroy rolls back only itself, not the decision or other workers. */
 const attempt = inSavepoint;
 
-export function scalerFactory({ store, scheduler, billing, instances, offersIn, launchOf }: ScalerDeps) {
-  /** The owner acting: the autoscaler rents and destroys in the workergroup's scope, as its owner would. */
+export function scalerFactory({ store, scheduler, billing, instances, offersIn, launchOf, teamOwner }: ScalerDeps) {
+  /**
+   * The owner acting: the autoscaler rents and destroys in the workergroup's scope, as its owner would. A team's
+   * workergroup is the team's, so it acts as the team's owner now, whoever made it (issue 29 item 17): the member who
+   * made it, once removed, pays for nothing of it; rows made before that rule still name the member in `user_id`. A
+   * workergroup of a team that is gone rents nothing.
+   */
   async function ownerOf(tx: Tx, wg: WorkergroupRow): Promise<Principal | undefined> {
-    const user = await usersContract.byId(tx, wg.user_id);
+    const accountId = wg.team_id === null ? wg.user_id : await teamOwner(tx, wg.team_id);
+    if (accountId === undefined) return undefined;
+    const user = await usersContract.byId(tx, accountId);
     if (!user) return undefined;
     const key = { id: 0, user_id: user.id, team_id: wg.team_id, kind: 'autoscaler', instance_id: null, permissions: null } as unknown as Principal['key'];
-    return { user, key, permissions: null, teamId: wg.team_id, presentedKey: '' };
+    return { user, key, permissions: null, teamId: wg.team_id, presentedKey: '', accountId };
   }
 
   /** Workers still alive; one destroyed by its owner directly is released here and no longer counts. */

@@ -46,6 +46,8 @@ export interface ServerlessDeps {
   offersIn: OffersInTx;
   /** The offers' field table, to validate a workergroup's search query strictly. */
   offerFields: FieldTable<any, any>;
+  /** A team's owner (undefined: no such team): the account a team's workergroups rent as (serverless-scaler.ts). */
+  teamOwner(tx: Tx, teamId: number): Promise<number | undefined>;
 }
 
 const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
@@ -62,7 +64,7 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
   // Filled in below: a deployment's workergroup launches its current version (serverless-deployments.ts).
   let deploymentLaunch: ((t: Tx, wg: WorkergroupRow) => Promise<CreateRequest | undefined>) | undefined;
   const scaler = scalerFactory({
-    store: sls, scheduler, billing: deps.billing, instances: deps.instances, offersIn: deps.offersIn,
+    store: sls, scheduler, billing: deps.billing, instances: deps.instances, offersIn: deps.offersIn, teamOwner: deps.teamOwner,
     launchOf: (t, wg) => (wg.deployment_id !== null && deploymentLaunch ? deploymentLaunch(t, wg) : Promise.resolve(undefined)),
   });
   const router = routerFactory({ store: sls, keys, instances: deps.instances });

@@ -39,11 +39,13 @@ export function teamsStore(db: Tx) {
      * The member's current role document, for auth on every team-key request: `undefined` when the user is not a
      * member (removed, or the team is gone), otherwise the role's JSON document (null: full access).
      */
-    async memberPermissions(teamId: number, userId: number, tx: Tx = db): Promise<{ permissions: string | null } | undefined> {
+    async memberPermissions(teamId: number, userId: number, tx: Tx = db): Promise<{ permissions: string | null; owner_id: number } | undefined> {
+      // The team's owner comes with the role: the account a team key acts for (auth `Principal.accountId`).
       return tx
         .selectFrom('team_members as m')
         .innerJoin('team_roles as r', 'r.id', 'm.role_id')
-        .select('r.permissions')
+        .innerJoin('teams as t', 't.id', 'm.team_id')
+        .select(['r.permissions', 't.owner_id'])
         .where('m.team_id', '=', teamId)
         .where('m.user_id', '=', userId)
         .executeTakeFirst();
