@@ -173,13 +173,13 @@ export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
       const role = await teamRole(found.key.team_id!, found.user.id);
       if (!role) return null;
       permissions = intersect(permissions, role.permissions ? (JSON.parse(role.permissions) as PermissionDoc) : null);
+      return { ...principalOf(found, secret, permissions), accountId: role.owner_id };
     }
     return principalOf(found, secret, permissions);
   }
 
   /**
    * `resolve` without waiting, when the key's lookup can be reused now and nothing else needs reading (not a team
-      return { ...principalOf(found, secret, permissions), accountId: role.owner_id };
    * key): the principal, or undefined to resolve it in full. Every request with a known key takes this path.
    */
   function resolveCached(secret: string): Principal | undefined {
