@@ -193,9 +193,9 @@ export function createServices(deps: ServiceDeps) {
     store, clock, random, secretBox, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,
     blobStoreUrl: config.blobStoreUrl,
     offersIn: offersInTx({ machines: (tx) => fleet.machineRecords(tx), gpus: (ids, tx) => fleet.gpusOf(ids, tx) }, clock),
+    teamOwner: async (tx, teamId) => (await teamsDb.findTeam(teamId, tx))?.owner_id,
   });
   // Scheduled jobs: API requests replayed as their user on a timetable (app.ts gives them the app to replay through).
-    teamOwner: async (tx, teamId) => (await teamsDb.findTeam(teamId, tx))?.owner_id,
   const scheduledJobs = scheduledJobsServiceFactory({
     store, jobs: scheduledJobsStore(db), clock, scheduler, keys, keysService,
     lockInstance: (scope, id, tx) => instances.lockInScope(scope, id, tx),
