@@ -34,6 +34,8 @@ export interface RouteInfo {
   instanceKey: boolean;
   adminOnly: boolean;
   customAuth: boolean;
+  /** Served without any credential too (offer search; platform/auth.ts `keyOptional`). */
+  keyOptional: boolean;
   /** The body fields the route's schema declares; null when it has no body schema (the body is not read). */
   bodyFields: string[] | null;
 }
@@ -100,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
         instanceKey: route.config?.instanceKey === true,
         adminOnly: route.config?.adminOnly === true,
         customAuth: route.config?.customAuth === true,
+        keyOptional: route.config?.keyOptional === true,
         bodyFields: route.schema?.body ? declaredFields(route.schema.body) : null,
       });
     }

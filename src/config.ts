@@ -74,7 +74,23 @@ export interface Config {
    * connections than the database's cores can run at once only queue inside it (bench `pg-mixed`).
    */
   pgPoolSize: number | undefined;
+  /**
+   * Offer search (`POST /api/v0/bundles/`, `PUT /api/v0/search/asks/`, `GET /api/v0/bundles/`) needs an API key. Off,
+   * a caller without one is served too, as Vast.ai serves it (dstack's catalogue, gpuhunt, sends none): offers only,
+   * nothing of any account. On for an operator whose catalogue is private.
+   * @default false
+   */
+  offerSearchRequiresKey: boolean;
+  /**
+   * Searches a minute one client address may make without a key (an IPv6 address counts by its /64), in each process;
+   * past it, 429 `rate_limited` with Retry-After. Searches with a key are not counted.
+   * @default 60 (DEFAULT_ANONYMOUS_SEARCHES_PER_MINUTE)
+   */
+  anonymousSearchesPerMinute: number;
 }
+
+/** Offer searches a minute one address may make without a key (GPUPLANE_ANONYMOUS_SEARCHES_PER_MINUTE). */
+export const DEFAULT_ANONYMOUS_SEARCHES_PER_MINUTE = 60;
 
 export class ConfigError extends Error {}
 
@@ -184,6 +200,18 @@ export const SETTINGS = {
     env: 'GPUPLANE_PG_POOL_SIZE',
     flag: 'pg-pool-size',
     help: 'PostgreSQL connections per process, 1-1000 (default: twice the CPU cores, at least 4; with several processes, about twice the database cores in all)',
+  },
+  offerSearchRequiresKey: {
+    env: 'GPUPLANE_OFFER_SEARCH_REQUIRES_KEY',
+    flag: 'offer-search-requires-key',
+    default: 'false',
+    help: 'true: offer search needs an API key (a private catalogue); false: callers without a key may search offers, rate-limited per address',
+  },
+  anonymousSearchesPerMinute: {
+    env: 'GPUPLANE_ANONYMOUS_SEARCHES_PER_MINUTE',
+    flag: 'anonymous-searches-per-minute',
+    default: String(DEFAULT_ANONYMOUS_SEARCHES_PER_MINUTE),
+    help: 'offer searches a minute one client address may make without a key, per process, 1-1000000 (an IPv6 address counts by its /64)',
   },
 } satisfies Record<keyof Config, Setting>;
 
@@ -332,5 +360,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     consoleDir: get('consoleDir'),
     pgPoolSize: get('pgPoolSize') === undefined ? undefined : int('pgPoolSize', 1, 1000),
     trustProxy: oneOf('trustProxy', ['true', 'false'] as const) === 'true',
+    offerSearchRequiresKey: oneOf('offerSearchRequiresKey', ['true', 'false'] as const) === 'true',
+    anonymousSearchesPerMinute: int('anonymousSearchesPerMinute', 1, 1_000_000),
   };
 }

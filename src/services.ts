@@ -134,7 +134,9 @@ export function createServices(deps: ServiceDeps) {
     sendEmail: (m) => messenger.sendEmail(m),
   });
   const fleet = fleetServiceFactory({ store, clock, random, config, scheduler });
-  const offers = offersServiceFactory({ index: fleet.index, clock });
+  const offers = offersServiceFactory({
+    index: fleet.index, clock, anonymousSearchesPerMinute: config.offerSearchRequiresKey ? null : config.anonymousSearchesPerMinute,
+  });
   const templates = templatesServiceFactory({ db, dialect: store.dialect, templates: templatesStore(db), clock, random, secretBox });
   const audit = auditServiceFactory({
     audit: auditStore(db, store.dialect), clock, retentionDays: config.auditRetentionDays,

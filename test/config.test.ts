@@ -29,6 +29,9 @@ describe('config: defaults (contract §1)', () => {
     assert.equal(c.metricsToken, undefined);
     assert.equal(c.agentOfflineAfter, 30);
     assert.equal(c.pgPoolSize, undefined, 'the pool follows the CPU cores (connect.ts defaultPoolSize)');
+    // Offer search answers without a key, as Vast.ai's does (issue 29 item 1), at 60 searches a minute per address.
+    assert.equal(c.offerSearchRequiresKey, false);
+    assert.equal(c.anonymousSearchesPerMinute, 60);
   });
 
   test('the public URL follows host and port unless set', () => {
@@ -72,6 +75,8 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   consoleDir: ['/srv/gpuplane/console', { consoleDir: '/srv/gpuplane/console' }],
   trustProxy: ['true', { trustProxy: true }],
   pgPoolSize: ['6', { pgPoolSize: 6 }],
+  offerSearchRequiresKey: ['true', { offerSearchRequiresKey: true }],
+  anonymousSearchesPerMinute: ['120', { anonymousSearchesPerMinute: 120 }],
   blobStoreUrl: ['https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1', { blobStoreUrl: 'https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1' }],
 };
 
@@ -124,6 +129,9 @@ const BAD: [keyof Config, string, Record<string, string>?][] = [
   ['hostServiceFee', '-0.1'],
   ['hostServiceFee', 'ten percent'],
   ['trustProxy', 'yes'],
+  ['offerSearchRequiresKey', 'yes'],
+  ['anonymousSearchesPerMinute', '0'],
+  ['anonymousSearchesPerMinute', 'many'],
   ['port', 'http'],
   ['port', '65536'],
   ['port', '-1'],

@@ -43,6 +43,8 @@ forEachDialect('openapi', (app) => {
       assert.equal(op['x-permission-category'], r.category, where);
       assert.ok(Object.keys(op.responses ?? {}).some((s) => /^2\d\d$/.test(s)), `${where} documents its success reply`);
       if (r.category === 'public') assert.equal(op.security, undefined, `${where} needs no key`);
+      // Offer search also answers without a key (issue 29 item 1): a bearer key, or nothing at all.
+      else if (r.keyOptional) assert.deepEqual(op.security, [{ bearerAuth: [] }, {}], `${where} takes a key or none`);
       else assert.deepEqual(op.security, [{ bearerAuth: [] }], `${where} needs a key`);
       for (const name of [...r.url.matchAll(/:(\w+)/g)].map((m) => m[1])) {
         assert.ok(

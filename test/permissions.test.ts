@@ -81,14 +81,24 @@ forEachDialect('permission categories', (app) => {
     }
   });
 
-  test('no key is 401 auth_error on every guarded route; a revoked key too', async () => {
+  test('no key is 401 auth_error on every guarded route but offer search; a revoked key is 401 on every one', async () => {
     const k = await app().request('POST', '/api/v0/auth/apikeys/', { body: { name: 'soon revoked' } });
     await app().request('DELETE', `/api/v0/auth/apikeys/${k.body.id}`);
+    // Offer search answers without a key (issue 29 item 1, as Vast.ai's does; test/offers-anonymous.test.ts): exactly
+    // these routes, and only for a caller who sends no credential at all.
+    const anonymous = guarded(app()).filter((x) => x.keyOptional).map((x) => `${x.method} ${x.url}`).sort();
+    assert.deepEqual(anonymous, ['GET /api/v0/bundles/', 'POST /api/v0/bundles/', 'PUT /api/v0/search/asks/']);
     for (const r of guarded(app()).filter((x) => !x.customAuth)) {
       const url = concrete(r.url);
-      const none = await app().request(r.method, url, { key: null });
-      assert.equal(none.status, 401, `${r.method} ${r.url}`);
-      assert.equal(none.body.error, 'auth_error');
+      // A search without a key sends its filter as a client would (an empty one: every offer).
+      const none = await app().request(r.method, url, { key: null, body: r.keyOptional && r.method !== 'GET' ? {} : undefined });
+      if (r.keyOptional) {
+        assert.equal(none.status, 200, `${r.method} ${r.url} without a key: ${none.raw.slice(0, 200)}`);
+        assert.ok(Array.isArray(none.body.offers), `${r.method} ${r.url}`);
+      } else {
+        assert.equal(none.status, 401, `${r.method} ${r.url}`);
+        assert.equal(none.body.error, 'auth_error');
+      }
       const revoked = await app().request(r.method, url, { key: k.body.key });
       assert.equal(revoked.status, 401, `${r.method} ${r.url}`);
     }

@@ -10,6 +10,7 @@ import { OfferColumns } from './offer-columns.js';
 import { offerJsonWriter } from './offer-json.js';
 import { searchOffers } from './offer-search.js';
 import { OFFER_FIELD_ALIASES, OFFER_FIELDS } from './offer-fields.js';
+import { anonymousSearchLimit } from './anonymous-search-limit.js';
 
 /** Offers returned when a search gives no `limit`. */
 export const OFFER_SEARCH_DEFAULT_LIMIT = 64;
@@ -54,7 +55,18 @@ export const OFFER_SEARCH_OPTIONS = {
 export interface OffersDeps {
   index: FleetIndex;
   clock: Clock;
+  /**
+   * Searches a minute one address may make without a key (GPUPLANE_ANONYMOUS_SEARCHES_PER_MINUTE), or null when offer
+   * search needs a key (GPUPLANE_OFFER_SEARCH_REQUIRES_KEY).
+   */
+  anonymousSearchesPerMinute: number | null;
 }
+
+/**
+ * Who searches: a caller with a key (undefined; not counted), or one without any, by client address. The reply is the
+ * same for both: an offer's fields and prices depend on the search alone, never on an account.
+ */
+export type SearchCaller = { anonymousAddress: string } | undefined;
 
 /** Ends every search's order, so that equal keys come back in one order (offer id ascending). */
 export const OFFER_SEARCH_TIEBREAK = { field: 'id', desc: false } as const;
@@ -86,9 +98,18 @@ const WARM_SEARCH = {
   type: 'on-demand',
 };
 
-export function offersServiceFactory({ index, clock }: OffersDeps) {
+export function offersServiceFactory({ index, clock, anonymousSearchesPerMinute }: OffersDeps) {
   const columns = new OfferColumns();
   const writer = offerJsonWriter();
+  const anonymousLimit = anonymousSearchesPerMinute === null ? null : anonymousSearchLimit(clock, anonymousSearchesPerMinute);
+
+  /** Counts a search without a key against its address (429 past the limit); one with a key passes. */
+  function admit(caller: SearchCaller): void {
+    if (caller === undefined) return;
+    // The routes are registered key-required when this is null, so an anonymous caller never gets here then.
+    if (anonymousLimit === null) throw new ApiError('auth_error', 'an API key is required: send "Authorization: Bearer <api key>"');
+    anonymousLimit.take(caller.anonymousAddress);
+  }
 
   /** The offers a search body selects, in order (validated; 400 naming the mistake). */
   async function select(body: unknown): Promise<{ rows: OfferEntry[]; ctx: OfferContext }> {
@@ -98,7 +119,8 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
     return { rows, ctx };
   }
 
-  async function searchText(body: unknown): Promise<string> {
+  async function searchText(body: unknown, caller?: SearchCaller): Promise<string> {
+    admit(caller);
     const { rows, ctx } = await select(body);
     return writer.offersReplyText(rows, ctx);
   }
@@ -113,6 +135,9 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
   }
 
   return {
+    /** Offer search is served to callers without a key (the routes declare `keyOptional`). */
+    anonymousSearch: anonymousLimit !== null,
+
     /**
      * Loads the offer index and builds the columns of the client's default search (its order, the storage clause)
      * and of the usual filters: main.ts runs it before the server listens, so no request pays for loading ~100,000
@@ -140,7 +165,8 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
      * `PUT /api/v0/search/asks/` (`search offers --new`): `{select_cols, q}` where `q` is exactly the bundles filter
      * object; the same search, the same `{offers}` reply. Only `["*"]` columns exist.
      */
-    async searchAsksText(body: { select_cols?: unknown; q?: unknown }): Promise<string> {
+    async searchAsksText(body: { select_cols?: unknown; q?: unknown }, caller?: SearchCaller): Promise<string> {
+      admit(caller);
       const cols = body.select_cols;
       if (cols !== undefined && cols !== null && !(Array.isArray(cols) && cols.length === 1 && cols[0] === '*')) {
         throw bad('select_cols: only ["*"] (every offer field) is served');
@@ -149,7 +175,8 @@ export function offersServiceFactory({ index, clock }: OffersDeps) {
     },
 
     /** The same search with the filter object as a JSON string (older clients' `GET /bundles?q=`). */
-    async searchJsonText(q: string | undefined): Promise<string> {
+    async searchJsonText(q: string | undefined, caller?: SearchCaller): Promise<string> {
+      admit(caller);
       return searchText(parseQ(q));
     },
   };

@@ -81,6 +81,12 @@ declare module 'fastify' {
      * seeing and leaving a session's team context (`/api/v0/auth/sessions/team/`) must not depend on the role.
      */
     anySessionRole?: boolean;
+    /**
+     * The route also serves a caller who presents no credential at all (no Authorization header, no session cookie):
+     * `request.principal` stays null and the route limits such callers itself (offer search, issue 29 item 1). A
+     * credential that is presented is checked exactly as on any other route: a bad key is still 401.
+     */
+    keyOptional?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -203,6 +209,13 @@ export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
     return { secret: cookie, cookie: true };
   }
 
+  /**
+   * No credential of any kind: no Authorization header (an empty one is none, as `bearerKey` reads it; a malformed one
+   * is a credential, refused as ever) and no session cookie.
+   */
+  const presentsNothing = (request: FastifyRequest) =>
+    !request.headers.authorization && sessionCookie(request.headers.cookie) === null;
+
   /** Authenticates a request to a route of this category: a live key that covers it, or an ApiError. */
   async function authenticate(request: FastifyRequest, config: FastifyContextConfig, category: Category): Promise<void> {
     const { secret, cookie } = presented(request, config);
@@ -246,6 +259,7 @@ export function authenticatorFactory({ keys, teamRole }: AuthDeps) {
     if (!config || category === undefined || category === 'public' || config.customAuth) return null;
     // A callback hook: a known key is admitted without a promise (authenticateCached); any other goes the full way.
     return (request, _reply, done) => {
+      if (config.keyOptional && presentsNothing(request)) return done();
       try {
         if (authenticateCached(request, config, category)) return done();
       } catch (err) {

@@ -24,6 +24,8 @@ export const DOCS_PATH = '/docs';
 export async function installOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
   const categories = new Map<string, string>();
   const requirements = new Map<string, string>();
+  /** Operations a caller without any credential may call too (`keyOptional`: offer search). */
+  const keyOptional = new Set<string>();
   app.addHook('onRoute', (route) => {
     const category = route.config?.category;
     if (!category) return;
@@ -31,6 +33,7 @@ export async function installOpenApi(app: FastifyInstance, publicUrl: string): P
     for (const method of [route.method].flat()) {
       categories.set(`${method.toLowerCase()} ${path}`, category);
       if (route.config?.requires) requirements.set(`${method.toLowerCase()} ${path}`, route.config.requires);
+      if (route.config?.keyOptional) keyOptional.add(`${method.toLowerCase()} ${path}`);
     }
   });
 
@@ -61,7 +64,8 @@ export async function installOpenApi(app: FastifyInstance, publicUrl: string): P
             const note = `Needs more than the ${category} permission: ${requires}.`;
             op.description = op.description ? `${op.description}\n\n${note}` : note;
           }
-          if (category !== 'public') op.security = [{ bearerAuth: [] }];
+          // An empty requirement beside the bearer one is OpenAPI's "or no credential at all".
+          if (category !== 'public') op.security = keyOptional.has(`${method} ${path}`) ? [{ bearerAuth: [] }, {}] : [{ bearerAuth: [] }];
         }
       }
       doc['x-permission-categories'] = [...CATEGORIES];
