@@ -23,7 +23,16 @@ test('transfer credit, then the invoices of both sides show it; search invoices 
   const inv = await asB(['show', 'invoices']);
   assert.equal(inv.code, 0, inv.stderr);
   assert.match(inv.stdout, /payment\s+credit received from user \d+\s+-\s+7\.5000$/m);
-  assert.match(inv.stdout, /^Total: \$7\.5000$/m);
+  // Charges and payments are totalled apart; no "Total" adds the two (issue 29 item 10).
+  assert.doesNotMatch(inv.stdout, /^Total/m);
+  assert.match(inv.stdout, /^Charges: \$0\.0000 \(0 charges\)$/m);
+  assert.match(inv.stdout, /^Payments: \$7\.5000 \(1 payment\)$/m);
+  const invA = await asA(['show', 'invoices']);
+  assert.equal(invA.code, 0, invA.stderr);
+  assert.match(invA.stdout, /^Payments: \$12\.5000 \(2 payments\)$/m, invA.stdout);
+  const onlyCharges = await asB(['show', 'invoices', '--only-charges']);
+  assert.match(onlyCharges.stdout, /^Charges: /m);
+  assert.doesNotMatch(onlyCharges.stdout, /^Payments: /m);
   assert.match(inv.stdout, /^Credit now: \$7\.50$/m);
 
   const credits = await asA(['search', 'invoices', 'is_credit=true', '--raw']);

@@ -68,7 +68,7 @@ describe('charges', () => {
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout.split('\n')[0], /^Source\s+Type\s+Description\s+Start \(UTC\)\s+End \(UTC\)\s+Amount \$$/);
     assert.match(table.stdout, new RegExp(`^instance-${id}\\s+instance\\s+.*\\s+\\d+\\.\\d{4}$`, 'm'));
-    assert.match(table.stdout, /^1 of 1 contracts, \$\d+\.\d{4} on this page$/m);
+    assert.match(table.stdout, /^1 of 1 contract, \$\d+\.\d{4} on this page$/m);
     const raw = JSON.parse((await cli(['show', 'charges', ...range, '--raw'], env)).stdout);
     assert.equal(raw.results[0].source, `instance-${id}`);
     assert.ok(raw.results[0].amount > 0);

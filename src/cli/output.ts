@@ -20,6 +20,8 @@ export interface Column<R = any> {
    * Default: its position, so the leftmost columns stay.
    */
   rank?: number;
+  /** Shown only when `--columns` names it (or `all`): a field a person asks for, too long or rare for the default. */
+  optional?: boolean;
 }
 
 /** Between two columns. */
@@ -37,6 +39,11 @@ export interface TableOpts {
 }
 
 export const columnName = (c: Column) => c.name ?? c.key;
+/** Whether `text` is the column's header, ignoring case (`status` for `Status`). */
+const sameHeader = (c: Column, text: string) => c.header.toLowerCase() === text.toLowerCase();
+
+/** A count with its noun, singular for exactly one: `1 contract`, `2 contracts` (issue 29 item 9: "1 instances"). */
+export const counted = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** Number formatters with a fixed number of decimals (values are already in the column's unit). */
 export const fixed = (digits: number, scale = 1) => (v: unknown) => (typeof v === 'number' ? (v * scale).toFixed(digits) : String(v));
@@ -67,12 +74,13 @@ export function outputWidth(stdout: { isTTY?: boolean; columns?: number }, env: 
 }
 
 /** The columns to show: the ones chosen, or the most useful ones that fit the width (in their table order). */
-function fit<R>(rows: R[], columns: Column<R>[], opts: TableOpts): { shown: Column<R>[]; hidden: Column<R>[] } {
-  if (opts.columns === ALL_COLUMNS) return { shown: columns, hidden: [] };
+function fit<R>(rows: R[], all: Column<R>[], opts: TableOpts): { shown: Column<R>[]; hidden: Column<R>[] } {
+  if (opts.columns === ALL_COLUMNS) return { shown: all, hidden: [] };
   if (opts.columns) {
-    const byName = new Map(columns.map((c) => [columnName(c), c]));
-    return { shown: opts.columns.flatMap((n) => byName.get(n) ?? []), hidden: [] };
+    const chosen = opts.columns;
+    return { shown: chosen.flatMap((n) => all.find((c) => columnName(c) === n) ?? all.find((c) => sameHeader(c, n)) ?? []), hidden: [] };
   }
+  const columns = all.filter((c) => !c.optional);
   if (opts.width === undefined) return { shown: columns, hidden: [] };
   const widths = new Map(columns.map((c) => [c, Math.max(c.header.length, ...rows.map((r) => cell(r, c).length))]));
   const rank = (c: Column<R>) => c.rank ?? columns.indexOf(c);
@@ -157,11 +165,14 @@ export function renderRecord(rec: object, fields?: RecordField[]): string {
  */
 export function columnsOption(columns: Column[], short = true): Option {
   const names = [...new Set(columns.map(columnName))];
-  return new Option(`${short ? '-o, ' : ''}--columns <names>`, `the columns to show, in order, or "all" (default: the most useful that fit the width); names: ${names.join(',')}`)
+  // A column is chosen by its name or by the header the table prints over it (`gpuD_$/h`, `Status`): a person types
+  // what they see (issue 29 item 10). Names first, then headers, so a header never hides another column's name.
+  const known = (n: string) => names.includes(n) || columns.some((c) => sameHeader(c, n));
+  return new Option(`${short ? '-o, ' : ''}--columns <names>`, `the columns to show, in order, or "all" (default: the most useful that fit the width); names (or the headers shown): ${names.join(', ')}`)
     .argParser((value: string) => {
       if (value.trim() === ALL_COLUMNS) return ALL_COLUMNS;
       const chosen = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
-      const unknown = chosen.filter((n) => !names.includes(n));
+      const unknown = chosen.filter((n) => !known(n));
       if (unknown.length) throw new InvalidArgumentError(`unknown column ${unknown.join(', ')}; the columns are ${names.join(',')} (or all)`);
       if (!chosen.length) throw new InvalidArgumentError('name at least one column');
       return chosen;

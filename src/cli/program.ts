@@ -28,24 +28,30 @@ import { registerBenchmarks } from './commands/benchmarks.js';
 import { registerClusters } from './commands/clusters.js';
 import { registerNetwork } from './commands/network.js';
 import { bindRun, CliRun, processIO, type CliIO } from './io.js';
+import { fitHelpText, helpLayout, helpWidth } from './help-layout.js';
 import pkg from '../../package.json' with { type: 'json' };
 
+// Wrapped by hand to 80 columns (Commander does not wrap this text), the width of help in a pipe, so that it reads
+// on any terminal at least that wide (issue 29 item 10).
 const OVERVIEW = `
-Client options may also come from the environment: GPUPLANE_URL, GPUPLANE_API_KEY. Without either, the key saved
-by \`gpuplane set api-key KEY\` is used (in $XDG_CONFIG_HOME/gpuplane/ or ~/.config/gpuplane/).
+Client options may also come from the environment: GPUPLANE_URL,
+GPUPLANE_API_KEY. Without either, the key saved by \`gpuplane set api-key KEY\` is
+used (in $XDG_CONFIG_HOME/gpuplane/ or ~/.config/gpuplane/).
 
-Tables fit the terminal's width (COLUMNS overrides it; no limit when the output is not a terminal), leaving out
-the least useful columns; --columns chooses them (also -o, except on search commands, where -o is --order).
+Tables fit the terminal's width (COLUMNS overrides it; no limit when the output
+is not a terminal), leaving out the least useful columns; --columns chooses them
+(also -o, except on search commands, where -o is --order).
 
-Exit codes: 0 success, 1 the server refused or could not be reached (its message is printed),
-2 a usage error (unknown option, malformed query; nothing was sent), 3 the instance failed while waiting
-(exited, unknown, offline), 4 a wait timed out.
+Exit codes: 0 success, 1 the server refused or could not be reached (its
+message is printed), 2 a usage error (unknown option, malformed query; nothing
+was sent), 3 the instance failed while waiting (exited, unknown, offline), 4 a
+wait timed out.
 
 Examples:
   gpuplane serve --clock virtual
   gpuplane set api-key gpk_...
-  gpuplane search offers 'gpu_name=RTX_4090 num_gpus>=2 reliability>0.99 geolocation in [US,CA]' -o 'dph_total,score-'
-  gpuplane create instance 1234 --image pytorch/pytorch --disk 40 --ssh --direct --wait
+  gpuplane search offers 'num_gpus>=2 geolocation in [US,CA]' -o dph_total
+  gpuplane create instance 1234 --image pytorch/pytorch --disk 40 --ssh --wait
   gpuplane show instances --raw
 `;
 
@@ -54,12 +60,17 @@ export function buildProgram(io: CliIO = processIO()): Command {
   const program = new Command('gpuplane')
     // Before any subcommand is added: each copies it when created.
     .configureOutput({
-      writeOut: (s) => void io.stdout.write(s),
-      writeErr: (s) => void io.stderr.write(s),
+      // Only help, usage errors and the version come through here (commands write to the run's streams): the texts
+      // commands add to their help by hand are wrapped to the width the rest of the help fits. Error lines are left
+      // whole (scripts match them).
+      writeOut: (s) => void io.stdout.write(fitHelpText(s, helpWidth(io.stdout))),
+      writeErr: (s) => void io.stderr.write(s.startsWith('Usage:') ? fitHelpText(s, helpWidth(io.stderr)) : s),
       // Commander's defaults, on the run's streams: the terminal's width, else its own (80).
-      getOutHelpWidth: () => (io.stdout.isTTY ? io.stdout.columns : undefined) as number,
-      getErrHelpWidth: () => (io.stderr.isTTY ? io.stderr.columns : undefined) as number,
+      getOutHelpWidth: () => helpWidth(io.stdout),
+      getErrHelpWidth: () => helpWidth(io.stderr),
     })
+    // Also copied into each subcommand: the term column capped, so descriptions keep room to read (help-layout.ts).
+    .configureHelp(helpLayout)
     .description('gpuplane: a GPU cloud control plane and local GPU-cloud emulator. `gpuplane serve` runs the server; every other command is a client of one.')
     .option('--url <url>', 'server URL (env GPUPLANE_URL, default http://127.0.0.1:8080)')
     .option('--api-key <key>', 'API key (env GPUPLANE_API_KEY, or the key saved by `gpuplane set api-key`)')

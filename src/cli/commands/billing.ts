@@ -2,7 +2,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ChargeEntry } from '../../sdk/api/billing.js';
 import { action, intArg } from '../context.js';
-import { columnsOption, utc, type Column } from '../output.js';
+import { columnsOption, counted, utc, type Column } from '../output.js';
 import { hinted } from '../hints.js';
 
 const DAY_S = 86_400;
@@ -92,7 +92,7 @@ export function registerBilling(show: Command): void {
             : ctx.out.table(r.results, chargeColumns);
           const total = r.results.reduce((s, e) => s + e.amount, 0);
           const more = r.next_token ? `\nmore: ${nextPage({ ...o, start, end }, r.next_token)}` : '';
-          return `${r.results.length ? body : 'no charges in that period'}\n${r.count} of ${r.total} contracts, $${total.toFixed(4)} on this page${more}`;
+          return `${r.results.length ? body : 'no charges in that period'}\n${r.count} of ${counted(r.total, 'contract')}, $${total.toFixed(4)} on this page${more}`;
         });
       }),
     );

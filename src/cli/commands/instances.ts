@@ -9,7 +9,7 @@ import type { Instance } from '../../sdk/api/instances.js';
 import { DEFAULT_WAIT_TIMEOUT_S } from '../../sdk/wait.js';
 import { action, EXIT, intArg, numberArg, UsageError, type Ctx } from '../context.js';
 import { containerOptions, parseEnv, runtypeOf } from '../instance-args.js';
-import { columnsOption, fixed, renderRecord, utc, type Column } from '../output.js';
+import { columnsOption, counted, fixed, renderRecord, utc, type Column } from '../output.js';
 import { statusLine } from '../status-line.js';
 
 const MB_PER_GB = 1000;
@@ -39,6 +39,20 @@ export const instanceColumns = [
   { key: 'label', header: 'Label' },
   { key: 'uptime_mins', header: 'Uptime min', fmt: fixed(1), align: 'right' as const },
 ].map((c) => ({ ...c, rank: INSTANCE_USEFULNESS.indexOf(c.key) })) as Column<Instance>[];
+
+/**
+ * The other fields `show instance` prints, each a column `--columns` may name (issue 29 item 10: `status_msg` was
+ * shown there and refused here); left out of the default table.
+ */
+const OPTIONAL_INSTANCE_COLUMNS: Column<Instance>[] = [
+  { key: 'intended_status', header: 'Intended' },
+  { key: 'status_msg', header: 'Message' },
+  { key: 'image_runtype', header: 'Runtype' },
+  { key: 'is_bid', header: 'Bid', fmt: (v: unknown) => (v ? 'yes' : 'no') },
+  { key: 'public_ipaddr', header: 'IP' },
+  { key: 'ports', header: 'Ports' },
+  { key: 'start_date', header: 'Started (UTC)', fmt: utc },
+].map((c) => ({ ...c, optional: true }));
 
 const RECORD_FIELDS = [
   'id', 'label', 'actual_status', 'intended_status', 'status_msg', 'machine_id', 'num_gpus', 'gpu_name', 'image_uuid',
@@ -166,12 +180,12 @@ Example:
   show
     .command('instances')
     .description('list your instances')
-    .addOption(columnsOption(instanceColumns))
+    .addOption(columnsOption([...instanceColumns, ...OPTIONAL_INSTANCE_COLUMNS]))
     .addHelpText('after', '\nExample:\n  gpuplane show instances\n  gpuplane show instances -o id,actual_status,gpu_name,dph_total\n  gpuplane show instances --raw')
     .action(
       action(async (ctx) => {
         const r = await ctx.client.instances.list();
-        ctx.out.print(r.instances, () => (r.instances.length ? ctx.out.table(r.instances, instanceColumns) : 'no instances'));
+        ctx.out.print(r.instances, () => (r.instances.length ? ctx.out.table(r.instances, [...instanceColumns, ...OPTIONAL_INSTANCE_COLUMNS]) : 'no instances'));
       }),
     );
   show
@@ -217,7 +231,7 @@ Example:
           const r = await ctx.client.instances.setState(ids, state);
           ctx.out.print(r, () =>
             [
-              ...(r.ids.length ? [`${name === 'stop' ? 'stopping' : 'starting'} instances ${r.ids.join(', ')}`] : []),
+              ...(r.ids.length ? [`${name === 'stop' ? 'stopping' : 'starting'} ${r.ids.length === 1 ? 'instance' : 'instances'} ${r.ids.join(', ')}`] : []),
               ...r.failed.map((f) => `instance ${f.id}: ${f.msg} (${f.error})`),
             ].join('\n'),
           );

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { action, numberArg, UsageError } from '../context.js';
 import { parseOfferQuery, QueryError, type FieldDef, type QueryFields } from '../offer-query.js';
-import { utc } from '../output.js';
+import { counted, utc } from '../output.js';
 import type { Groups } from '../program.js';
 import { dayArg } from './billing.js';
 
@@ -43,7 +43,7 @@ export function registerPayments(g: Groups, verb: (name: string, what: string) =
     );
   g.show
     .command('invoices')
-    .description('charges and payments between two days (default: the last day), with the total and your credit now')
+    .description('charges and payments between two days (default: the last day), each totalled, and your credit now')
     .option('-s, --start <day>', 'from, YYYY-MM-DD (UTC) or Unix seconds', dayArg('--start'))
     .option('-e, --end <day>', 'until, YYYY-MM-DD (UTC) or Unix seconds', dayArg('--end', true))
     .option('-c, --only-charges', 'only charges')
@@ -57,9 +57,16 @@ export function registerPayments(g: Groups, verb: (name: string, what: string) =
         const r = await ctx.client.payments.invoices({ sdate, edate, incCharges: !o.onlyCredits });
         const rows = r.invoices.filter((x) => x.amount !== 0 && (o.onlyCharges ? x.type === 'charge' : o.onlyCredits ? x.type === 'payment' : true));
         ctx.out.print({ ...r, invoices: rows }, () => {
-          const total = rows.reduce((s, x) => s + x.amount, 0);
           const table = rows.length ? ctx.out.table(rows as unknown as Record<string, unknown>[], invoiceColumns) : 'no charges or payments in that range';
-          return `${table}\nTotal: $${total.toFixed(4)}\nCredit now: $${r.current.credit.toFixed(2)}`;
+          // Charges (money spent) and payments (money in, or sent away) are totalled apart: one "Total" adding both,
+          // as this printed before, meant nothing (issue 29 item 10). The balance says where the two leave the account.
+          const totals: string[] = [];
+          for (const [type, one, shown] of [['charge', 'Charges', !o.onlyCredits], ['payment', 'Payments', !o.onlyCharges]] as const) {
+            if (!shown) continue;
+            const of = rows.filter((x) => x.type === type);
+            totals.push(`${one}: $${of.reduce((s, x) => s + x.amount, 0).toFixed(4)} (${counted(of.length, type)})`);
+          }
+          return `${table}\n${totals.join('\n')}\nCredit now: $${r.current.credit.toFixed(2)}`;
         });
       }),
     );
