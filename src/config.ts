@@ -47,6 +47,24 @@ export interface Config {
    * @default 30
    */
   agentOfflineAfter: number;
+  /**
+   * Machines one host account may have registered at once (deleted ones not counted); past it, registering another
+   * is 429 `rate_limited`. A cap against made-up fleets (issue 29: 1,500 machines in 14 s).
+   * @default 1000 (DEFAULT_HOST_MACHINES_MAX)
+   */
+  hostMachinesMax: number;
+  /**
+   * New machines one host account may register in an hour (deleted ones count); past it, 429 `rate_limited` with
+   * Retry-After. A retried registration of the same machine (same registration id) is not a new one.
+   * @default 100 (DEFAULT_HOST_REGISTRATIONS_PER_HOUR)
+   */
+  hostRegistrationsPerHour: number;
+  /**
+   * Instance event streams (`GET /api/v0/instances/events/`) one user may hold open at once, in each process; past
+   * it, 429 `rate_limited`. Each held stream polls the database.
+   * @default 20 (DEFAULT_EVENT_STREAMS_PER_USER)
+   */
+  eventStreamsPerUser: number;
   /** Base URL of the HTTP SMS provider in production. */
   smsUrl: string | undefined;
   smsAccount: string | undefined;
@@ -91,6 +109,13 @@ export interface Config {
 
 /** Offer searches a minute one address may make without a key (GPUPLANE_ANONYMOUS_SEARCHES_PER_MINUTE). */
 export const DEFAULT_ANONYMOUS_SEARCHES_PER_MINUTE = 60;
+
+/** Machines one host account may have registered at once (GPUPLANE_HOST_MACHINES_MAX). */
+export const DEFAULT_HOST_MACHINES_MAX = 1000;
+/** New machines one host account may register in an hour (GPUPLANE_HOST_REGISTRATIONS_PER_HOUR). */
+export const DEFAULT_HOST_REGISTRATIONS_PER_HOUR = 100;
+/** Instance event streams one user may hold open at once, per process (GPUPLANE_EVENT_STREAMS_PER_USER). */
+export const DEFAULT_EVENT_STREAMS_PER_USER = 20;
 
 export class ConfigError extends Error {}
 
@@ -173,6 +198,24 @@ export const SETTINGS = {
     flag: 'agent-offline-after',
     default: '30',
     help: 'seconds without a report from a host agent before its machine and instances are offline',
+  },
+  hostMachinesMax: {
+    env: 'GPUPLANE_HOST_MACHINES_MAX',
+    flag: 'host-machines-max',
+    default: String(DEFAULT_HOST_MACHINES_MAX),
+    help: 'machines one host account may have registered at once, 1-1000000',
+  },
+  hostRegistrationsPerHour: {
+    env: 'GPUPLANE_HOST_REGISTRATIONS_PER_HOUR',
+    flag: 'host-registrations-per-hour',
+    default: String(DEFAULT_HOST_REGISTRATIONS_PER_HOUR),
+    help: 'new machines one host account may register in an hour, 1-1000000',
+  },
+  eventStreamsPerUser: {
+    env: 'GPUPLANE_EVENT_STREAMS_PER_USER',
+    flag: 'event-streams-per-user',
+    default: String(DEFAULT_EVENT_STREAMS_PER_USER),
+    help: 'instance event streams one user may hold open at once in each process, 1-100000',
   },
   hostServiceFee: {
     env: 'GPUPLANE_HOST_SERVICE_FEE',
@@ -355,6 +398,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     smsAccount: get('smsAccount'),
     smsToken: get('smsToken'),
     agentOfflineAfter: int('agentOfflineAfter', 3, 86_400),
+    hostMachinesMax: int('hostMachinesMax', 1, 1_000_000),
+    hostRegistrationsPerHour: int('hostRegistrationsPerHour', 1, 1_000_000),
+    eventStreamsPerUser: int('eventStreamsPerUser', 1, 100_000),
     hostServiceFee: fraction('hostServiceFee'),
     blobStoreUrl,
     consoleDir: get('consoleDir'),

@@ -30,6 +30,8 @@ import { applyObserved, applyReports, markOffline } from './agent-observed.js';
 import { desiredWatch } from './agent-watch.js';
 import { desiredChanges, type DesiredChanges } from './agent-changes.js';
 import { machineFromHardware, hardwarePatch } from './agent-hardware.js';
+import { checkHardware, checkObservedPorts } from './agent-checks.js';
+import { registrationCaps } from './agent-registration.js';
 
 /** The liveness sweep: one chain of jobs across every process, each due when the next machine can go silent. */
 export const JOB_AGENT_SWEEP = 'agent.sweep';
@@ -72,7 +74,7 @@ export interface AgentDeps {
   clock: Clock;
   random: Random;
   scheduler: Scheduler;
-  config: Pick<Config, 'agentOfflineAfter'>;
+  config: Pick<Config, 'agentOfflineAfter' | 'hostMachinesMax' | 'hostRegistrationsPerHour'>;
   secretBox: SecretBox;
   fleet: FleetService;
   instances: { store: InstancesStore; lifecycle: Lifecycle; notify: () => void; commands: InstanceCommandsPort };
@@ -96,6 +98,8 @@ export interface DesiredRead {
   state: DesiredState;
   rows: InstanceRow[];
   validUntil: number;
+  /** The machine, when it was read to build the state (it has instances). */
+  machine?: MachineInfo;
 }
 
 interface DesiredState {
@@ -111,6 +115,7 @@ export function agentServiceFactory(deps: AgentDeps) {
   const db = store.db;
   const agents = agentStore(db);
   const kv = kvState(db);
+  const caps = registrationCaps({ agents, kv, config });
   const heartbeatInterval = Math.max(1, Math.floor(config.agentOfflineAfter / 3));
   const notify = () => deps.instances.notify();
   // PostgreSQL: concurrent heartbeats and long-poll renewals share statements (platform/coalesce.ts), one round trip and
@@ -186,7 +191,7 @@ export function agentServiceFactory(deps: AgentDeps) {
     const commands = await deps.instances.commands.openCommands(machineId, tx);
     const snapshots = await deps.instances.commands.openSnapshots(machineId, tx);
     if (commands.length || snapshots.length) validUntil = -Infinity;
-    return { state: { version: desiredVersion(instances, log_requests, commands, snapshots), instances, log_requests, commands, snapshots }, rows, validUntil };
+    return { state: { version: desiredVersion(instances, log_requests, commands, snapshots), instances, log_requests, commands, snapshots }, rows, validUntil, machine };
   }
 
   /**
@@ -285,10 +290,7 @@ export function agentServiceFactory(deps: AgentDeps) {
     /** `POST /api/v0/machines/register/`: the machine of this registration id (new or the same) and a new key. */
     async register(principal: Principal, body: AgentRegisterRequest): Promise<{ success: true; machine_id: number; machine_key: string }> {
       const hw = body.hardware;
-      if (hw.direct_port_end < hw.direct_port_start) {
-        throw new ApiError('bad_request', 'hardware.direct_port_end must not be below hardware.direct_port_start');
-      }
-      if (hw.gpus.length !== hw.num_gpus) throw new ApiError('bad_request', `hardware.gpus lists ${hw.gpus.length} GPUs but num_gpus is ${hw.num_gpus}`);
+      checkHardware(hw);
       const userId = principal.user.id;
       const key = secretToken(random, 'gpm_');
       const keyHash = sha256Hex(key);
@@ -296,11 +298,16 @@ export function agentServiceFactory(deps: AgentDeps) {
       const attempt = () => transact(async (tx) => {
         const found = await agents.byRegistration(userId, body.registration_id, tx);
         if (found) {
-          // The earlier key (whose reply may have been lost) is revoked by this one.
-          await agents.update(found.machine_id, { key_hash: keyHash, agent_version: body.agent_version }, tx);
+          // The earlier key (whose reply may have been lost) is revoked by this one; a deleted machine's (revoked by
+          // force_delete, perhaps while this ran) stays revoked: a deleted machine never gets a working key again.
+          if (!(await agents.rekey(found.machine_id, keyHash, body.agent_version, tx))) {
+            throw new ApiError('conflict', `machine ${found.machine_id} of this registration_id was deleted and cannot be registered again; `
+              + 'register it as a new machine with a new registration_id (move the agent\'s agent.json out of its state directory)');
+          }
           forgetKeysOf(found.machine_id);
           return found.machine_id;
         }
+        await caps.admit(tx, userId, now);
         const id = await fleet.addAgentMachine(tx, userId, machineFromHardware(hw));
         await agents.insert({
           machine_id: id, user_id: userId, registration_id: body.registration_id, key_hash: keyHash, agent_version: body.agent_version,
@@ -315,7 +322,7 @@ export function agentServiceFactory(deps: AgentDeps) {
         machineId = await attempt();
       } catch (err) {
         // Two registrations of one id at once: the unique index let one insert win; this one takes its machine.
-        if (!(await agents.byRegistration(userId, body.registration_id))) throw err;
+        if (err instanceof ApiError || !(await agents.byRegistration(userId, body.registration_id))) throw err;
         machineId = await attempt();
       }
       return { success: true, machine_id: machineId, machine_key: key };
@@ -422,6 +429,7 @@ export function agentServiceFactory(deps: AgentDeps) {
 
     /** `PUT /api/v0/agent/status/`: heartbeat, observed state, hardware. */
     async status(machineId: number, body: AgentStatusRequest): Promise<{ success: true; desired_version: number; heartbeat_interval: number }> {
+      if (body.hardware) checkHardware(body.hardware);
       const changed = await transact(async (tx) => {
         const now = clock.now();
         const row = await agents.byMachine(machineId, tx);
@@ -438,6 +446,11 @@ export function agentServiceFactory(deps: AgentDeps) {
         // instance, as a destroy, a stop or a rental there takes it, and only when this report locks an instance or
         // writes the machine), the instances, then the rest of the fleet.
         if (current.rows.length || body.hardware || row.offline === 1) await fleet.lockMachine(tx, machineId);
+        // Renters are shown these ports (and the serverless router signs URLs with them): only the machine's own range.
+        if (body.observed.some((o) => Object.keys(o.ports).length)) {
+          const machine = current.machine ?? (await fleet.machine(machineId, tx));
+          if (machine) checkObservedPorts(body.observed, machine);
+        }
         const applied = await applyReport(tx, machineId, body, now, current);
         let n = applied.n;
         if (body.hardware) await fleet.updateAgentMachine(tx, machineId, hardwarePatch(body.hardware));

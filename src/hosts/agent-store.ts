@@ -70,6 +70,31 @@ export function agentStore(db: Db) {
       return tx.selectFrom('agent_machines').selectAll().where('user_id', '=', userId).where('registration_id', '=', registrationId).executeTakeFirst();
     },
 
+    /**
+     * A repeated registration's new key, unless the machine's key was revoked (it was deleted) meanwhile: the revoke
+     * stands. False when it was.
+     */
+    async rekey(machineId: number, keyHash: string, agentVersion: string, tx: Tx): Promise<boolean> {
+      const r = await tx.updateTable('agent_machines').set({ key_hash: keyHash, agent_version: agentVersion })
+        .where('machine_id', '=', machineId).where('key_hash', 'is not', null).executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
+    /**
+     * A host's machines for the registration caps, in one statement: those not deleted (their key not revoked), and
+     * those registered after `since` (deleted ones too) with the oldest of them.
+     */
+    async registrationCounts(userId: number, since: number, tx: Tx): Promise<{ live: number; recent: number; oldestRecent: number | null }> {
+      const r = await tx.selectFrom('agent_machines')
+        .select((eb) => [
+          eb.fn.count<number>(eb.case().when('key_hash', 'is not', null).then(1).end()).as('live'),
+          eb.fn.count<number>(eb.case().when('created_at', '>', since).then(1).end()).as('recent'),
+          eb.fn.min<number | null>(eb.case().when('created_at', '>', since).then(eb.ref('created_at')).end()).as('oldest'),
+        ])
+        .where('user_id', '=', userId).executeTakeFirstOrThrow();
+      return { live: Number(r.live), recent: Number(r.recent), oldestRecent: r.oldest === null ? null : Number(r.oldest) };
+    },
+
     async byKeyHash(keyHash: string, tx: Tx = db): Promise<AgentMachineRow | undefined> {
       return (await selectByKeyHash(tx, { key_hash: keyHash })).rows[0];
     },

@@ -6,6 +6,7 @@
  */
 import type { Scope } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
+import { DEFAULT_EVENT_STREAMS_PER_USER } from '../config.js';
 import { ApiError } from '../platform/errors.js';
 import { FAILED_STATES } from './instances-lifecycle.js';
 import type { InstanceEventRow, InstancesStore } from './instances-store.js';
@@ -88,10 +89,38 @@ export function toEventData(e: InstanceEventRow) {
   return { id: e.instance_id, actual_status: e.actual_status, intended_status: e.intended_status, status_msg: e.status_msg, at: e.at };
 }
 
-export function instanceEventsFactory({ store, hub, clock }: { store: InstancesStore; hub: EventsHub; clock: Pick<Clock, 'kind'> }) {
+export function instanceEventsFactory({ store, hub, clock, streamsPerUser = DEFAULT_EVENT_STREAMS_PER_USER }: {
+  store: InstancesStore;
+  hub: EventsHub;
+  clock: Pick<Clock, 'kind'>;
+  /** Streams one user may hold open at once in this process (config `eventStreamsPerUser`). */
+  streamsPerUser?: number;
+}) {
+  /** Open streams by user, in this process: each one held polls the database (issue 29 item 22: 1,000 by one user). */
+  const open = new Map<number, number>();
   return {
     /** The kind of the service clock, for the stream's CLOCK_HEADER. */
     clockKind: clock.kind,
+
+    /**
+     * Counts a stream of `userId` as open, or throws 429 `rate_limited` when the user holds the most allowed already.
+     * Called before the stream's reply starts, so a refusal is the usual error reply; the returned release, once.
+     */
+    admit(userId: number): () => void {
+      const held = open.get(userId) ?? 0;
+      if (held >= streamsPerUser) {
+        throw new ApiError('rate_limited', `this account holds ${held} instance event streams open, the most this server allows; close one first`);
+      }
+      open.set(userId, held + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const left = (open.get(userId) ?? 1) - 1;
+        if (left > 0) open.set(userId, left);
+        else open.delete(userId);
+      };
+    },
 
     /**
      * Writes `event: instance` frames for the scope's changes after `since` (default: from now on) until the client

@@ -59,7 +59,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const creator = createFactory({ ...deps, db, store, lifecycle, notify });
   const destroyHooks: DestroyHook[] = [];
   const service = instancesServiceFactory({ ...deps, db, store, lifecycle, notify, destroyHooks });
-  const events = instanceEventsFactory({ store, hub, clock: deps.clock });
+  const events = instanceEventsFactory({ store, hub, clock: deps.clock, streamsPerUser: deps.config.eventStreamsPerUser });
   const queries = instanceQueriesFactory({ db, store, all: (p) => service.all(p) });
   const jobs = instanceJobsFactory({ db, store, lifecycle, fleet: deps.fleet, scheduler: deps.scheduler, clock: deps.clock, notify });
   // Reboot, recycle, update; execute and snapshots (docs/spec/client-compat-more.md §c).

@@ -68,14 +68,17 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
       tags, summary: 'Server-sent events: the caller\'s instance state changes',
       description: 'text/event-stream; `event: instance` frames with `{id, actual_status, intended_status, status_msg, at}`. '
         + 'Resume with `Last-Event-ID` or `since`; `max_events` and `timeout` (seconds) end the stream. '
-        + 'The `X-Gpuplane-Clock` header names the service clock, `real` or `virtual` (which moves only when advanced).',
+        + 'The `X-Gpuplane-Clock` header names the service clock, `real` or `virtual` (which moves only when advanced). '
+        + 'A user holds at most `GPUPLANE_EVENT_STREAMS_PER_USER` streams open at once (429 `rate_limited` past it).',
       querystring: EventsQuery,
-      response: { 200: Type.String({ description: 'text/event-stream frames' }), ...errors },
+      response: { 200: Type.String({ description: 'text/event-stream frames' }), 429: ErrorReply, ...errors },
     },
   }, async (request, reply) => {
     const principal = principalOf(request);
     const lastId = Number(request.headers['last-event-id']);
     const since = request.query.since ?? (Number.isInteger(lastId) && lastId >= 0 && request.headers['last-event-id'] ? lastId : undefined);
+    // Before the reply starts: over the cap is the usual 429 error object, not a broken stream.
+    const release = instances.events.admit(principal.user.id);
     let closed = false;
     request.raw.on('close', () => (closed = true));
     reply.hijack();
@@ -90,6 +93,7 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     } catch (err) {
       request.log.error({ err }, 'instance event stream failed');
     } finally {
+      release();
       reply.raw.end();
     }
   });
