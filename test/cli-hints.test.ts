@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { buildProgram } from '../src/cli/program.js';
+import { buildProgram, runCli as runCliIn } from '../src/cli/program.js';
 import { inCliWords, ROUTE_COMMANDS } from '../src/cli/hints.js';
 import { createClient } from '../src/sdk/client.js';
 import { totpCode } from '../src/tfa/totp.js';
-import { OWNER_KEY, ROOT, tempConfigHome, useServer, type CliResult } from './cli-helpers.js';
+import { instanceSteps, OWNER_KEY, ROOT, tempConfigHome, useServer, type CliResult } from './cli-helpers.js';
 
 const server = useServer();
 const sdk = (apiKey = OWNER_KEY) => createClient({ url: server.url(), apiKey });
@@ -292,6 +292,43 @@ describe('the hints work where they are printed', () => {
       assert.deepEqual(hintsIn(second.stdout), [], 'the last page');
     } finally {
       u.home.cleanup();
+    }
+  });
+
+  test('Ctrl-C during create instance --wait: the instance goes on, and the hint waits for it again (exit 130)', async () => {
+    const { offer, waitWhileAdvancing } = instanceSteps(server);
+    const home = tempConfigHome();
+    try {
+      // The run's interrupt, fired once the wait shows its status line (it is subscribed to the server's events then).
+      let interrupt: (() => void) | undefined;
+      let stderr = '';
+      let stdout = '';
+      const code = await runCliIn(['create', 'instance', String(await offer()), '--image', 'alpine', '--ssh', '--direct', '--wait', '--timeout', '120'], {
+        stdout: { write: (t: string) => (stdout += t) },
+        stderr: {
+          write: (t: string) => {
+            stderr += t;
+            if (/^instance \d+: \S+ \(\d+s\)$/m.test(stderr)) interrupt?.();
+          },
+        },
+        stdin: process.stdin,
+        env: { GPUPLANE_URL: server.url(), GPUPLANE_API_KEY: OWNER_KEY, XDG_CONFIG_HOME: home.dir },
+        onInterrupt: (listener) => {
+          interrupt = listener;
+          return () => (interrupt = undefined);
+        },
+      });
+      assert.equal(code, 130, stderr);
+      const id = Number(/created instance (\d+)/.exec(stdout)![1]);
+      assert.match(stderr, new RegExp(`stopped waiting; instance ${id} goes on as before`));
+      const [resume] = hintsIn(stderr);
+      assert.equal(resume, `wait instance ${id} --until running --timeout 120`);
+      assert.equal((await sdk().instances.show(id)).intended_status, 'running', 'the interrupt stopped the wait, not the instance');
+      const waited = await waitWhileAdvancing(resume.split(' '));
+      assert.equal(waited.code, 0, waited.stderr);
+      assert.match(waited.stdout, new RegExp(`^instance ${id} is running`, 'm'));
+    } finally {
+      home.cleanup();
     }
   });
 

@@ -13,11 +13,14 @@ import type { PasswordIO } from './password.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
-/** Exit codes, documented in `gpuplane --help`. */
-export const EXIT = { error: 1, usage: 2, instanceFailed: 3, timeout: 4 } as const;
+/** Exit codes, documented in `gpuplane --help`; `interrupted` is the shell's own for a SIGINT (128 + 2). */
+export const EXIT = { error: 1, usage: 2, instanceFailed: 3, timeout: 4, interrupted: 130 } as const;
 
 /** A mistake on the command line (bad query, unknown field): reported before anything is sent. */
 export class UsageError extends Error {}
+
+/** The run was interrupted (Ctrl-C); the message says what goes on and how to pick it up again. */
+export class InterruptedError extends Error {}
 
 export interface Ctx {
   client: GpuplaneClient;
@@ -78,6 +81,10 @@ export function reportError(err: unknown, raw: boolean, keySource: Ctx['keySourc
   if (err instanceof UsageError) {
     write(`gpuplane: ${err.message}`);
     return EXIT.usage;
+  }
+  if (err instanceof InterruptedError) {
+    write(`gpuplane: ${err.message}`);
+    return EXIT.interrupted;
   }
   if (err instanceof GpuplaneError) {
     if (raw) write(JSON.stringify(err.body ?? { success: false, error: err.error, msg: err.msg }));

@@ -18,9 +18,23 @@ export interface CliIO {
   stderr: CliStream;
   stdin: PasswordIO['input'];
   env: NodeJS.ProcessEnv;
+  /**
+   * Calls `listener` on an interrupt (Ctrl-C, SIGINT) instead of ending the run at once, until the returned function
+   * is called: a wait stops and says how to resume. Absent: nothing interrupts the run.
+   */
+  onInterrupt?(listener: () => void): () => void;
 }
 
-export const processIO = (): CliIO => ({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env });
+export const processIO = (): CliIO => ({
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  env: process.env,
+  onInterrupt(listener) {
+    process.once('SIGINT', listener);
+    return () => void process.off('SIGINT', listener);
+  },
+});
 
 /** The state of one run: its IO, its exit code so far, and the words after `create instance … --args`. */
 export class CliRun {

@@ -45,7 +45,7 @@ is not a terminal), leaving out the least useful columns; --columns chooses them
 Exit codes: 0 success, 1 the server refused or could not be reached (its
 message is printed), 2 a usage error (unknown option, malformed query; nothing
 was sent), 3 the instance failed while waiting (exited, unknown, offline), 4 a
-wait timed out.
+wait timed out, 130 interrupted (Ctrl-C; a wait prints how to resume it).
 
 Examples:
   gpuplane serve --clock virtual

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Instance } from '../../sdk/api/instances.js';
 import { DEFAULT_WAIT_TIMEOUT_S } from '../../sdk/wait.js';
-import { action, EXIT, intArg, numberArg, UsageError, type Ctx } from '../context.js';
+import { action, EXIT, intArg, InterruptedError, numberArg, UsageError, type Ctx } from '../context.js';
+import { hinted } from '../hints.js';
 import { containerOptions, parseEnv, runtypeOf } from '../instance-args.js';
 import { columnsOption, counted, fixed, renderRecord, utc, type Column } from '../output.js';
 import { statusLine } from '../status-line.js';
@@ -59,16 +60,25 @@ const RECORD_FIELDS = [
   'image_runtype', 'disk_space', 'dph_total', 'is_bid', 'ssh_host', 'ssh_port', 'public_ipaddr', 'ports', 'start_date',
 ].map((key) => ({ key, fmt: key === 'start_date' ? utc : undefined }));
 
-/** Waits with a live status line; returns the instance, or throws (exit 3 on failure, 4 on timeout). */
+/**
+ * Waits with a live status line; returns the instance, or throws (exit 3 on failure, 4 on timeout). Ctrl-C stops the
+ * wait, not the instance, and prints the command that waits again (exit 130; issue 29 item 10: it said nothing).
+ */
 async function waitWithStatus(ctx: Ctx, id: number, until: string, timeout: number): Promise<Instance> {
   const line = statusLine(`instance ${id}`, ctx.io.stderr);
+  const interrupt = new AbortController();
+  const stopListening = ctx.io.onInterrupt?.(() => interrupt.abort());
   try {
-    const inst = await ctx.client.waitForInstance(id, { until, timeout, onStatus: (s) => line.update(s ?? 'provisioning') });
+    const inst = await ctx.client.waitForInstance(id, { until, timeout, signal: interrupt.signal, onStatus: (s) => line.update(s ?? 'provisioning') });
     line.done(inst.actual_status ?? until);
     return inst as Instance;
   } catch (err) {
     line.done();
-    throw err;
+    if (!interrupt.signal.aborted) throw err;
+    const resume = hinted(`wait instance ${id} --until ${until}${timeout !== DEFAULT_WAIT_TIMEOUT_S ? ` --timeout ${timeout}` : ''}`);
+    throw new InterruptedError(`stopped waiting; instance ${id} goes on as before (it is not stopped). Wait again with ${resume}`);
+  } finally {
+    stopListening?.();
   }
 }
 
