@@ -6,7 +6,7 @@
  */
 import type { ObservedInstanceT } from '../fleet/agent-protocol-schemas.js';
 import type { Tx } from '../platform/db/connect.js';
-import type { Lifecycle, StatePatch } from '../instances/instances-lifecycle.js';
+import { stopPending, type Lifecycle, type StatePatch } from '../instances/instances-lifecycle.js';
 import type { InstanceRow, InstancesStore } from '../instances/instances-store.js';
 import { wantsRunning } from './agent-desired.js';
 
@@ -58,10 +58,17 @@ export async function applyObserved(
  * many instances changed.
  */
 export async function applyReports({ store, lifecycle }: ObservedDeps, tx: Tx, reports: readonly MachineReport[], now: number): Promise<number> {
-  const moving: { row: InstanceRow; o: ObservedInstanceT | undefined; locked: boolean }[] = [];
+  const moving: { row: InstanceRow; o: ObservedInstanceT | undefined; locked: boolean; pending?: true }[] = [];
   for (const r of reports) {
     const byId = new Map(r.observed.map((o) => [o.instance_id, o]));
     for (const row of r.rows) {
+      if (stopPending(row)) {
+        // A stop made while the host was not heard: a report of the host acting on it (converged) that shows the
+        // container not running, or none, confirms it.
+        const o = byId.get(row.id);
+        if (r.converged && o?.state !== 'running') moving.push({ row, o, locked: r.locked === true, pending: true });
+        continue;
+      }
       if (!wantsRunning(row)) continue;
       const o = byId.get(row.id);
       if (o && (o.generation !== row.generation || o.boot !== (r.boots.get(row.id) ?? 0))) continue;
@@ -72,8 +79,13 @@ export async function applyReports({ store, lifecycle }: ObservedDeps, tx: Tx, r
   const toLock = moving.filter((m) => !m.locked).map((m) => m.row.id).sort((a, b) => a - b);
   const fresh = new Map((await store.lockMany(toLock, tx)).map((i) => [i.id, i]));
   const changes: Change[] = [];
-  for (const { row, o, locked } of moving) {
+  for (const { row, o, locked, pending } of moving) {
     const inst = locked ? row : fresh.get(row.id);
+    if (pending) {
+      // Its compute billing and GPUs went with the stop: only the state is left to follow (unless it changed since).
+      if (inst && stopPending(inst)) changes.push({ inst, patch: { actual_status: 'stopped', status_msg: null }, halt: false, startsMeter: false });
+      continue;
+    }
     if (!inst || !wantsRunning(inst) || (o && o.generation !== inst.generation)) continue;
     const change = changeOf(inst, o, now);
     if (change) changes.push(change);

@@ -27,6 +27,19 @@ export const contractOf = (id: number) => `instance-${id}`;
 export const OUTBID_MSG = 'outbid: a higher bid or an on-demand rental took its GPUs; it resumes when they are free again';
 /** States from which an instance never reaches running by itself (spec: destroy and retry). */
 export const FAILED_STATES = ['exited', 'unknown', 'offline'] as const;
+/** States in which the control plane no longer hears the instance's host (spec: no heartbeat, host disconnected). */
+const HOST_LOST: readonly (string | null)[] = ['unknown', 'offline'];
+/** A stop its host has yet to carry out (`stop` while the host is not heard). */
+export const STOP_PENDING_MSG =
+  'stop pending on the host: it is not reporting, so its container runs on until the host is back and stops it; compute billing has stopped';
+
+/**
+ * A stop asked for while the instance's host was not heard, not yet confirmed by the host: meant to be stopped, last
+ * observed otherwise (every other stop writes `stopped` to both).
+ */
+export function stopPending(inst: Pick<InstanceRow, 'intended_status' | 'actual_status'>): boolean {
+  return inst.intended_status === 'stopped' && inst.actual_status !== 'stopped';
+}
 
 /** Whether the machine should have the instance's container running: meant to run and holding its GPUs. */
 export function wantsRunning(inst: Pick<InstanceRow, 'intended_status' | 'actual_status' | 'gpu_indexes'>): boolean {
@@ -215,6 +228,25 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
   }
 
   /**
+   * Stops the instance (PUT state `stopped`, credit exhausted): compute billing stops and its GPUs are freed at once
+   * (spec: a stop stops compute billing), and its host stops the container when it acts on the new desired state.
+   * While the control plane does not hear the host (`unknown`, `offline`), that waits for the host's return, and the
+   * instance says so rather than `stopped`: `intended_status` (and `next_state`) `stopped`, `actual_status` as last
+   * observed, the message naming the wait. The host's first report once back that shows the container not running
+   * makes it `stopped` (agent-observed.ts). So a client polling `actual_status` for `stopped` sees it only once the
+   * container has stopped, which is when it is true; vast.py's checks of an instance read `intended_status` before
+   * `actual_status` (its test-instance cleanup and existence checks), so it sees the stop at once. `cur_state` follows
+   * `actual_status` as ever (`stopped` for an unknown or offline instance).
+   */
+  async function stop(tx: Tx, inst: InstanceRow, at: number, msg: string | null = null): Promise<InstanceRow> {
+    if (HOST_LOST.includes(inst.actual_status)) {
+      const status_msg = msg === null ? STOP_PENDING_MSG : `${msg}; ${STOP_PENDING_MSG}`;
+      return halt(tx, inst, at, { actual_status: inst.actual_status!, intended_status: 'stopped', status_msg });
+    }
+    return halt(tx, inst, at, { actual_status: 'stopped', intended_status: 'stopped', status_msg: msg });
+  }
+
+  /**
    * Bid instances displaced by an allocation: stopped, still meant to run, and told why. Their rows are locked after
    * the fleet's: safe because the caller took the machine's row first (FleetApi.lockMachine; a rental's allocation
    * does), as does every transaction that changes holds on the machine.
@@ -258,7 +290,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
     }
   }
 
-  return { transition, transitionMany, desiredChanged, boot, reboot, halt, outbid, resumeWaiting, startDiskMeter, startGpuMeter, startGpuMeters };
+  return { transition, transitionMany, desiredChanged, boot, reboot, halt, stop, outbid, resumeWaiting, startDiskMeter, startGpuMeter, startGpuMeters };
 }
 
 export type Lifecycle = ReturnType<typeof lifecycleFactory>;

@@ -84,7 +84,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
     }
     await lockBilling?.();
     for (const inst of locked) {
-      await lifecycle.halt(tx, inst, at, { actual_status: 'stopped', intended_status: 'stopped', status_msg: 'stopped: credit exhausted' });
+      await lifecycle.stop(tx, inst, at, 'stopped: credit exhausted');
     }
   };
 

@@ -90,8 +90,9 @@ export function instancesServiceFactory(deps: ServiceDeps) {
   const assertCredit = (tx: Tx) => (userId: number) => billing.assertCredit(userId, tx);
 
   async function stop(tx: Tx, inst: InstanceRow, now: number): Promise<void> {
-    if (inst.actual_status === 'stopped' && inst.intended_status === 'stopped') return;
-    await lifecycle.halt(tx, inst, now, { actual_status: 'stopped', intended_status: 'stopped', status_msg: null });
+    // Stopped, or its stop waits for its host (lifecycle `stop`): nothing more to do.
+    if (inst.intended_status === 'stopped') return;
+    await lifecycle.stop(tx, inst, now);
     await lifecycle.resumeWaiting(tx, inst.machine_id, now, assertCredit(tx));
   }
 
