@@ -5,11 +5,10 @@
 import { gunzipSync } from 'node:zlib';
 import { badRequest } from '../platform/errors.js';
 import { MAX_VOLUME_NAME_CHARS } from '../volumes/volumes-schemas.js';
+import { ONSTART_DECODED_MAX_BYTES, ONSTART_MAX_CHARS } from './instances-constants.js';
 
-/** Spec Limits: `onstart` length; longer scripts arrive gzip-compressed then base64-encoded. */
-export const ONSTART_MAX_CHARS = 4048;
-/** A decoded (gzip+base64) onstart may be longer, but not unbounded: a zip bomb must not fill memory. */
-export const ONSTART_DECODED_MAX_BYTES = 256 * 1024;
+export { ONSTART_DECODED_MAX_BYTES, ONSTART_MAX_CHARS };
+
 /** Spec Limits: default `disk` in GB. (The vastai client sends 10 when the user gives none.) */
 export const DEFAULT_DISK_GB = 8;
 export const MAX_ENV_ENTRIES = 256;

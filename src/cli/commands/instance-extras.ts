@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { action, intArg, UsageError } from '../context.js';
 import { parseEnv } from '../instance-args.js';
 import { utc, type Column } from '../output.js';
+import { encodeOnstart } from '../onstart.js';
 
 const snapshotColumns: Column[] = [
   { key: 'id', header: 'ID', align: 'right' },
@@ -70,7 +71,8 @@ export function registerInstanceExtras(program: Command, verb: (name: string, wh
     .action(
       action(async (ctx, id: number, o: { template_id?: number; template_hash_id?: string; image?: string; args?: string; env?: string; onstart?: string }) => {
         const body = {
-          template_id: o.template_id, template_hash_id: o.template_hash_id, image: o.image, args: o.args, env: envOption(o.env), onstart: o.onstart,
+          template_id: o.template_id, template_hash_id: o.template_hash_id, image: o.image, args: o.args, env: envOption(o.env),
+          onstart: o.onstart === undefined ? undefined : encodeOnstart(o.onstart, '--onstart'),
         };
         if (Object.values(body).every((v) => v === undefined)) throw new UsageError('give at least one of --template_id, --template_hash_id, --image, --args, --env, --onstart');
         const r = await ctx.client.instances.update(id, body);

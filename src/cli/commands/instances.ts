@@ -12,6 +12,7 @@ import { hinted } from '../hints.js';
 import { containerOptions, parseEnv, runtypeOf } from '../instance-args.js';
 import { columnsOption, counted, fixed, renderRecord, utc, type Column } from '../output.js';
 import { statusLine } from '../status-line.js';
+import { encodeOnstart } from '../onstart.js';
 
 const MB_PER_GB = 1000;
 const PERCENT = 100;
@@ -121,6 +122,7 @@ export function createBody(o: CreateOpts, args: string[] | undefined): Record<st
       throw new UsageError(`cannot read the onstart file ${o.onstart}`);
     }
   }
+  if (onstart !== null) onstart = encodeOnstart(onstart, o.onstart !== undefined ? '--onstart' : o.onstartCmd !== undefined ? '--onstart-cmd' : '--entrypoint');
   if (o.price !== undefined && o.bid_price !== undefined && o.price !== o.bid_price) throw new UsageError('give one of --price and --bid_price');
   // Every key is sent, null when unset, as the vastai client does (client-compat).
   const body: Record<string, unknown> = {
