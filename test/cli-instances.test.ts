@@ -88,7 +88,7 @@ describe('create instance', () => {
     assert.match(r.stderr, /^instance \d+: running \(\d+s\)$/m);
   });
 
-  test('errors: no image (exit 2, nothing sent); a malformed --env (exit 2); a gone offer (410 from the server)', async () => {
+  test('errors: no image (exit 2, nothing sent); a malformed --env (exit 2); an offer that never existed (404 from the server)', async () => {
     const a = await cli(['create', 'instance', '5', '--ssh'], { GPUPLANE_URL: 'http://127.0.0.1:1' });
     assert.equal(a.code, 2);
     assert.match(a.stderr, /needs --image or --template_hash/);
@@ -97,7 +97,7 @@ describe('create instance', () => {
     assert.match(b.stderr, /--env: expected -e NAME=VALUE/);
     const c = await cli(['create', 'instance', '999999', '--image', 'alpine']);
     assert.equal(c.code, 1);
-    assert.match(c.stderr, /\(HTTP 410, offer_unavailable\)/);
+    assert.equal(c.stderr, 'gpuplane: offer 999999 does not exist: no machine offers it (search offers for the ids on the market) (HTTP 404, not_found)\n');
     const d = await cli(['create', 'instance', 'abc', '--image', 'alpine']);
     assert.equal(d.code, 2);
   });

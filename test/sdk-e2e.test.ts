@@ -40,7 +40,7 @@ describe('SDK against a server', () => {
       return true;
     });
     await assert.rejects(owner().instances.show(424242), { status: 404, error: 'not_found' });
-    await assert.rejects(owner().instances.create(999999, { image: 'alpine' }), { status: 410, error: 'offer_unavailable' });
+    await assert.rejects(owner().instances.create(999999, { image: 'alpine' }), { status: 404, error: 'not_found' });
   });
 
   test('the same Idempotency-Key rents once: the retry gets the first reply', async () => {

@@ -87,6 +87,12 @@ export interface FleetApi {
     opts?: { forAllocation?: boolean },
   ): Promise<{ offer: Record<string, unknown>; machine: MachineInfo; seen: OfferSnapshot } | undefined>;
   /**
+   * Whether no machine ever offered this id: no machine of its id, or a bundle size the machine never offers (offer id
+   * = machine id × 100 + bundle size). False for an offer that existed and is gone (rented, delisted, deleted
+   * machine), so a refusal can say which (issue 29 item 10).
+   */
+  offerNeverExisted(offerId: number, tx?: Tx): Promise<boolean>;
+  /**
    * Allocates the offer's GPUs to the instance. Throws ApiError `offer_unavailable` (410) when the offer is gone or
    * its GPUs are held by someone who cannot be outbid. Safe under any concurrency on SQLite and PostgreSQL.
    * Also 410 when the machine's fault is `offline` or `unknown` (its host is not heartbeating) or its listing

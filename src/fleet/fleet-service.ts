@@ -24,6 +24,7 @@ import {
   offerJson,
   offersOf,
   parseOfferId,
+  bundleSizes,
   type MachineFault,
   type GpuHold,
   type MachineRecord,
@@ -182,6 +183,12 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
         machine: machineInfo(record),
         seen: { machineId, snapshot: seen },
       };
+    },
+
+    async offerNeverExisted(offerId, tx) {
+      const { machineId, numGpus } = parseOfferId(offerId);
+      const row = await fleet.machine(machineId, tx ?? store.db);
+      return !row || !bundleSizes(row.num_gpus).includes(numGpus);
     },
 
     async allocate(tx, req: AllocateRequest): Promise<Allocation> {

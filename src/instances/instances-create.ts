@@ -165,7 +165,12 @@ export function createFactory(deps: CreateDeps) {
     const accountEnv = deps.accountEnv ? await deps.accountEnv.environmentOf(scope, tx) : undefined;
     // Locks the machine (PostgreSQL), the first lock of the lock order; the allocation below reads nothing again.
     const quote = await fleet.getOffer(offerId, tx, { forAllocation: true });
-    if (!quote) throw new ApiError('offer_unavailable', `offer ${offerId} is no longer available`);
+    if (!quote) {
+      // An id no machine ever offered is "no such resource" (contract §4: 404 not_found), not "gone": the 410 said
+      // "no longer available" of offers that never existed (issue 29 item 10).
+      if (await fleet.offerNeverExisted(offerId, tx)) throw new ApiError('not_found', `offer ${offerId} does not exist: no machine offers it (search offers for the ids on the market)`);
+      throw new ApiError('offer_unavailable', `offer ${offerId} is no longer available: rented by someone else or taken off the market`);
+    }
     const { offer, machine } = quote;
     if (opts.cancel_unavail && machine.fault !== null) {
       throw new ApiError('offer_unavailable', `offer ${offerId} cannot start now (its host is ${machine.fault}); cancel_unavail was set`);
