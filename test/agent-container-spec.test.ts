@@ -4,14 +4,20 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { buildContainerSpec, keepAliveScript, splitEnv, wantedPorts, type MachineLimits } from '../src/agent/container-spec.js';
-import { containerFromInspect, createDockerRuntime, dockerCreateOptions, imageRef, storageSizeSupported } from '../src/agent/docker-runtime.js';
+import {
+  buildContainerSpec, keepAliveScript, LOG_MAX_FILES_DEFAULT, LOG_MAX_SIZE_MB_DEFAULT, PIDS_LIMIT_DEFAULT, splitEnv, wantedPorts, type MachineLimits,
+} from '../src/agent/container-spec.js';
+import {
+  containerFromInspect, createDockerRuntime, dockerCreateOptions, dockerNetworkOptions, imageRef, ownerFilter, storageSizeSupported,
+} from '../src/agent/docker-runtime.js';
+import { ownerId } from '../src/agent/owner.js';
+import { ownedBy } from '../src/agent/runtime.js';
 import { demuxDockerLog, selectLogLines } from '../src/agent/docker-log.js';
 import { canBind, parsePortRange, pickHostPorts } from '../src/agent/host-ports.js';
 import { desiredInstance } from './agent-fake-server.js';
 import type Dockerode from 'dockerode';
 
-const M: MachineLimits = { machineId: 42, cpuCores: 64, ramMb: 256 * 1024, gpuDevices: true };
+const M: MachineLimits = { machineId: 42, owner: '0123456789abcdef', cpuCores: 64, ramMb: 256 * 1024, gpuDevices: true };
 const free = async () => true;
 
 describe('container spec', () => {
@@ -106,10 +112,51 @@ describe('container spec', () => {
     assert.doesNotMatch(keepAliveScript([], null), /onstart|authorized_keys/);
   });
 
-  test('labels name machine, instance and generation; the name is fixed per instance', () => {
+  test('labels name machine, owner, instance and generation; the name is fixed per instance and owner', () => {
     const s = buildContainerSpec(desiredInstance({ instance_id: 9, generation: 4 }), M, {}, '0.0.0.0');
-    assert.equal(s.name, 'gpuplane-42-9');
-    assert.deepEqual(s.labels, { 'gpuplane.machine_id': '42', 'gpuplane.instance_id': '9', 'gpuplane.generation': '4' });
+    assert.equal(s.name, 'gpuplane-42-9-0123456789abcdef');
+    assert.deepEqual(s.labels, { 'gpuplane.machine_id': '42', 'gpuplane.owner': '0123456789abcdef', 'gpuplane.instance_id': '9', 'gpuplane.generation': '4' });
+  });
+
+  test('issue 29 item 6: two registrations never share an owner id, nor a name for the same machine and instance', () => {
+    const [a, b] = [ownerId('registration-aaaaaaaaaaaaaaaa'), ownerId('registration-bbbbbbbbbbbbbbbb')];
+    assert.match(a, /^[0-9a-f]{16}$/);
+    assert.equal(ownerId('registration-aaaaaaaaaaaaaaaa'), a, 'the same registration, the same owner after a restart');
+    assert.notEqual(a, b);
+    const d = desiredInstance({ instance_id: 1 });
+    assert.notEqual(buildContainerSpec(d, { ...M, owner: a }, {}, '0.0.0.0').name, buildContainerSpec(d, { ...M, owner: b }, {}, '0.0.0.0').name);
+    assert.deepEqual(ownerFilter({ machineId: 42, owner: a }), ['gpuplane.machine_id=42', `gpuplane.owner=${a}`]);
+    assert.equal(ownedBy({ 'gpuplane.machine_id': '42', 'gpuplane.owner': a }, { machineId: 42, owner: a }), true);
+    assert.equal(ownedBy({ 'gpuplane.machine_id': '42', 'gpuplane.owner': b }, { machineId: 42, owner: a }), false);
+    assert.equal(ownedBy({ 'gpuplane.machine_id': '42' }, { machineId: 42, owner: a }), false, 'a container from before owner labels');
+    assert.equal(ownedBy({ 'gpuplane.machine_id': '420', 'gpuplane.owner': a }, { machineId: 42, owner: a }), false);
+  });
+
+  test('issue 29 item 13: a network of its own, every capability but the kept ones dropped, no-new-privileges', () => {
+    const s = buildContainerSpec(desiredInstance({ instance_id: 9 }), M, {}, '0.0.0.0');
+    assert.equal(s.network.name, 'gpuplane-42-9-0123456789abcdef');
+    assert.match(s.network.bridge, /^gpb[0-9a-f]{12}$/, 'a Linux interface name (15 characters) under the firewall rule\'s prefix');
+    assert.deepEqual(s.network.labels, { 'gpuplane.machine_id': '42', 'gpuplane.owner': '0123456789abcdef', 'gpuplane.instance_id': '9' });
+    assert.notEqual(buildContainerSpec(desiredInstance({ instance_id: 10 }), M, {}, '0.0.0.0').network.bridge, s.network.bridge);
+    const n = dockerNetworkOptions(s.network);
+    assert.deepEqual(n.Options, { 'com.docker.network.bridge.name': s.network.bridge, 'com.docker.network.bridge.enable_icc': 'false' });
+    assert.equal(n.Internal, false, 'a workload needs the internet; the host is kept out by the firewall rule');
+    const h = dockerCreateOptions(s, false).HostConfig!;
+    assert.equal(h.NetworkMode, s.network.name);
+    assert.deepEqual(h.CapDrop, ['ALL']);
+    assert.deepEqual(h.CapAdd, ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'SETUID', 'SETGID', 'SYS_CHROOT', 'KILL', 'NET_BIND_SERVICE']);
+    for (const cap of ['NET_RAW', 'MKNOD', 'AUDIT_WRITE', 'SETFCAP', 'SETPCAP', 'SYS_ADMIN', 'NET_ADMIN']) assert.equal(h.CapAdd!.includes(cap), false, cap);
+    assert.deepEqual(h.SecurityOpt, ['no-new-privileges']);
+  });
+
+  test('issue 29 item 14: a pids limit and log rotation, by default and as the operator sets them', () => {
+    const d = desiredInstance({ instance_id: 9 });
+    const h = dockerCreateOptions(buildContainerSpec(d, M, {}, '0.0.0.0'), false).HostConfig!;
+    assert.equal(h.PidsLimit, PIDS_LIMIT_DEFAULT);
+    assert.deepEqual(h.LogConfig, { Type: 'json-file', Config: { 'max-size': `${LOG_MAX_SIZE_MB_DEFAULT}m`, 'max-file': String(LOG_MAX_FILES_DEFAULT) } });
+    const set = dockerCreateOptions(buildContainerSpec(d, { ...M, pidsLimit: 64, logMaxSizeMb: 5, logMaxFiles: 2 }, {}, '0.0.0.0'), false).HostConfig!;
+    assert.equal(set.PidsLimit, 64);
+    assert.deepEqual(set.LogConfig, { Type: 'json-file', Config: { 'max-size': '5m', 'max-file': '2' } });
   });
 
   test('disk size as a storage option only where the driver has one', () => {

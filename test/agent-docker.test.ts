@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
-import { BUSYBOX_IMAGE, buildBusyboxImage, logShows } from './helpers/docker.js';
+import { BUSYBOX_IMAGE, buildBusyboxImage, logShows, networksGone } from './helpers/docker.js';
 import { desiredInstance, startFakeServer, type FakeServer } from './agent-fake-server.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -29,6 +29,7 @@ let machineId = 0;
 
 /** Containers of this test's machine, by label, as the agent finds them. */
 const ours = () => docker.listContainers({ all: true, filters: { label: [`gpuplane.machine_id=${machineId}`] } });
+const oursNetworks = () => docker.listNetworks({ filters: { label: [`gpuplane.machine_id=${machineId}`] } });
 
 interface AgentProcess {
   child: ChildProcess;
@@ -90,6 +91,7 @@ after(async () => {
   }
   if (machineId) {
     for (const c of await ours()) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+    for (const n of await oursNetworks()) await docker.getNetwork(n.Id).remove().catch(() => undefined);
   }
   await server?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -115,8 +117,10 @@ test('the agent runs instances as Docker containers and converges after being ki
   // The container: labels, env without port keys, limits, ports on 127.0.0.1 from the range, as reported.
   const web = observedOf(up, 1);
   const info = await docker.getContainer(web.container_id).inspect();
-  assert.equal(info.Name, `/gpuplane-${machineId}-1`);
-  assert.deepEqual(info.Config.Labels, { 'gpuplane.machine_id': String(machineId), 'gpuplane.instance_id': '1', 'gpuplane.generation': '1' });
+  const owner = info.Config.Labels['gpuplane.owner'];
+  assert.match(owner, /^[0-9a-f]{16}$/);
+  assert.equal(info.Name, `/gpuplane-${machineId}-1-${owner}`);
+  assert.deepEqual(info.Config.Labels, { 'gpuplane.machine_id': String(machineId), 'gpuplane.owner': owner, 'gpuplane.instance_id': '1', 'gpuplane.generation': '1' });
   assert.ok(info.Config.Env.includes(`GREETING=${GREETING}`));
   assert.equal(info.Config.Env.some((e: string) => e.startsWith('-p')), false);
   assert.equal(info.HostConfig.RestartPolicy?.Name, 'no');
@@ -150,12 +154,16 @@ test('the agent runs instances as Docker containers and converges after being ki
   const restarted = await server.waitForStatus((s) => state(1)(s) === 'running' && s.desired_version === server.version);
   assert.equal(observedOf(restarted, 1).container_id, web.container_id);
 
-  // Killed: meanwhile the args instance is destroyed and a stray container of this machine appears.
+  // Killed: meanwhile the args instance is destroyed and a stray container of this agent's appears, and one with
+  // this machine's id but no owner (made before owner labels, or by hand): that one is not provably ours.
   agent.child.kill('SIGKILL');
   await agent.exited;
   server.setDesired([webInstance()]);
   const stray = await docker.createContainer({
-    Image: IMAGE, Cmd: ['sleep', '3600'], Labels: { 'gpuplane.machine_id': String(machineId), 'gpuplane.instance_id': '77', 'gpuplane.generation': '1' },
+    Image: IMAGE, Cmd: ['sleep', '3600'], Labels: { 'gpuplane.machine_id': String(machineId), 'gpuplane.owner': owner, 'gpuplane.instance_id': '77', 'gpuplane.generation': '1' },
+  });
+  const unowned = await docker.createContainer({
+    Image: IMAGE, Cmd: ['sleep', '3600'], Labels: { 'gpuplane.machine_id': String(machineId), 'gpuplane.instance_id': '78', 'gpuplane.generation': '1' },
   });
   const registrations = server.registrations.length;
   agent = startAgentProcess([]); // no API key: the saved credential is used
@@ -164,13 +172,17 @@ test('the agent runs instances as Docker containers and converges after being ki
   assert.equal(observedOf(after, 1).container_id, web.container_id, 'the same container, adopted');
   await gone([observedOf(up, 2).container_id, stray.id]);
   const left = await ours();
-  assert.deepEqual(left.map((c) => c.Id), [web.container_id], 'no duplicate; the destroyed instance and the stray are gone');
+  assert.deepEqual(left.map((c) => c.Id).sort(), [web.container_id, unowned.id].sort(), 'no duplicate; the destroyed instance and the stray are gone');
+  assert.match(agent.output(), /"count":1,.*no owner label/, 'the unowned container is named in a warning');
+  await docker.getContainer(unowned.id).remove({ force: true });
 
   // Destroy: the container goes, with its volumes.
   server.setDesired([]);
   await server.waitForStatus((s) => s.observed.length === 0 && s.desired_version === server.version);
   await gone([web.container_id]);
   assert.deepEqual(await ours(), []);
+  // Its network goes too, at the pass after the removal.
+  await networksGone(docker, [`gpuplane.machine_id=${machineId}`]);
 
   agent.child.kill('SIGTERM');
   assert.equal(await agent.exited, 0, agent.output());

@@ -82,6 +82,7 @@ after(async () => {
     await agent.exited;
   }
   if (machineId) for (const c of await ours()) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+  if (machineId) for (const n of await docker.listNetworks({ filters: { label: [`gpuplane.machine_id=${machineId}`] } })) await docker.getNetwork(n.Id).remove().catch(() => undefined);
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -122,7 +123,7 @@ test('a real host: register, list, rent, logs, stop/start, agent and server rest
   assert.equal(running.ssh_port, Number(binding.HostPort));
   assert.equal(running.public_ipaddr, '127.0.0.1');
   const [container] = await ours();
-  assert.equal(container.Names[0], `/gpuplane-${machineId}-${id}`);
+  assert.equal(container.Names[0], `/gpuplane-${machineId}-${id}-${container.Labels['gpuplane.owner']}`);
   assert.deepEqual((await docker.getContainer(container.Id).inspect()).NetworkSettings.Ports['22/tcp'], [binding]);
 
   // request_logs: the container's real log, with onstart's output (once the container has written it).

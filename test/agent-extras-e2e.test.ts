@@ -66,6 +66,7 @@ after(async () => {
     await agent.exited;
   }
   if (machineId) for (const c of await ours()) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+  if (machineId) for (const n of await docker.listNetworks({ filters: { label: [`gpuplane.machine_id=${machineId}`] } })) await docker.getNetwork(n.Id).remove().catch(() => undefined);
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
 });

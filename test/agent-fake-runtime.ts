@@ -3,14 +3,23 @@
  * records every call, and lets a test make a container exit, fail a pull, or hold a pull until released.
  */
 import {
-  LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, NameConflictError,
-  type ContainerRuntime, type ContainerSpec, type RuntimeContainer,
+  LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, NameConflictError,
+  type ContainerOwner, type ContainerRuntime, type ContainerSpec, type NetworkSpec, type RuntimeContainer,
 } from '../src/agent/runtime.js';
+
+/** The owner id the reconcile tests' agent runs as; `addContainer` makes containers of it unless told otherwise. */
+export const FAKE_OWNER = 'f00dfeedf00dfeed';
 
 export interface FakeContainer extends RuntimeContainer {
   spec: ContainerSpec;
   machineId: number;
+  /** The owner label; null: none (a container made before owner labels). */
+  owner: string | null;
   log: string;
+}
+
+export interface FakeNetwork extends NetworkSpec {
+  id: string;
 }
 
 export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
@@ -20,12 +29,13 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
   const failPull = new Map<string, string>();
   const failPush = new Map<string, string>();
   const heldPulls = new Map<string, Promise<void>>();
-  const watchers = new Set<{ machineId: number; fn: () => void }>();
+  const networks = new Map<string, FakeNetwork>();
+  const watchers = new Set<{ owner: ContainerOwner; fn: () => void }>();
   let nextId = 1;
   let clock = 1_800_000_000;
 
-  const notify = (machineId: number) => {
-    for (const w of watchers) if (w.machineId === machineId) w.fn();
+  const notify = (c: { machineId: number; owner: string | null }) => {
+    for (const w of watchers) if (w.owner.machineId === c.machineId && w.owner.owner === c.owner) w.fn();
   };
   const get = (id: string) => {
     const c = containers.get(id);
@@ -37,11 +47,23 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
     async info() {
       return { dataRoot: '/var/lib/docker', storageSizeLimit: opts.storageSizeLimit ?? false };
     },
-    async list(machineId) {
-      calls.push(`list ${machineId}`);
+    async list(owner) {
+      calls.push(`list ${owner.machineId} ${owner.owner}`);
       return [...containers.values()]
-        .filter((c) => c.machineId === machineId)
-        .map(({ spec: _s, machineId: _m, log: _l, ...c }) => ({ ...c, ports: { ...c.ports }, boundHostPorts: [...c.boundHostPorts] }));
+        .filter((c) => c.machineId === owner.machineId && c.owner === owner.owner)
+        .map(({ spec: _s, machineId: _m, owner: _o, log: _l, ...c }) => ({ ...c, ports: { ...c.ports }, boundHostPorts: [...c.boundHostPorts] }));
+    },
+    async networks(owner) {
+      calls.push(`list networks ${owner.machineId} ${owner.owner}`);
+      return [...networks.values()]
+        .filter((n) => n.labels[LABEL_MACHINE] === String(owner.machineId) && n.labels[LABEL_OWNER] === owner.owner)
+        .map((n) => ({ id: n.id, name: n.name, instanceId: n.labels[LABEL_INSTANCE] === undefined ? null : Number(n.labels[LABEL_INSTANCE]) }));
+    },
+    async removeNetwork(id) {
+      calls.push(`remove network ${id}`);
+      const n = networks.get(id);
+      if (n && [...containers.values()].some((c) => c.spec.network?.name === n.name)) throw new Error(`network ${n.name} is in use`);
+      networks.delete(id);
     },
     async ensureImage(image, _login, opts = {}) {
       calls.push(`pull ${image}${opts.fresh ? ' (fresh)' : ''}`);
@@ -52,15 +74,19 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
     },
     async create(spec) {
       calls.push(`create ${spec.name}`);
+      if (![...networks.values()].some((n) => n.name === spec.network.name)) {
+        const nid = `n${String(nextId++).padStart(11, '0')}`;
+        networks.set(nid, { ...spec.network, id: nid });
+      }
       if ([...containers.values()].some((c) => c.name === spec.name)) throw new NameConflictError(spec.name);
       const id = `c${String(nextId++).padStart(11, '0')}`;
       const label = (k: string) => (spec.labels[k] === undefined ? null : Number(spec.labels[k]));
       containers.set(id, {
         id, name: spec.name, instanceId: label(LABEL_INSTANCE), generation: label(LABEL_GENERATION), status: 'created',
         exitCode: null, finishedAt: null, boundHostPorts: Object.values(spec.ports).map((p) => p.hostPort), ports: {},
-        spec, machineId: Number(spec.labels[LABEL_MACHINE]), log: '',
+        spec, machineId: Number(spec.labels[LABEL_MACHINE]), owner: spec.labels[LABEL_OWNER] ?? null, log: '',
       });
-      notify(Number(spec.labels[LABEL_MACHINE]));
+      notify(containers.get(id)!);
       return id;
     },
     async start(id) {
@@ -70,20 +96,20 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
       c.exitCode = null;
       c.ports = Object.fromEntries(Object.entries(c.spec.ports).map(([p, b]) => [p, [{ HostIp: b.hostIp, HostPort: String(b.hostPort) }]]));
       c.log += `started ${c.name}\n`;
-      notify(c.machineId);
+      notify(c);
     },
     async stop(id) {
       calls.push(`stop ${id}`);
       const c = get(id);
       if (c.status !== 'running') return;
       Object.assign(c, { status: 'exited', exitCode: 0, finishedAt: ++clock, ports: {} });
-      notify(c.machineId);
+      notify(c);
     },
     async remove(id) {
       calls.push(`remove ${id}`);
       const c = containers.get(id);
       containers.delete(id);
-      if (c) notify(c.machineId);
+      if (c) notify(c);
     },
     async logs(id, tail) {
       const lines = get(id).log.split('\n').filter(Boolean);
@@ -109,8 +135,8 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
       calls.push(`rmi ${ref}`);
       images.delete(ref);
     },
-    watch(machineId, fn) {
-      const w = { machineId, fn };
+    watch(owner, fn) {
+      const w = { owner, fn };
       watchers.add(w);
       return () => watchers.delete(w);
     },
@@ -137,15 +163,16 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
       const c = get(id);
       Object.assign(c, { status: 'exited', exitCode: code, finishedAt: at, ports: {} });
       c.log += `exited ${code}\n`;
-      notify(c.machineId);
+      notify(c);
     },
-    /** A container made by someone else (an earlier agent), with these labels. */
-    addContainer(machineId: number, instanceId: number | null, generation: number, status = 'running'): string {
+    networks,
+    /** A container made by someone else (an earlier agent of this owner, unless `owner` says another; null: none). */
+    addContainer(machineId: number, instanceId: number | null, generation: number, status = 'running', owner: string | null = FAKE_OWNER): string {
       const id = `x${String(nextId++).padStart(11, '0')}`;
       const spec = { name: `other-${id}`, labels: {}, ports: {} } as unknown as ContainerSpec;
       containers.set(id, {
         id, name: spec.name, instanceId, generation, status, exitCode: status === 'exited' ? 0 : null, finishedAt: null,
-        boundHostPorts: [], ports: {}, spec, machineId, log: '',
+        boundHostPorts: [], ports: {}, spec, machineId, owner, log: '',
       });
       return id;
     },

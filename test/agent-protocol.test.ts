@@ -255,4 +255,25 @@ describe('settings', () => {
       assert.throws(() => agentSettings(flags, {}, false), (e: Error) => e instanceof AgentUsageError && re.test(e.message));
     }
   });
+
+  test('issue 29 items 13 and 14: container limits and the host firewall, from flags or the environment', () => {
+    const none = agentSettings({}, {}, false).config;
+    assert.deepEqual([none.pidsLimit, none.logMaxSizeMb, none.logMaxFiles, none.hostFirewall], [undefined, undefined, undefined, undefined]);
+    const env = { GPUPLANE_AGENT_PIDS_LIMIT: '512', GPUPLANE_AGENT_LOG_MAX_SIZE: '20', GPUPLANE_AGENT_LOG_MAX_FILES: '5', GPUPLANE_AGENT_HOST_FIREWALL: 'off' };
+    const c = agentSettings({}, env, false).config;
+    assert.deepEqual([c.pidsLimit, c.logMaxSizeMb, c.logMaxFiles, c.hostFirewall], [512, 20, 5, false]);
+    assert.equal(agentSettings({ pidsLimit: '100' }, env, false).config.pidsLimit, 100, 'the flag wins');
+    // Commander's `--no-host-firewall` gives false; its absence gives true, which leaves the variable to decide.
+    assert.equal(agentSettings({ hostFirewall: false }, {}, false).config.hostFirewall, false);
+    assert.equal(agentSettings({ hostFirewall: true }, env, false).config.hostFirewall, false);
+    for (const [flags, re] of [
+      [{ pidsLimit: '8' }, /--pids-limit must be a whole number from 32/],
+      [{ pidsLimit: '1e3' }, /--pids-limit/],
+      [{ logMaxSize: '0' }, /--log-max-size/],
+      [{ logMaxFiles: '1000' }, /--log-max-files/],
+    ] as const) {
+      assert.throws(() => agentSettings(flags, {}, false), (e: Error) => e instanceof AgentUsageError && re.test(e.message));
+    }
+    assert.throws(() => agentSettings({}, { GPUPLANE_AGENT_HOST_FIREWALL: 'maybe' }, false), /GPUPLANE_AGENT_HOST_FIREWALL must be on or off/);
+  });
 });

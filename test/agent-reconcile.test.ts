@@ -8,7 +8,7 @@ import { silentLog } from '../src/agent/agent-log.js';
 import type { RuntimeContainer } from '../src/agent/runtime.js';
 import type { DesiredInstanceT, ObservedInstanceT } from '../src/fleet/agent-protocol-schemas.js';
 import { desiredInstance } from './agent-fake-server.js';
-import { fakeRuntime, type FakeRuntime } from './agent-fake-runtime.js';
+import { FAKE_OWNER, fakeRuntime, type FakeRuntime } from './agent-fake-runtime.js';
 
 const NOW = 1_800_000_000;
 const BOOTED = NOW - 3600;
@@ -171,7 +171,7 @@ function harness(fake: FakeRuntime = fakeRuntime(), records = new Map<number, In
   const saved: Map<number, InstanceRecord>[] = [];
   const r = createReconciler({
     runtime: fake.runtime,
-    limits: { machineId: 42, cpuCores: 16, ramMb: 65536, gpuDevices: true },
+    limits: { machineId: 42, owner: FAKE_OWNER, cpuCores: 16, ramMb: 65536, gpuDevices: true },
     publishIp: '127.0.0.1',
     portRange: { start: 41000, end: 41009 },
     records,
@@ -244,6 +244,38 @@ describe('reconcile loop', () => {
     assert.equal(h.fake.containers.has(stray), false);
     assert.equal(h.records.has(2), false);
     assert.deepEqual(h.state(), [[1, 'running']]);
+  });
+
+  test('issue 29 item 6: containers of the same machine id made by another owner, or by none, are never touched', async () => {
+    const h = harness();
+    await h.converge([desiredInstance({ instance_id: 1 })]);
+    // Another control plane's agent on this daemon: its machine is numbered 42 too, and runs instance 1 and 2.
+    const theirs = [h.fake.addContainer(42, 1, 1, 'running', '0123456789abcdef'), h.fake.addContainer(42, 2, 1, 'running', '0123456789abcdef')];
+    // An agent from before owner labels (an upgrade): machine 42's label only.
+    const legacy = h.fake.addContainer(42, 3, 1, 'running', null);
+    await h.converge([desiredInstance({ instance_id: 1 })]);
+    await h.converge([]);
+    for (const id of [...theirs, legacy]) assert.ok(h.fake.containers.has(id), `${id} left alone`);
+    assert.deepEqual([...h.fake.containers.values()].filter((c) => c.owner === FAKE_OWNER), [], 'ours removed');
+    const touched = h.fake.calls.filter((c) => [...theirs, legacy].some((id) => c.includes(id)));
+    assert.deepEqual(touched, []);
+  });
+
+  test('issue 29 item 13: each instance gets its own network, removed with it (and a leftover one at the next pass)', async () => {
+    const h = harness();
+    await h.converge([desiredInstance({ instance_id: 1 }), desiredInstance({ instance_id: 2 })]);
+    const names = () => [...h.fake.networks.values()].map((n) => n.name).sort();
+    assert.deepEqual(names(), [`gpuplane-42-1-${FAKE_OWNER}`, `gpuplane-42-2-${FAKE_OWNER}`]);
+    assert.deepEqual(h.fake.byInstance(1).map((c) => c.spec.network.name), [`gpuplane-42-1-${FAKE_OWNER}`]);
+    await h.converge([desiredInstance({ instance_id: 1 })]);
+    assert.deepEqual(names(), [`gpuplane-42-1-${FAKE_OWNER}`], 'the destroyed instance\'s network went with it');
+    // A network left by a crash between its create and its container's, of an instance no longer desired.
+    h.fake.networks.set('n-left', { id: 'n-left', name: 'gpuplane-42-9-x', bridge: 'gpbx', labels: { 'gpuplane.machine_id': '42', 'gpuplane.owner': FAKE_OWNER, 'gpuplane.instance_id': '9' } });
+    // Another owner's network of the same machine id: not ours.
+    h.fake.networks.set('n-theirs', { id: 'n-theirs', name: 'theirs', bridge: 'gpby', labels: { 'gpuplane.machine_id': '42', 'gpuplane.owner': 'other', 'gpuplane.instance_id': '9' } });
+    h.r.trigger();
+    await h.r.idle();
+    assert.deepEqual(names(), [`gpuplane-42-1-${FAKE_OWNER}`, 'theirs']);
   });
 
   test('an exit is reported with its code and left alone; a new boot starts it again', async () => {

@@ -22,8 +22,19 @@ export interface AgentFlags {
   publishIp?: string;
   heartbeatInterval?: string;
   resyncInterval?: string;
+  pidsLimit?: string;
+  logMaxSize?: string;
+  logMaxFiles?: string;
+  /** Commander's `--no-host-firewall`: false when given. */
+  hostFirewall?: boolean;
   logLevel?: string;
 }
+
+/** Bounds of the container limits an operator may set: below these a container cannot even start its shell and sshd. */
+export const PIDS_LIMIT_MIN = 32;
+export const PIDS_LIMIT_MAX = 4_194_304;
+export const LOG_MAX_SIZE_MB_MAX = 1_048_576;
+export const LOG_MAX_FILES_MAX = 100;
 
 export const RUNTIMES = ['docker'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -47,6 +58,23 @@ function seconds(name: string, value: string | undefined, min: number, max: numb
     throw new AgentUsageError(`${name} must be a number of seconds from ${min} to ${max}, got ${JSON.stringify(value)}`);
   }
   return n;
+}
+
+function integer(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
+    throw new AgentUsageError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/** `on`/`off` (and the usual spellings) of a variable; Commander's `--no-…` gives false already. */
+function onOff(name: string, value: string | boolean | undefined): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value;
+  const v = value.trim().toLowerCase();
+  if (['1', 'true', 'on', 'yes'].includes(v)) return true;
+  if (['0', 'false', 'off', 'no'].includes(v)) return false;
+  throw new AgentUsageError(`${name} must be on or off, got ${JSON.stringify(value)}`);
 }
 
 function ipv4(name: string, value: string | undefined): string | undefined {
@@ -90,6 +118,11 @@ export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv, isRoot:
       publishIp: ipv4('--publish-ip', pick(flags.publishIp, 'GPUPLANE_AGENT_PUBLISH_IP')),
       heartbeatS: seconds('--heartbeat-interval', pick(flags.heartbeatInterval, 'GPUPLANE_AGENT_HEARTBEAT_INTERVAL'), 0.1, 3600),
       resyncS: seconds('--resync-interval', pick(flags.resyncInterval, 'GPUPLANE_AGENT_RESYNC_INTERVAL'), 1, 3600),
+      pidsLimit: integer('--pids-limit', pick(flags.pidsLimit, 'GPUPLANE_AGENT_PIDS_LIMIT'), PIDS_LIMIT_MIN, PIDS_LIMIT_MAX),
+      logMaxSizeMb: integer('--log-max-size', pick(flags.logMaxSize, 'GPUPLANE_AGENT_LOG_MAX_SIZE'), 1, LOG_MAX_SIZE_MB_MAX),
+      logMaxFiles: integer('--log-max-files', pick(flags.logMaxFiles, 'GPUPLANE_AGENT_LOG_MAX_FILES'), 1, LOG_MAX_FILES_MAX),
+      // Commander sets `hostFirewall: true` when `--no-host-firewall` is absent: only its false is the flag's word.
+      hostFirewall: flags.hostFirewall === false ? false : onOff('GPUPLANE_AGENT_HOST_FIREWALL', pick(undefined, 'GPUPLANE_AGENT_HOST_FIREWALL')),
     },
   };
 }

@@ -8,7 +8,7 @@ import type { GpuplaneClient } from '../sdk/client.js';
 import { GpuplaneError } from '../sdk/errors.js';
 import type { AgentLog } from './agent-log.js';
 import { containersByInstance } from './reconcile-plan.js';
-import type { ContainerRuntime, RuntimeContainer } from './runtime.js';
+import type { ContainerOwner, ContainerRuntime, RuntimeContainer } from './runtime.js';
 
 /** A command running longer is cut off: its output so far is the answer, with a note. */
 export const COMMAND_TIMEOUT_S = 60;
@@ -16,7 +16,8 @@ export const COMMAND_TIMEOUT_S = 60;
 export interface RequestDeps {
   runtime: ContainerRuntime;
   client: GpuplaneClient;
-  machineId: number;
+  /** Requests act only on this owner's containers. */
+  owner: ContainerOwner;
   log: AgentLog;
 }
 
@@ -42,9 +43,9 @@ function tracker<R extends { request_id: string }>(log: AgentLog, what: string, 
   };
 }
 
-export function createRequestRunner({ runtime, client, machineId, log }: RequestDeps) {
+export function createRequestRunner({ runtime, client, owner, log }: RequestDeps) {
   async function containerOf(instanceId: number, desired: DesiredInstanceT[]): Promise<RuntimeContainer | undefined> {
-    const list = containersByInstance(await runtime.list(machineId), desired).get(instanceId) ?? [];
+    const list = containersByInstance(await runtime.list(owner), desired).get(instanceId) ?? [];
     const gen = desired.find((d) => d.instance_id === instanceId)?.generation;
     return list.find((c) => c.status === 'running' && c.generation === gen);
   }

@@ -15,6 +15,8 @@ import type { AgentSystem } from './agent-system.js';
 import { selectLogLines } from './docker-log.js';
 import { declaredHardware, readHardwareFile } from './hardware-file.js';
 import { discoverGpus, discoveredHardware } from './hardware.js';
+import { ensureHostFirewall, logFirewall } from './host-firewall.js';
+import { ownerId } from './owner.js';
 import type { PortRange } from './host-ports.js';
 import { containersByInstance } from './reconcile-plan.js';
 import { createReconciler } from './reconciler.js';
@@ -54,6 +56,14 @@ export interface AgentConfig {
   waitS?: number;
   /** @default STOP_TIMEOUT_DEFAULT_S */
   stopTimeoutS?: number;
+  /** Processes and threads per container. @default PIDS_LIMIT_DEFAULT */
+  pidsLimit?: number;
+  /** A container's log rotates at this size, MiB. @default LOG_MAX_SIZE_MB_DEFAULT */
+  logMaxSizeMb?: number;
+  /** Rotated log files kept per container. @default LOG_MAX_FILES_DEFAULT */
+  logMaxFiles?: number;
+  /** Whether the agent keeps the host firewall rule in place (host-firewall.ts). @default true */
+  hostFirewall?: boolean;
   agentVersion: string;
 }
 
@@ -108,6 +118,17 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     randomId: system.randomId, log, signal: stopping.signal, fetch: deps.fetch,
   });
   const client = createClient({ url: cred.url, apiKey: cred.machineKey, fetch: deps.fetch });
+  const owner = { machineId: cred.machineId, owner: ownerId(cred.registrationId) };
+  // Before any container of ours exists, and again with each hardware check (a firewall reload may have dropped it).
+  const guardHost = async () => {
+    if (config.hostFirewall !== false) logFirewall(log, await ensureHostFirewall(system.exec));
+  };
+  await guardHost();
+  const unowned = await runtime.unowned?.(cred.machineId).catch(() => []);
+  if (unowned && unowned.length > 0) {
+    log.warn({ containers: unowned.slice(0, 20), count: unowned.length },
+      'containers carry this machine id but no owner label (made before owner labels): left alone; see docs/HOST-SECURITY.md');
+  }
   const host = system.hostFacts();
   const waitS = config.waitS ?? DESIRED_WAIT_DEFAULT_S;
   let heartbeatS = config.heartbeatS ?? HEARTBEAT_DEFAULT_S;
@@ -137,6 +158,10 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     runtime,
     limits: {
       machineId: cred.machineId,
+      owner: owner.owner,
+      pidsLimit: config.pidsLimit,
+      logMaxSizeMb: config.logMaxSizeMb,
+      logMaxFiles: config.logMaxFiles,
       cpuCores: Math.min(hardware.cpu_cores, host.cpuCores),
       ramMb: Math.min(hardware.cpu_ram, host.ramMb),
       // Declared hardware is for hosts without the NVIDIA runtime: there is no driver to hand devices to.
@@ -195,7 +220,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   }
 
   // Renters' execute and snapshot requests (agent-requests.ts).
-  const requests = createRequestRunner({ runtime, client, machineId: cred.machineId, log });
+  const requests = createRequestRunner({ runtime, client, owner, log });
 
   // --- desired state: the long-poll ---------------------------------------------------------------------
   let pollAbort: AbortController | null = null;
@@ -261,7 +286,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   }
 
   async function answerLog(r: LogRequestT, desired: DesiredInstanceT[]): Promise<void> {
-    const c = containersByInstance(await runtime.list(cred.machineId), desired).get(r.instance_id)?.find((x) => x.status !== 'removing');
+    const c = containersByInstance(await runtime.list(owner), desired).get(r.instance_id)?.find((x) => x.status !== 'removing');
     const body = c
       ? { text: selectLogLines(await runtime.logs(c.id, r.filter ? LOG_TAIL_MAX_LINES : (r.tail ?? LOG_TAIL_MAX_LINES)), r.tail, r.filter, LOG_TEXT_MAX_CHARS) }
       : { text: '', error: `instance ${r.instance_id} has no container on this machine` };
@@ -270,6 +295,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
 
   // --- hardware refresh, runtime events, resync ---------------------------------------------------------
   const hardwareTimer = setInterval(() => {
+    void guardHost();
     void detectHardware(config, deps, info.dataRoot).then(
       (hw) => {
         if (JSON.stringify(hw) === JSON.stringify(hardware)) return;
@@ -279,7 +305,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
       (err) => log.warn({ err: (err as Error).message }, 'hardware check failed; keeping the last one'),
     );
   }, HARDWARE_REFRESH_S * 1000);
-  const unwatch = runtime.watch?.(cred.machineId, () => reconciler.trigger());
+  const unwatch = runtime.watch?.(owner, () => reconciler.trigger());
   const resyncTimer = setInterval(() => reconciler.trigger(), (config.resyncS ?? RESYNC_DEFAULT_S) * 1000);
 
   sendStatus();

@@ -2,17 +2,55 @@
  * The container an instance gets: a pure function of its desired spec and the machine, so every rule (env, runtype,
  * GPUs, limits, ports, labels) is unit-tested without a runtime.
  */
+import { createHash } from 'node:crypto';
 import type { DesiredInstanceT } from '../fleet/agent-protocol-schemas.js';
-import { LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, type ContainerSpec } from './runtime.js';
+import { LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, type ContainerSpec, type NetworkSpec } from './runtime.js';
 
 /** The machine as the limits see it: the hardware sold, capped by what the host really has. */
 export interface MachineLimits {
   machineId: number;
+  /** The agent's owner id (owner.ts): on every container's labels and name. */
+  owner: string;
   cpuCores: number;
   ramMb: number;
   /** Whether GPUs are passed as device requests (false on a host that declared its hardware: no NVIDIA runtime). */
   gpuDevices: boolean;
+  /** @default PIDS_LIMIT_DEFAULT */
+  pidsLimit?: number;
+  /** @default LOG_MAX_SIZE_MB_DEFAULT */
+  logMaxSizeMb?: number;
+  /** @default LOG_MAX_FILES_DEFAULT */
+  logMaxFiles?: number;
 }
+
+/**
+ * Processes and threads one container may hold (the pids cgroup counts threads too). A training job with data-loader
+ * workers runs a few hundred; a fork bomb would take the host's whole pid space (issue 29 item 14). Operators change
+ * it with `--pids-limit`.
+ */
+export const PIDS_LIMIT_DEFAULT = 4096;
+/** A container's log rotates at this size (json-file `max-size`): a log flood never fills the host's disk. */
+export const LOG_MAX_SIZE_MB_DEFAULT = 50;
+/** Rotated log files kept (json-file `max-file`): `request_logs` reads at most these files' worth. */
+export const LOG_MAX_FILES_DEFAULT = 3;
+
+/**
+ * The only capabilities a container keeps (every other one is dropped, issue 29 item 13), each for what a rented
+ * machine runs: package managers and images' entrypoints as root (CHOWN, DAC_OVERRIDE, FOWNER, FSETID), sshd and
+ * tools that drop to a user (SETUID, SETGID), sshd's privilege separation (SYS_CHROOT), signals to one's own processes
+ * (KILL), and sshd or Jupyter on ports below 1024 (NET_BIND_SERVICE). Dropped from Docker's defaults: NET_RAW (raw
+ * sockets: ARP and IP spoofing on a bridge; `ping` fails), MKNOD (device nodes), AUDIT_WRITE (the host's audit log),
+ * SETFCAP and SETPCAP (granting file capabilities; moot under no-new-privileges, dropped anyway). A GPU needs none:
+ * the NVIDIA runtime passes its device nodes in.
+ */
+export const KEPT_CAPABILITIES: readonly string[] = Object.freeze([
+  'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'SETUID', 'SETGID', 'SYS_CHROOT', 'KILL', 'NET_BIND_SERVICE',
+]);
+
+/** Every instance network's host interface starts with this: the host firewall rule (host-firewall.ts) names it. */
+export const BRIDGE_PREFIX = 'gpb';
+/** Linux interface names hold at most 15 characters. */
+const IFNAME_MAX = 15;
 
 /** Docker refuses a memory limit under 6 MB. */
 const MIN_MEMORY_BYTES = 6 * 1024 * 1024;
@@ -27,8 +65,23 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** `-p HOST:CONTAINER[/proto]` (the spec's port key). The host part is ignored: host ports come from the range. */
 const PORT_KEY = /^-p\s+(?:\d{1,5}:)?(\d{1,5})(?:\/(tcp|udp))?$/;
 
-export function containerName(machineId: number, instanceId: number): string {
-  return `gpuplane-${machineId}-${instanceId}`;
+/**
+ * `gpuplane-<machine>-<instance>-<owner>`: the owner keeps two agents on one daemon from fighting over a name (the
+ * simulated runtime, src/simhost/, has no owner and names its containers without one).
+ */
+export function containerName(machineId: number, instanceId: number, owner: string | null = null): string {
+  return `gpuplane-${machineId}-${instanceId}${owner === null ? '' : `-${owner}`}`;
+}
+
+/** The instance's own network: named as its container, labelled as it (without the generation: it outlives one). */
+export function instanceNetwork(m: Pick<MachineLimits, 'machineId' | 'owner'>, instanceId: number): NetworkSpec {
+  const name = containerName(m.machineId, instanceId, m.owner);
+  const digest = createHash('sha256').update(name).digest('hex');
+  return {
+    name,
+    bridge: `${BRIDGE_PREFIX}${digest.slice(0, IFNAME_MAX - BRIDGE_PREFIX.length)}`,
+    labels: { [LABEL_MACHINE]: String(m.machineId), [LABEL_OWNER]: m.owner, [LABEL_INSTANCE]: String(instanceId) },
+  };
 }
 
 /**
@@ -94,10 +147,11 @@ export function buildContainerSpec(d: DesiredInstanceT, m: MachineLimits, hostPo
   }
   const keepAlive = d.runtype === 'ssh' || d.runtype === 'jupyter';
   return {
-    name: containerName(m.machineId, d.instance_id),
+    name: containerName(m.machineId, d.instance_id, m.owner),
     image: d.image,
     labels: {
       [LABEL_MACHINE]: String(m.machineId),
+      [LABEL_OWNER]: m.owner,
       [LABEL_INSTANCE]: String(d.instance_id),
       [LABEL_GENERATION]: String(d.generation),
     },
@@ -112,5 +166,9 @@ export function buildContainerSpec(d: DesiredInstanceT, m: MachineLimits, hostPo
     memoryBytes: Math.max(MIN_MEMORY_BYTES, Math.floor(m.ramMb * d.memory_share * 1024 * 1024)),
     diskGb: d.disk,
     ports,
+    network: instanceNetwork(m, d.instance_id),
+    pidsLimit: m.pidsLimit ?? PIDS_LIMIT_DEFAULT,
+    log: { maxSizeMb: m.logMaxSizeMb ?? LOG_MAX_SIZE_MB_DEFAULT, maxFiles: m.logMaxFiles ?? LOG_MAX_FILES_DEFAULT },
+    capabilities: [...KEPT_CAPABILITIES],
   };
 }

@@ -6,8 +6,8 @@ import { createRequire } from 'node:module';
 import type Dockerode from 'dockerode';
 import type { DockerLoginT, PortMapT } from '../fleet/agent-protocol-schemas.js';
 import {
-  LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, NameConflictError, PortInUseError,
-  type ContainerRuntime, type ContainerSpec, type RuntimeContainer, type RuntimeInfo,
+  LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, NameConflictError, PortInUseError, ownedBy,
+  type ContainerOwner, type ContainerRuntime, type ContainerSpec, type NetworkSpec, type RuntimeContainer, type RuntimeInfo,
 } from './runtime.js';
 import { demuxDockerLog } from './docker-log.js';
 
@@ -35,6 +35,29 @@ export function imageRef(image: string): string {
 export function storageSizeSupported(driver: string, backingFs: string | undefined): boolean {
   if (driver === 'overlay2') return backingFs === 'xfs';
   return ['btrfs', 'zfs', 'devicemapper', 'windowsfilter'].includes(driver);
+}
+
+/** Docker's label filter for the owner's objects: both labels, each `key=value` (an exact match of the value). */
+export function ownerFilter(o: ContainerOwner): string[] {
+  return [`${LABEL_MACHINE}=${o.machineId}`, `${LABEL_OWNER}=${o.owner}`];
+}
+
+/**
+ * The Engine API's create body for an instance's network: a bridge of its own, so no other renter's container shares
+ * a segment with it (Docker's isolation rules drop traffic between two bridges), and inter-container traffic off
+ * within it too (only its one container is ever on it). Not `Internal`: a workload needs the internet (pip, model
+ * downloads), and an internal network cannot publish ports. The host interface gets our name, so the host firewall
+ * rule (host-firewall.ts) can name every instance bridge with one wildcard.
+ */
+export function dockerNetworkOptions(n: NetworkSpec): Dockerode.NetworkCreateOptions {
+  return {
+    Name: n.name,
+    Driver: 'bridge',
+    CheckDuplicate: true,
+    Internal: false,
+    Labels: n.labels,
+    Options: { 'com.docker.network.bridge.name': n.bridge, 'com.docker.network.bridge.enable_icc': 'false' },
+  };
 }
 
 /** The Engine API's create body for a spec. */
@@ -66,6 +89,16 @@ export function dockerCreateOptions(spec: ContainerSpec, storageSizeLimit: boole
       RestartPolicy: { Name: 'no' },
       DeviceRequests: spec.gpuDeviceIds ? [{ Driver: 'nvidia', DeviceIDs: spec.gpuDeviceIds, Capabilities: [['gpu']] }] : [],
       ...(storageSizeLimit ? { StorageOpt: { size: `${Math.ceil(spec.diskGb)}G` } } : {}),
+      NetworkMode: spec.network.name,
+      // Everything dropped but the few a workload needs (container-spec.ts KEPT_CAPABILITIES says why each), and no
+      // way back up through setuid binaries or file capabilities.
+      CapDrop: ['ALL'],
+      CapAdd: spec.capabilities,
+      SecurityOpt: ['no-new-privileges'],
+      PidsLimit: spec.pidsLimit,
+      // json-file whatever the daemon's default driver: the agent reads logs through the Engine API, and this driver
+      // rotates; the daemon's default (json-file too, unless changed) keeps every byte forever.
+      LogConfig: { Type: 'json-file', Config: { 'max-size': `${spec.log.maxSizeMb}m`, 'max-file': String(spec.log.maxFiles) } },
     },
   };
 }
@@ -193,10 +226,11 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
   return {
     info,
 
-    async list(machineId) {
-      const listed = await docker.listContainers({ all: true, filters: { label: [`${LABEL_MACHINE}=${machineId}`] } });
+    async list(owner) {
+      const listed = await docker.listContainers({ all: true, filters: { label: ownerFilter(owner) } });
       const inspected = await Promise.all(
-        listed.map(async (c) => {
+        // Checked again here: only a container whose labels prove it ours is ever acted on.
+        listed.filter((c) => ownedBy(c.Labels, owner)).map(async (c) => {
           try {
             return containerFromInspect(await docker.getContainer(c.Id).inspect());
           } catch (err) {
@@ -206,6 +240,27 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
         }),
       );
       return inspected.filter((c): c is RuntimeContainer => c !== null);
+    },
+
+    async unowned(machineId) {
+      const listed = await docker.listContainers({ all: true, filters: { label: [`${LABEL_MACHINE}=${machineId}`] } });
+      return listed.filter((c) => c.Labels?.[LABEL_OWNER] === undefined).map((c) => (c.Names?.[0] ?? c.Id).replace(/^\//, ''));
+    },
+
+    async networks(owner) {
+      const listed = await docker.listNetworks({ filters: { label: ownerFilter(owner) } });
+      return listed
+        .filter((n) => ownedBy(n.Labels, owner))
+        .map((n) => ({ id: n.Id, name: n.Name, instanceId: intLabel(n.Labels ?? {}, LABEL_INSTANCE) }));
+    },
+
+    async removeNetwork(id) {
+      try {
+        await docker.getNetwork(id).remove();
+      } catch (err) {
+        if (statusOf(err) === 404) return;
+        throw new Error(`removing network ${id} failed: ${messageOf(err)}`);
+      }
     },
 
     async ensureImage(image, login, opts = {}) {
@@ -267,6 +322,12 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
 
     async create(spec) {
       if (storageSizeLimit === undefined) await info();
+      try {
+        await docker.createNetwork(dockerNetworkOptions(spec.network));
+      } catch (err) {
+        // Made by an earlier attempt (the container's create failed after it): the same network, by its labels' name.
+        if (statusOf(err) !== 409) throw new Error(`creating network ${spec.network.name} failed: ${messageOf(err)}`);
+      }
       const attempt = (withSize: boolean) => docker.createContainer(dockerCreateOptions({ ...spec, image: imageRef(spec.image) }, withSize));
       try {
         return (await attempt(storageSizeLimit === true)).id;
@@ -316,14 +377,14 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
       return demuxDockerLog(Buffer.isBuffer(buf) ? buf : Buffer.from(String(buf)));
     },
 
-    watch(machineId, onChange) {
+    watch(owner, onChange) {
       let stopped = false;
       let stream: NodeJS.ReadableStream | undefined;
       let timer: NodeJS.Timeout | undefined;
       const connect = async () => {
         if (stopped) return;
         try {
-          const s = await docker.getEvents({ filters: { type: ['container'], label: [`${LABEL_MACHINE}=${machineId}`] } });
+          const s = await docker.getEvents({ filters: { type: ['container'], label: ownerFilter(owner) } });
           if (stopped) return (s as unknown as { destroy(): void }).destroy();
           stream = s;
           // Events may have been missed while not watching.

@@ -36,7 +36,7 @@ export interface ReconcilerDeps {
 
 export function createReconciler(deps: ReconcilerDeps) {
   const { runtime, records, log } = deps;
-  const machineId = deps.limits.machineId;
+  const owner = { machineId: deps.limits.machineId, owner: deps.limits.owner };
   let desired: DesiredInstanceT[] | null = null;
   let containers: RuntimeContainer[] = [];
   /** In-flight actions by key: the instance id, or `c:<container id>` for a container that names no instance. */
@@ -99,7 +99,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     const epoch = mutations;
     let found: RuntimeContainer[];
     try {
-      found = await runtime.list(machineId);
+      found = await runtime.list(owner);
     } catch (err) {
       log.warn({ err: String((err as Error)?.message ?? err) }, 'cannot list containers; retrying at the next resync');
       return;
@@ -116,6 +116,29 @@ export function createReconciler(deps: ReconcilerDeps) {
     const actions = plan({ desired, containers, records, failures, busy, now: deps.now(), hostBootTime: deps.hostBootTime });
     for (const a of actions) launch(a);
     publish();
+    await pruneNetworks(new Set([...desired.map((d) => d.instance_id), ...busy, ...containers.flatMap((c) => (c.instanceId === null ? [] : [c.instanceId]))]));
+  }
+
+  /**
+   * Removes the owner's networks that no instance needs (level-triggered, as containers: a destroy's network, or one
+   * left by a crash between creating a network and its container). Kept: a desired instance's (its container may be
+   * about to be made), and any instance's that still has a container or an action in flight.
+   */
+  async function pruneNetworks(keep: ReadonlySet<number>): Promise<void> {
+    let networks;
+    try {
+      networks = await runtime.networks(owner);
+    } catch (err) {
+      log.warn({ err: String((err as Error)?.message ?? err) }, 'cannot list networks; retrying at the next pass');
+      return;
+    }
+    for (const n of networks) {
+      if (n.instanceId !== null && keep.has(n.instanceId)) continue;
+      log.info({ instance_id: n.instanceId, network: n.name }, 'removing network');
+      await runtime.removeNetwork(n.id).catch((err: unknown) => {
+        log.warn({ network: n.name, err: String((err as Error)?.message ?? err) }, 'network removal failed; retrying at the next pass');
+      });
+    }
   }
 
   function keyOf(a: Action): number | string {

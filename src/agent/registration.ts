@@ -19,6 +19,8 @@ export interface MachineCredential {
   url: string;
   machineId: number;
   machineKey: string;
+  /** The registration's id: what the agent's owner id (owner.ts) is derived from. */
+  registrationId: string;
 }
 
 /** Whether an error is worth another try later: no reply at all, or the server's own failure. */
@@ -63,7 +65,7 @@ export async function ensureCredential(o: RegisterOptions): Promise<MachineCrede
       o.log.warn({ machine_id: saved.machine_id, from: saved.url, to: url }, 'server URL changed; keeping the machine credential');
       o.state.writeCredentials({ ...saved, url });
     }
-    return { url, machineId: saved.machine_id, machineKey: saved.machine_key };
+    return { url, machineId: saved.machine_id, machineKey: saved.machine_key, registrationId: saved.registration_id };
   }
   if (!o.apiKey) {
     throw new AgentFatalError('this machine is not registered yet: pass --api-key (or GPUPLANE_API_KEY) with a key of the host account');
@@ -77,7 +79,7 @@ export async function ensureCredential(o: RegisterOptions): Promise<MachineCrede
       const r = await client.agent.register({ registration_id: registrationId, agent_version: o.agentVersion, hardware: o.hardware });
       o.state.writeCredentials({ url, registration_id: registrationId, machine_id: r.machine_id, machine_key: r.machine_key });
       o.log.info({ machine_id: r.machine_id, url }, 'machine registered');
-      return { url, machineId: r.machine_id, machineKey: r.machine_key };
+      return { url, machineId: r.machine_id, machineKey: r.machine_key, registrationId };
     } catch (err) {
       if (!transient(err)) {
         const e = err as GpuplaneError;

@@ -9,6 +9,28 @@ import type { DockerLoginT, PortMapT } from '../fleet/agent-protocol-schemas.js'
 export const LABEL_MACHINE = 'gpuplane.machine_id';
 export const LABEL_INSTANCE = 'gpuplane.instance_id';
 export const LABEL_GENERATION = 'gpuplane.generation';
+/**
+ * The agent's identity (owner.ts), on its containers and networks beside the machine's id. A machine id alone is not
+ * unique on a Docker daemon: every fresh server numbers its first machine alike, so two control planes' agents on
+ * one daemon (staging and production, two CI jobs) would take each other's containers for their own.
+ */
+export const LABEL_OWNER = 'gpuplane.owner';
+
+/** Whose containers: an agent lists, watches and removes only those carrying both labels, exactly. */
+export interface ContainerOwner {
+  machineId: number;
+  owner: string;
+}
+
+/** The labels that mark a container or network as the owner's. */
+export function ownerLabels(o: ContainerOwner): Record<string, string> {
+  return { [LABEL_MACHINE]: String(o.machineId), [LABEL_OWNER]: o.owner };
+}
+
+/** Whether `labels` prove the owner's: both labels present and equal, as text (Docker's filter is checked again). */
+export function ownedBy(labels: Record<string, string> | undefined, o: ContainerOwner): boolean {
+  return labels?.[LABEL_MACHINE] === String(o.machineId) && labels?.[LABEL_OWNER] === o.owner;
+}
 
 /** A container of the machine, as the runtime sees it now. */
 export interface RuntimeContainer {
@@ -51,6 +73,30 @@ export interface ContainerSpec {
   diskGb: number;
   /** Container port (`22/tcp`) → where it is published. */
   ports: Record<string, { hostIp: string; hostPort: number }>;
+  /** The instance's own network, made before the container when missing (docs/HOST-SECURITY.md). */
+  network: NetworkSpec;
+  /** The most processes and threads the container may hold at once. */
+  pidsLimit: number;
+  /** The only capabilities kept; every other one is dropped, and no process gains privileges (no-new-privileges). */
+  capabilities: string[];
+  /** The container log's rotation: each file at most this many MiB, and at most this many files. */
+  log: { maxSizeMb: number; maxFiles: number };
+}
+
+/** A network of one instance: a bridge of its own, labelled as its container, with a host interface name we choose. */
+export interface NetworkSpec {
+  name: string;
+  /** The host's interface name (at most 15 characters), under the prefix the host firewall rule names. */
+  bridge: string;
+  labels: Record<string, string>;
+}
+
+/** A network of the owner's, as listed. */
+export interface RuntimeNetwork {
+  id: string;
+  name: string;
+  /** From its label; null when missing or malformed (removed once no container uses it). */
+  instanceId: number | null;
 }
 
 export interface RuntimeInfo {
@@ -62,14 +108,21 @@ export interface RuntimeInfo {
 
 export interface ContainerRuntime {
   info(): Promise<RuntimeInfo>;
-  /** Every container labelled with this machine id, in any state. */
-  list(machineId: number): Promise<RuntimeContainer[]>;
+  /** Every container labelled as the owner's (LABEL_MACHINE and LABEL_OWNER, exactly), in any state. */
+  list(owner: ContainerOwner): Promise<RuntimeContainer[]>;
+  /** The owner's instance networks (labelled as its containers). */
+  networks(owner: ContainerOwner): Promise<RuntimeNetwork[]>;
+  /** Removes a network; one already gone is not an error, one still in use is. */
+  removeNetwork(id: string): Promise<void>;
   /**
    * Makes the image available: a local one is used as it is; otherwise it is pulled, with the login when given.
    * `fresh`: pulled from its registry even when the host has it (recycle).
    */
   ensureImage(image: string, login: DockerLoginT | null, opts?: { fresh?: boolean }): Promise<void>;
-  /** Creates the container (not started); its id. Throws NameConflictError when the name is taken. */
+  /**
+   * Creates the container (not started), on its network (made first when missing); its id. Throws NameConflictError
+   * when the name is taken.
+   */
   create(spec: ContainerSpec): Promise<string>;
   start(id: string): Promise<void>;
   /** Stops a running container, giving it `timeoutS` seconds after SIGTERM. */
@@ -89,8 +142,14 @@ export interface ContainerRuntime {
   push(ref: string, login: DockerLoginT | null): Promise<void>;
   /** Removes the image `ref` from the host (a tag made by commit). An image already gone is not an error. */
   removeImage(ref: string): Promise<void>;
-  /** Calls `onChange` whenever a container of the machine changes; returns a function that stops watching. */
-  watch?(machineId: number, onChange: () => void): () => void;
+  /**
+   * Names of the containers labelled with this machine id and no owner at all: made by an agent from before owner
+   * labels. Never acted on, only reported: the machine id they carry does not prove them this agent's (an upgraded
+   * agent makes its instances' containers anew; the operator removes these, docs/HOST-SECURITY.md).
+   */
+  unowned?(machineId: number): Promise<string[]>;
+  /** Calls `onChange` whenever a container of the owner's changes; returns a function that stops watching. */
+  watch?(owner: ContainerOwner, onChange: () => void): () => void;
 }
 
 /** The name is taken: a container for this instance exists (made by an earlier pass or another agent process). */

@@ -31,12 +31,15 @@ export interface AgentOptions {
   ports: { start: number; end: number };
   /** The host's API key (first start); '' once registered. */
   apiKey: string;
+  /** More flags (`--pids-limit 64`). */
+  extra?: string[];
 }
 
 export function startAgent(o: AgentOptions): AgentProcess {
   const child = spawn(process.execPath, [
     BIN, 'agent', '--url', o.url, '--state-dir', o.stateDir, '--hardware', o.hardwareFile,
     '--publish-ip', '127.0.0.1', '--port-range', `${o.ports.start}-${o.ports.end}`, '--resync-interval', '2', '--log-level', 'info',
+    ...(o.extra ?? []),
   ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GPUPLANE_API_KEY: o.apiKey } });
   let out = '';
   const waiters: { msg: string; resolve: (l: Record<string, any>) => void }[] = [];

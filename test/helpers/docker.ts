@@ -38,3 +38,17 @@ export async function logShows(docker: Docker, containerId: string, text: string
     stream.once('end', () => (seen.includes(text) ? resolve() : reject(new Error(`log of ${containerId} ended without ${JSON.stringify(text)}: ${seen}`))));
   });
 }
+
+/** Resolves once no network matches the label filter: looked at again on each of the daemon's network destroy events. */
+export async function networksGone(docker: Docker, label: string[]): Promise<void> {
+  const events = (await docker.getEvents({ filters: { type: ['network'], event: ['destroy'] } })) as NodeJS.ReadableStream & { destroy(): void };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const look = () => docker.listNetworks({ filters: { label } }).then((l) => l.length === 0 && resolve(), reject);
+      events.on('data', look);
+      look();
+    });
+  } finally {
+    events.destroy();
+  }
+}

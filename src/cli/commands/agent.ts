@@ -16,6 +16,10 @@ export function registerAgent(program: Command): void {
     .option('--publish-ip <ip>', 'address the container ports are bound on (env GPUPLANE_AGENT_PUBLISH_IP; default 0.0.0.0)')
     .option('--heartbeat-interval <s>', 'seconds between status reports unless the server says (env GPUPLANE_AGENT_HEARTBEAT_INTERVAL; default 10)')
     .option('--resync-interval <s>', 'seconds between full reconcile passes (env GPUPLANE_AGENT_RESYNC_INTERVAL; default 30)')
+    .option('--pids-limit <n>', 'processes and threads per container (env GPUPLANE_AGENT_PIDS_LIMIT; default 4096)')
+    .option('--log-max-size <mib>', 'a container log rotates at this size, MiB (env GPUPLANE_AGENT_LOG_MAX_SIZE; default 50)')
+    .option('--log-max-files <n>', 'rotated log files kept per container (env GPUPLANE_AGENT_LOG_MAX_FILES; default 3)')
+    .option('--no-host-firewall', 'do not install the rule that keeps containers off this host\'s services (env GPUPLANE_AGENT_HOST_FIREWALL=off; docs/HOST-SECURITY.md)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env GPUPLANE_LOG_LEVEL; default info)')
     .addHelpText('after', `
 The first start registers the machine with the host account's API key (--api-key or GPUPLANE_API_KEY) and keeps
