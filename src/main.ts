@@ -10,7 +10,8 @@ import type { Store } from './platform/db/connect.js';
 import { openDatabase as openGpuplaneDatabase } from './database.js';
 import { cryptoRandom, type Random } from './platform/random.js';
 import { resolveSecretKey } from './platform/secret-key.js';
-import { EMU_OWNER_CREDIT } from './users/users-service.js';
+import { EMU_OWNER_CREDIT, OWNER_EMAIL } from './users/users-service.js';
+import { consoleBuilt } from './webconsole/console-files.js';
 
 /** Log bytes collected before a write: one write per twenty-odd request lines (about 150 bytes each). */
 const LOG_BUFFER_BYTES = 4096;
@@ -85,6 +86,24 @@ async function openDatabase(config: Config, options: StartOptions): Promise<Stor
   }
 }
 
+/**
+ * What the first start prints: the owner's key, and where a person goes next (issue 29 item 12: the key alone left a
+ * new user without the console's address or a way into it). The console signs in with an e-mail and a password, not
+ * with a key, and the owner is made without a password: the line names the command that sets one, on this machine.
+ */
+export function ownerAnnouncement(key: string, config: Pick<Config, 'publicUrl' | 'consoleDir'>): string {
+  const lines = [`gpuplane: created the owner account (${OWNER_EMAIL}); its API key, shown only this once:`, '', `    ${key}`, ''];
+  lines.push('Command line: `npx gpuplane set api-key KEY`, with the key above, saves it for every later command.');
+  if (consoleBuilt(config.consoleDir)) {
+    lines.push(
+      `Web console: ${config.publicUrl.replace(/\/+$/, '')}/ (it signs in with an e-mail and a password). The owner has no`,
+      'password yet: on this machine, `npx gpuplane admin set-password` sets one (it opens the server\'s',
+      `database, GPUPLANE_DATABASE_URL); then sign in there as ${OWNER_EMAIL}.`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 /** Opens the store, builds the app, binds the port, creates the owner on an empty database, and starts background work. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<Server> {
   const reserved = await reservePort(config.host, config.port);
@@ -136,9 +155,7 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
   const owner = await built.services.users.ensureOwner(config.bootstrapApiKey, config.mode === 'emulator' ? EMU_OWNER_CREDIT : 0);
   if (owner.generatedKey) {
     // Printed once, straight to the terminal, never through the logger.
-    (options.announce ?? ((line) => process.stdout.write(`${line}\n`)))(
-      `gpuplane: created the owner account (${'owner@gpuplane.local'}); its API key, shown only this once:\n\n    ${owner.generatedKey}\n`,
-    );
+    (options.announce ?? ((line) => process.stdout.write(`${line}\n`)))(ownerAnnouncement(owner.generatedKey, config));
   }
   if (!owner.created && config.bootstrapApiKey !== undefined && !(await built.services.auth.resolve(config.bootstrapApiKey))) {
     // The variable only acts on an empty database; said aloud, because its key would otherwise just get 401.

@@ -35,12 +35,17 @@ export interface ConsoleFile {
   cacheControl: string;
 }
 
+/** Whether the folder holds a built console (its index.html): the server serves it at `/` then. */
+export function consoleBuilt(dir: string | undefined): dir is string {
+  return dir !== undefined && existsSync(join(dir, 'index.html'));
+}
+
 /**
  * The built console, read into memory once at start (a few hundred kilobytes): URL path (`/index.html`,
  * `/assets/index-3f2a.js`) → file. Undefined when the folder or its index.html is missing (not built).
  */
 export function loadConsoleFiles(dir: string | undefined): Map<string, ConsoleFile> | undefined {
-  if (dir === undefined || !existsSync(join(dir, 'index.html'))) return undefined;
+  if (!consoleBuilt(dir)) return undefined;
   const files = new Map<string, ConsoleFile>();
   const walk = (folder: string) => {
     for (const name of readdirSync(folder)) {
