@@ -119,7 +119,11 @@ export function createServices(deps: ServiceDeps) {
     challengeStoreFails: emulatorMode ? () => faults.take(CHALLENGE_STORE_FAULT) : async () => false,
   });
   const sessions = sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl: config.publicUrl, memberships: (u) => teamsDb.membershipsOf(u) });
-  const login = loginServiceFactory({ users: usersDb, usersService: users, store: loginStore(db, tfaStore), tfaStore, verifier, sessions, messenger, clock, random });
+  const login = loginServiceFactory({
+    db, dialect: store.dialect, users: usersDb, usersService: users, store: loginStore(db, tfaStore), tfaStore, verifier, sessions, messenger, clock, random,
+    isSubaccount: async (userId) => (await subaccountsStore(db).find(userId)) !== undefined,
+    publicUrl: config.publicUrl,
+  });
   // Subaccounts: accounts made by another account, which sees and funds them; host-only ones may not rent.
   const subaccounts = subaccountsServiceFactory({
     db, subaccounts: subaccountsStore(db), clock,

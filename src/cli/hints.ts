@@ -18,6 +18,7 @@ export const ROUTE_COMMANDS: Readonly<Record<string, string>> = {
   'POST /api/v0/team/': '`gpuplane create team --team_name NAME`',
   'DELETE /api/v0/auth/apikeys/{id}/': '`gpuplane delete api-key ID`',
   'POST /api/v0/users/verify-email/': '`gpuplane verify email --email EMAIL --code CODE`; a new code: `gpuplane verify email --email EMAIL --resend`',
+  'POST /api/v0/users/reset-password/': '`gpuplane reset password --email EMAIL`',
   'POST /api/v0/auth/apikeys/ with team_id': '`gpuplane create api-key --team-id TEAM_ID`',
   'POST /api/v0/ssh/': '`gpuplane create ssh-key PUBLIC_KEY_FILE`',
   'POST /_emu/clock/advance': '`gpuplane emu advance SECONDS`',

@@ -9,7 +9,7 @@ import type { TfaAuthenticator } from '../tfa/tfa-auth.js';
 import { Bodies, Errors, Replies } from '../tfa/tfa-schemas.js';
 import type { LoginService } from './login-service.js';
 import {
-  LoginBody, LoginOk, LoginReply, ResendVerificationBody, SessionParams, SessionRevokeReply, SessionsReply, SessionTeamBody, SessionTeamReply, SessionTeamSetReply, SignUpBody, SignUpReply, VerifyEmailBody,
+  ChangePasswordBody, LoginBody, LoginOk, LoginReply, ResendVerificationBody, ResetPasswordBody, ResetRequestBody, SessionParams, SessionRevokeReply, SessionsReply, SessionTeamBody, SessionTeamReply, SessionTeamSetReply, SignUpBody, SignUpReply, VerifyEmailBody,
 } from './login-schemas.js';
 import type { FastifyRequest } from 'fastify';
 import type { Sessions } from './sessions.js';
@@ -62,6 +62,37 @@ export async function loginRoutes(
     config: { category: 'public' },
     schema: { tags, summary: 'E-mail a new verification code', body: ResendVerificationBody, response: { 200: Ok, ...errors } },
   }, async (request) => login.resendVerification(request.body));
+
+  // Getting back into an account (issue 29 item 7): a reset by a code e-mailed to the address, and a change.
+  app.post('/api/v0/users/reset-password/', {
+    config: { category: 'public' },
+    schema: {
+      tags,
+      summary: 'E-mail a password reset code to the address (the reply is the same whether it has an account or not)',
+      body: ResetRequestBody,
+      response: { 200: Ok, ...errors },
+    },
+  }, async (request) => login.requestPasswordReset(request.body));
+
+  app.put('/api/v0/users/reset-password/', {
+    config: { category: 'public' },
+    schema: {
+      tags,
+      summary: 'Set a new password with the e-mailed reset code; every session of the account ends',
+      body: ResetPasswordBody,
+      response: { 200: Ok, ...errors },
+    },
+  }, async (request) => login.resetPassword(request.body));
+
+  app.put('/api/v0/users/current/password/', {
+    config: { category: 'user_write' },
+    schema: {
+      tags,
+      summary: 'Change your password: the current one, and a second factor when 2FA is on; your other sessions end',
+      body: ChangePasswordBody,
+      response: { 200: Ok, ...errors },
+    },
+  }, async (request) => login.changePassword(principalOf(request), request.body, request.ip));
 
   app.post('/api/v0/auth/login/', {
     config: { category: 'public' },

@@ -4,8 +4,9 @@
  */
 import { Type } from 'typebox';
 import { UserObject } from '../users/users-types.js';
-import { Method } from '../tfa/tfa-schemas.js';
+import { Factor, Method } from '../tfa/tfa-schemas.js';
 import { Id } from '../platform/schemas.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './login-constants.js';
 
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' });
 
@@ -17,7 +18,7 @@ export const LoginOk = Type.Object({ success: Type.Boolean(), msg: Type.String()
  */
 export const SignUpBody = Type.Object({
   email: Email,
-  password: Type.String({ minLength: 8, maxLength: 1024 }),
+  password: Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH }),
   full_name: Type.Optional(Type.String({ maxLength: 200 })),
   parent_id: Type.Optional(Type.Union([Type.Literal('me'), Id()], { description: 'Makes a subaccount of the account of the key in use: "me"' })),
   username: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A subaccount\'s name, shown by show subaccounts' })),
@@ -25,8 +26,30 @@ export const SignUpBody = Type.Object({
 });
 export const SignUpReply = Type.Object({ success: Type.Boolean(), msg: Type.String(), user: UserObject });
 
-export const VerifyEmailBody = Type.Object({ email: Email, code: Type.String({ minLength: 1, maxLength: 64 }) });
+const Code = Type.String({ minLength: 1, maxLength: 64, description: 'the code from the e-mail' });
+const NewPassword = Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH });
+
+/**
+ * `password`: the sign-up's password. Optional, but after a second sign-up of the same unverified address only a code
+ * given with the latest sign-up's password keeps that password (login's email-verify.ts says why).
+ */
+export const VerifyEmailBody = Type.Object({
+  email: Email,
+  code: Code,
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH, description: 'the password the address was signed up with' })),
+});
 export const ResendVerificationBody = Type.Object({ email: Email });
+
+/** `POST /api/v0/users/reset-password/`: e-mails a reset code to the address, if it has an account. */
+export const ResetRequestBody = Type.Object({ email: Email });
+/** `PUT /api/v0/users/reset-password/`: the e-mailed code and the new password. */
+export const ResetPasswordBody = Type.Object({ email: Email, code: Code, new_password: NewPassword });
+/** `PUT /api/v0/users/current/password/`: the current password, the new one and, with 2FA on, a second factor. */
+export const ChangePasswordBody = Type.Object({
+  current_password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH }),
+  new_password: NewPassword,
+  ...Factor,
+});
 
 export const LoginBody = Type.Object({
   username: Type.String({ minLength: 1, maxLength: 254 }),

@@ -1,14 +1,14 @@
-import { durationText, type Clock } from '../platform/clock.js';
-import { hashPassword, safeEqual, sha256Hex, verifyPassword } from '../platform/crypto.js';
+import type { Clock } from '../platform/clock.js';
+import { hashPassword, sha256Hex, verifyPassword } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
-import { digitCode, secretToken, type Random } from '../platform/random.js';
+import { secretToken, type Random } from '../platform/random.js';
 import type { Principal } from '../platform/auth.js';
 import type { Messenger } from '../messages/messages-service.js';
 import type { UsersService } from '../users/users-service.js';
 import { toUserObject } from '../users/users-service.js';
 import type { UsersStore } from '../users/users-store.js';
 import type { TfaCaller } from '../tfa/tfa-auth.js';
-import { CODE_DIGITS, TFA_LOGIN_SECRET_TTL_S } from '../tfa/tfa-constants.js';
+import { TFA_LOGIN_SECRET_TTL_S } from '../tfa/tfa-constants.js';
 import { TFA_SECRET_PREFIX } from '../tfa/tfa-send.js';
 import type { TfaStore } from '../tfa/tfa-store.js';
 import type { TfaVerifier } from '../tfa/tfa-verify.js';
@@ -16,14 +16,20 @@ import type { TfaBodies } from '../tfa/tfa-schemas.js';
 import { methodObject } from '../tfa/tfa-view.js';
 import type { LoginStore } from './login-store.js';
 import type { Static } from 'typebox';
-import type { LoginBody, ResendVerificationBody, SignUpBody, VerifyEmailBody } from './login-schemas.js';
+import type { LoginBody } from './login-schemas.js';
 import type { Client, Sessions } from './sessions.js';
-import { EMAIL_VERIFY_RESEND_S, EMAIL_VERIFY_TTL_S } from './login-constants.js';
+import { emailCodesFactory } from './email-codes.js';
+import { emailVerifyFactory } from './email-verify.js';
+import { passwordsFactory } from './passwords.js';
+import type { Db } from '../platform/db/connect.js';
+import type { DialectName } from '../platform/db/migrations.js';
 import { failuresAlertText, loginThrottleFactory } from './login-throttle.js';
 
 export { EMAIL_VERIFY_TTL_S } from './login-constants.js';
 
 export interface LoginDeps {
+  db: Db;
+  dialect: DialectName;
   users: UsersStore;
   usersService: UsersService;
   store: LoginStore;
@@ -33,10 +39,14 @@ export interface LoginDeps {
   messenger: Messenger;
   clock: Clock;
   random: Random;
+  /** Whether an account is a subaccount (subaccounts feature): a sign-up never takes one over. */
+  isSubaccount(userId: number): Promise<boolean>;
+  /** Where the web console is, for the instructions in e-mails. */
+  publicUrl: string;
 }
 
 export function loginServiceFactory(deps: LoginDeps) {
-  const { users, usersService, store, tfaStore, verifier, sessions, messenger, clock, random } = deps;
+  const { users, store, tfaStore, verifier, sessions, messenger, clock, random } = deps;
   // Unknown users still cost one scrypt, so timing does not tell which e-mails have accounts.
   const dummyHash = hashPassword('not a password', random);
   const badLogin = () => new ApiError('auth_error', 'wrong username or password');
@@ -47,53 +57,19 @@ export function loginServiceFactory(deps: LoginDeps) {
     alert: (to, failures) => messenger.sendEmail({ to, subject: 'Failed logins to your gpuplane account', text: failuresAlertText(failures), code: null }).catch(() => undefined),
   });
 
-  async function sendVerification(userId: number, email: string): Promise<void> {
-    const code = digitCode(random, CODE_DIGITS);
-    const now = clock.now();
-    await tfaStore.insertChallenge({
-      user_id: userId, secret_hash: sha256Hex(secretToken(random, TFA_SECRET_PREFIX)), purpose: 'email_verify', channel: 'email',
-      code_hash: sha256Hex(code), last_sent_at: now, code_expires_at: now + EMAIL_VERIFY_TTL_S, expires_at: now + EMAIL_VERIFY_TTL_S, created_at: now,
-    });
-    await messenger.sendEmail({
-      to: email,
-      subject: 'Verify your gpuplane e-mail address',
-      text: `Your gpuplane e-mail verification code is ${code}. Submit it to POST /api/v0/users/verify-email/ within ${durationText(EMAIL_VERIFY_TTL_S)}.`,
-      code,
-    });
-  }
+  const codes = emailCodesFactory({ db: deps.db, dialect: deps.dialect, tfaStore, clock, random });
+  const emailVerify = emailVerifyFactory({ ...deps, codes });
+  const passwords = passwordsFactory({ ...deps, codes, throttle });
 
   return {
     /** E-mails a code that verifies the address (sign-up; subaccounts made by another account). */
-    sendVerification,
-
-    async signUp(body: Pick<Static<typeof SignUpBody>, 'email' | 'password' | 'full_name'>) {
-      const user = await usersService.createUser({ email: body.email, password: body.password, full_name: body.full_name, email_verified: false, credit: 0 });
-      await sendVerification(user.id, user.email);
-      return { success: true, msg: `a verification code was sent to ${user.email}`, user: toUserObject(user) };
-    },
-
-    async verifyEmail(body: Static<typeof VerifyEmailBody>) {
-      const invalid = () => new ApiError('bad_request', 'invalid or expired verification code');
-      const user = await users.findByEmail(body.email);
-      if (!user) throw invalid();
-      if (user.email_verified_at !== null) return { success: true, msg: 'e-mail address already verified' };
-      const ch = await store.latestEmailVerify(user.id);
-      if (!ch || ch.code_hash === null || (ch.code_expires_at ?? 0) <= clock.now()) throw invalid();
-      if ((await tfaStore.claimChallengeAttempt(ch.id)) === undefined) throw invalid();
-      if (!safeEqual(sha256Hex(body.code), ch.code_hash) || !(await tfaStore.consumeChallenge(ch.id, clock.now()))) throw invalid();
-      await store.setEmailVerified(user.id, clock.now());
-      return { success: true, msg: 'e-mail address verified; you can log in now' };
-    },
-
-    /** Always the same reply, so it does not tell which addresses have unverified accounts. */
-    async resendVerification(body: Static<typeof ResendVerificationBody>) {
-      const user = await users.findByEmail(body.email);
-      if (user && user.email_verified_at === null) {
-        const last = await store.latestEmailVerify(user.id);
-        if (!last || clock.now() - (last.last_sent_at ?? 0) >= EMAIL_VERIFY_RESEND_S) await sendVerification(user.id, user.email);
-      }
-      return { success: true, msg: 'if that address has an unverified account, a new code is on its way' };
-    },
+    sendVerification: emailVerify.sendVerification,
+    signUp: emailVerify.signUp,
+    verifyEmail: emailVerify.verifyEmail,
+    resendVerification: emailVerify.resendVerification,
+    requestPasswordReset: passwords.requestReset,
+    resetPassword: passwords.reset,
+    changePassword: passwords.change,
 
     /** `source`: the caller's address (request.ip), one of the throttle's scopes (login-throttle.ts). */
     async login(body: Static<typeof LoginBody>, source: string) {

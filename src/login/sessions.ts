@@ -92,6 +92,23 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
       return tx ? run(tx) : db.transaction().execute(run);
     },
 
+    /**
+     * Ends every live session of a user but `keepKeyId` (the one in use, after a password change); all of them after a
+     * reset by e-mail code, since whoever knew the old password may hold one. Returns how many ended.
+     */
+    async endAllOf(userId: number, keepKeyId: number | null = null): Promise<number> {
+      const rows = await db
+        .selectFrom('sessions as s')
+        .innerJoin('api_keys as k', 'k.id', 's.key_id')
+        .select('s.key_id')
+        .where('s.user_id', '=', userId)
+        .where('k.revoked_at', 'is', null)
+        .execute();
+      const ended = rows.filter((r) => r.key_id !== keepKeyId);
+      for (const r of ended) await end(r.key_id);
+      return ended.length;
+    },
+
     /** Ends the session that made the call (Bearer session key or cookie). */
     async logout(principal: Principal): Promise<{ success: true; msg: string; cookie: CookieFor }> {
       if (principal.key.kind !== 'session') {

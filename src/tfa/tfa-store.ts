@@ -224,6 +224,33 @@ export function tfaStore(db: Tx, dialect: DialectName = 'sqlite') {
         .limit(1)
         .executeTakeFirst();
     },
+    /** The newest unused e-mailed code of a user for `purpose` (`email_verify`, `password_reset`). */
+    async latestCode(userId: number, purpose: string, tx: Tx = db) {
+      return tx
+        .selectFrom('tfa_challenges')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('purpose', '=', purpose)
+        .where('consumed_at', 'is', null)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+    },
+    /** Codes of `purpose` made for a user since `since`, and the wrong guesses made on them (daily caps). */
+    async codesSince(userId: number, purpose: string, since: number, tx: Tx = db): Promise<{ codes: number; guesses: number }> {
+      const r = await tx
+        .selectFrom('tfa_challenges')
+        .select([sql<number>`count(*)`.as('codes'), sql<number>`coalesce(sum(fail_count), 0)`.as('guesses')])
+        .where('user_id', '=', userId)
+        .where('purpose', '=', purpose)
+        .where('created_at', '>', since)
+        .executeTakeFirstOrThrow();
+      return { codes: Number(r.codes), guesses: Number(r.guesses) };
+    },
+    /** Burns every live code of `purpose` of a user (a newer sign-up or reset replaces them). */
+    async burnCodes(userId: number, purpose: string, now: number, tx: Tx = db): Promise<void> {
+      await tx.updateTable('tfa_challenges').set({ consumed_at: now }).where('user_id', '=', userId).where('purpose', '=', purpose).where('consumed_at', 'is', null).execute();
+    },
     // ---- users (2FA status and phone on file are columns of the user)
     async setTfaStatus(userId: number, status: 'enabled' | 'disabled' | 'legacy', tx: Tx = db): Promise<void> {
       await usersContract.setTfaStatus(tx, userId, status);

@@ -44,14 +44,17 @@ export interface TfaChallengesTable {
   id: Generated<number>;
   user_id: number;
   secret_hash: string;
-  /** `login`, `verify`, `authorize`, `setup` (a code to a new number) or `email_verify`. */
+  /** `login`, `verify`, `authorize`, `setup` (a code to a new number), `email_verify` or `password_reset`. */
   purpose: string;
   /** `email`, `sms` or `totp` once a channel is chosen; null for a login secret with no code yet. */
   channel: string | null;
   code_hash: string | null;
   phone_number: string | null;
   method_id: number | null;
-  /** For login challenges: `cli` or `ui`, which decides how the session is handed over. */
+  /**
+   * For login challenges: `cli` or `ui`, which decides how the session is handed over. For `email_verify` ones:
+   * `takeover` when the sign-up replaced an earlier unverified one of the address (login's email-verify.ts).
+   */
   client: string | null;
   fail_count: Generated<number>;
   last_sent_at: number | null;

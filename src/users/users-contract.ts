@@ -14,6 +14,20 @@ export const usersContract = {
     await tx.updateTable('users').set({ email_verified_at: now }).where('id', '=', userId).where('email_verified_at', 'is', null).execute();
   },
 
+  /** Login: a new password hash (a change, a reset, `gpuplane admin set-password`), or null for none. */
+  async setPasswordHash(tx: Tx, userId: number, hash: string | null): Promise<void> {
+    await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
+  },
+
+  /**
+   * Login: a sign-up takes over an unverified account of its address (login's email-verify.ts): its password and name
+   * replace the earlier sign-up's. False when the address was verified meanwhile (then nothing changes).
+   */
+  async takeOverUnverified(tx: Tx, userId: number, set: { password_hash: string; full_name: string }): Promise<boolean> {
+    const r = await tx.updateTable('users').set(set).where('id', '=', userId).where('email_verified_at', 'is', null).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  },
+
   /** 2FA: the user's 2FA status. */
   async setTfaStatus(tx: Tx, userId: number, status: 'enabled' | 'disabled' | 'legacy'): Promise<void> {
     await tx.updateTable('users').set({ tfa_status: status }).where('id', '=', userId).execute();

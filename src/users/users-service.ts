@@ -7,6 +7,7 @@ import type { Principal } from '../platform/auth.js';
 import type { Random } from '../platform/random.js';
 import type { KeysService } from '../keys/keys-service.js';
 import type { UserRow, UsersStore } from './users-store.js';
+import { usersContract } from './users-contract.js';
 import type { CurrentUserReply, UserObject } from './users-types.js';
 
 /** E-mail of the owner account created on an empty database. */
@@ -104,6 +105,18 @@ export function usersServiceFactory({ db, users, keysService, clock, random, bal
       // A bootstrap key, as the owner's first: it stands in for a lost owner key, so `/_emu/reset` keeps it too.
       const { secret } = await keysService.create({ user_id: admin.id, kind: 'user', name, is_bootstrap: true });
       return { user: admin, secret };
+    },
+
+    /**
+     * Sets an account's password from the server's machine (`gpuplane admin set-password`): the owner is made without
+     * one, so it could not use the web console (issue 29 item 7). The owner (or the oldest admin) without `email`.
+     * Null when there is no such account.
+     */
+    async setPassword(email: string | undefined, password: string): Promise<UserRow | null> {
+      const user = email === undefined ? await users.firstAdmin(OWNER_EMAIL) : await users.findByEmail(email);
+      if (!user) return null;
+      await usersContract.setPasswordHash(db, user.id, await hashPassword(password, random));
+      return user;
     },
 
     async current(principal: Principal): Promise<CurrentUserReply> {

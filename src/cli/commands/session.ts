@@ -58,6 +58,34 @@ Example:
       }),
     );
 
+  // Issue 29 item 7: a forgotten password is not a lost account.
+  verb('reset', '')
+    .command('password')
+    .description('forgot your password: e-mails a reset code (no key needed); with --code, sets a new password and ends every session')
+    .requiredOption('--email <email>', 'the account e-mail')
+    .option('--code <code>', 'the code from the e-mail')
+    .option('--password-stdin', 'with --code: read the new password (at least 8 characters) from standard input')
+    .option('--password <password>', 'with --code: the new password (unsafe: it stays in your shell history and shows in `ps`)')
+    .addHelpText('after', `
+With --code but without --password-stdin or --password, the new password is asked for on the terminal, without echo.
+
+Example:
+  gpuplane reset password --email ada@example.com
+  gpuplane reset password --email ada@example.com --code 123456`)
+    .action(
+      action(async (ctx, o: { email: string; code?: string } & PasswordOpts) => {
+        if (o.code === undefined) {
+          if (o.password !== undefined || o.passwordStdin) throw new UsageError('first ask for a code (without a password), then give it with --code');
+          const r = await ctx.client.auth.requestPasswordReset({ email: o.email });
+          ctx.out.print(r, () => `${r.msg}\nthen: ${hinted(`reset password --email ${o.email} --code CODE`)}`);
+          return;
+        }
+        const password = await resolvePassword(o, passwordIO(ctx));
+        const r = await ctx.client.auth.resetPassword({ email: o.email, code: o.code, new_password: password });
+        ctx.out.print(r, () => `${r.msg}\nthen: ${hinted(`login --username ${o.email}`)}`);
+      }),
+    );
+
   verb('show', '')
     .command('sessions')
     .description('list your login sessions (web console and CLI logins), the one in use marked')

@@ -2,10 +2,13 @@
 import type { Static } from 'typebox';
 import type { Bodies, Replies } from '../../tfa/tfa-schemas.js';
 import type {
+  ChangePasswordBody,
   LoginBody,
   LoginOk,
   LoginReply,
   ResendVerificationBody,
+  ResetPasswordBody,
+  ResetRequestBody,
   SessionRevokeReply,
   SessionsReply,
   SessionTeamReply,
@@ -32,6 +35,12 @@ export function loginApi(t: Transport) {
     verifyEmail: (body: Static<typeof VerifyEmailBody>) => t.request<Ok>('POST', '/api/v0/users/verify-email/', { body }),
     /** `POST /api/v0/users/verify-email/resend/`: e-mails a new verification code. */
     resendVerification: (body: Static<typeof ResendVerificationBody>) => t.request<Ok>('POST', '/api/v0/users/verify-email/resend/', { body }),
+    /** `POST /api/v0/users/reset-password/` (no key): e-mails a reset code, if the address has an account. */
+    requestPasswordReset: (body: Static<typeof ResetRequestBody>) => t.request<Ok>('POST', '/api/v0/users/reset-password/', { body }),
+    /** `PUT /api/v0/users/reset-password/` (no key): the e-mailed code and a new password; every session ends. */
+    resetPassword: (body: Static<typeof ResetPasswordBody>) => t.request<Ok>('PUT', '/api/v0/users/reset-password/', { body }),
+    /** `PUT /api/v0/users/current/password/`: the current password (and a second factor with 2FA on) and a new one. */
+    changePassword: (body: Static<typeof ChangePasswordBody>) => t.request<Ok>('PUT', '/api/v0/users/current/password/', { body }),
     /** `POST /api/v0/auth/login/`: a session, or `{tfa_required, tfa_secret, methods}` to finish with `tfa.login`. */
     login: (body: LoginRequest) => t.request<LoginResult>('POST', '/api/v0/auth/login/', { body }),
     /** `POST /api/v0/auth/logout/`: ends the session whose key made the call. */
