@@ -4,6 +4,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { onstartArgs } from '../src/agent/onstart-args.js';
 import {
   buildContainerSpec, keepAliveScript, LOG_MAX_FILES_DEFAULT, LOG_MAX_SIZE_MB_DEFAULT, PIDS_LIMIT_DEFAULT, splitEnv, wantedPorts, type MachineLimits,
 } from '../src/agent/container-spec.js';
@@ -102,7 +103,8 @@ describe('container spec', () => {
     // Run the parts that write files, in a scratch root, with the real shell.
     const root = execFileSync('mktemp', ['-d']).toString().trim();
     const prefix = script.split('\n').filter((l) => !l.startsWith('while') && !l.startsWith('sh /root') && !l.startsWith('if command')).join('\n').replaceAll('/root', root);
-    execFileSync('/bin/sh', ['-c', prefix]);
+    // The onstart comes as the shell's arguments after `$0`, as the entrypoint passes it (onstart-args.ts).
+    execFileSync('/bin/sh', ['-c', prefix, 'sh', ...onstartArgs(onstart)]);
     assert.equal(execFileSync('cat', [`${root}/.ssh/authorized_keys`]).toString(), `${key}\n`);
     assert.equal(execFileSync('cat', [`${root}/onstart.sh`]).toString(), `${onstart}\n`);
     assert.equal(execFileSync('/bin/sh', [`${root}/onstart.sh`], { env: { HOME: '/h' } }).toString(), "it's /h\ndone\n");

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { DesiredInstanceT } from '../fleet/agent-protocol-schemas.js';
+import { onstartArgs } from './onstart-args.js';
 import { LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, type ContainerSpec, type NetworkSpec } from './runtime.js';
 
 /** The machine as the limits see it: the hardware sold, capped by what the host really has. */
@@ -115,7 +116,8 @@ export function shQuote(s: string): string {
 /**
  * The entrypoint of `ssh` and `jupyter` instances: keys into authorized_keys, sshd when the image has one, onstart in
  * the background (its output in the container log), then wait forever. The shell traps TERM so a stop is prompt, and
- * waits on a background `sleep` so the trap runs at once.
+ * waits on a background `sleep` so the trap runs at once. The onstart script itself comes as the shell's positional
+ * parameters (`onstartArgs`, onstart-args.ts: a long one does not fit in one argument).
  */
 export function keepAliveScript(sshKeys: string[], onstart: string | null): string {
   const lines = ['mkdir -p /root/.ssh && chmod 700 /root/.ssh'];
@@ -126,7 +128,7 @@ export function keepAliveScript(sshKeys: string[], onstart: string | null): stri
   lines.push('if command -v sshd >/dev/null 2>&1; then ssh-keygen -A >/dev/null 2>&1; mkdir -p /run/sshd; "$(command -v sshd)"; fi');
   lines.push("trap 'exit 0' TERM INT");
   if (onstart !== null && onstart.trim() !== '') {
-    lines.push(`printf '%s\\n' ${shQuote(onstart)} > /root/onstart.sh`);
+    lines.push(`printf '%s' "$@" > /root/onstart.sh && echo >> /root/onstart.sh`);
     lines.push('sh /root/onstart.sh & wait $!');
   }
   lines.push('while :; do sleep 3600 & wait $!; done');
@@ -156,7 +158,8 @@ export function buildContainerSpec(d: DesiredInstanceT, m: MachineLimits, hostPo
       [LABEL_GENERATION]: String(d.generation),
     },
     env: vars.map(([k, v]) => `${k}=${v}`),
-    entrypoint: keepAlive ? ['/bin/sh', '-c', keepAliveScript(d.ssh_keys, d.onstart)] : null,
+    // After the script: `$0`, then the onstart in pieces as `$1`… (onstart-args.ts).
+    entrypoint: keepAlive ? ['/bin/sh', '-c', keepAliveScript(d.ssh_keys, d.onstart), 'sh', ...onstartArgs(d.onstart)] : null,
     // An entrypoint replaced by ours runs with no command; `args` keeps the image's entrypoint and replaces its command.
     cmd: keepAlive ? [] : d.args,
     hostname: d.hostname ?? envHostname,
