@@ -23,8 +23,23 @@ const WAITING = /^instance \d+: \S+ \(\d+s\)$/m;
 /** How far the clock moves each step while a command waits, and how often (real milliseconds). */
 const ADVANCE_S = 10;
 const ADVANCE_EVERY_MS = 200;
-/** Commands that stand in for programs not installed here: the vastai client by gpuplane's CLI (same commands). */
-const STAND_INS = { vastai: `vastai() { node ${JSON.stringify(BIN)} "$@"; }` };
+/**
+ * Where the vastai client's start-up fetch goes without VAST_URL: Vast.ai, which this test treats as out of reach (a
+ * refused port), as it is offline or on a network that reaches only gpuplane (issue 29 item 8).
+ */
+const VAST_AI_OFFLINE = 'http://127.0.0.1:9';
+/**
+ * Commands that stand in for programs not installed here: the vastai client by gpuplane's CLI (same commands). As
+ * vast.py does before it reads its arguments, the stand-in first fetches the GPU names from `$VAST_URL` (else
+ * Vast.ai), whatever `--url` says, and stops when that fails; then it talks to `$VAST_URL`, or to its `--url`.
+ */
+const STAND_INS = {
+  vastai: `vastai() {
+  command curl --silent --fail --max-time 10 "\${VAST_URL:-${VAST_AI_OFFLINE}}/api/v0/gpu_names/unique/" > /dev/null \\
+    || { echo "vastai: cannot fetch the GPU names from \${VAST_URL:-${VAST_AI_OFFLINE}} (vast.py does at start, whatever --url says)" >&2; return 1; }
+  GPUPLANE_URL="\${VAST_URL:-${VAST_AI_OFFLINE}}" node ${JSON.stringify(BIN)} "$@"
+}`,
+};
 const STANDING_IN = /^(vastai\s|pip install vastai$)/;
 
 const PRELUDE = [
@@ -72,6 +87,19 @@ curl -s http://x/ | jq .
     assert.match(problems[2], /line 17: the test cannot run "jq \."/);
     assert.deepEqual(unrunnable('gpuplane serve --port 9000 &'), ['gpuplane serve --port 9000', '&']);
     assert.deepEqual(commandsOf('a \\\n  b # c\n\n# d\ne'), ['a    b', 'e']);
+  });
+
+  // vast.py fetches the GPU names from $VAST_URL (else Vast.ai) at start, whatever --url says (issue 29 item 8).
+  test('every block with vastai commands sets VAST_URL before the first, and none relies on --url alone', () => {
+    const withVastai = blocks.filter((b) => commandsOf(b.text).some((c) => /^vastai\s/.test(c)));
+    assert.ok(withVastai.length >= 2, 'the vastai section and the real-host example');
+    for (const b of withVastai) {
+      const commands = commandsOf(b.text);
+      const first = commands.findIndex((c) => /^vastai\s/.test(c));
+      const setsUrl = commands.findIndex((c) => /^export\s+VAST_URL=\S+/.test(c));
+      assert.ok(setsUrl >= 0 && setsUrl < first, `README line ${b.line}: export VAST_URL=… before the first vastai command`);
+      assert.deepEqual(commands.filter((c) => /^vastai\s.*--url\b/.test(c)), [], `README line ${b.line}: VAST_URL, not --url`);
+    }
   });
 });
 
@@ -121,6 +149,14 @@ describe('every shell block of the README runs against a fresh server', () => {
   }
 
   const local = (text: string) => text.split(README_URL).join(srv.url).split(KEY_PLACEHOLDER).join(OWNER_KEY);
+
+  test('the vastai stand-in stops as vast.py does with --url alone (Vast.ai out of reach), and runs with VAST_URL', async () => {
+    const urlOnly = await bash(local(`${STAND_INS.vastai}\nvastai --url ${README_URL} --api-key "$KEY" show user`));
+    assert.notEqual(urlOnly.code, 0, urlOnly.stdout);
+    assert.match(urlOnly.stderr, /cannot fetch the GPU names from http:\/\/127\.0\.0\.1:9 /);
+    const withEnv = await bash(local(`${STAND_INS.vastai}\nexport VAST_URL=${README_URL}\nvastai --api-key "$KEY" show user`));
+    assert.equal(withEnv.code, 0, withEnv.stderr);
+  });
   const title = (b: Block) => `line ${b.line}${b.mark ? ' (marked)' : ''}: ${commandsOf(b.text)[0] ?? ''}`;
 
   // Only what the test can run is run (never `npm ci` in this checkout, whatever the marks say: their test above

@@ -96,9 +96,12 @@ export function commandsOf(text: string): string[] {
   return out;
 }
 
-/** What the test can run: a shell variable, curl, and the gpuplane CLI's client commands (not `serve`, which stays up). */
+/**
+ * What the test can run: a shell variable (exported or not: `export VAST_URL=…` points the vastai client), curl, and
+ * the gpuplane CLI's client commands (not `serve`, which stays up).
+ */
 const RUNNABLE = [
-  /^[A-Za-z_]\w*=("[^"]*"|'[^']*'|[^\s'"]*)$/,
+  /^(export\s+)?[A-Za-z_]\w*=("[^"]*"|'[^']*'|[^\s'"]*)$/,
   /^curl\s/,
   /^(npx gpuplane|gpuplane|node bin\/gpuplane\.mjs)(\s+(?!serve\b)\S.*)?$/,
 ];
