@@ -33,6 +33,7 @@ import { simhostMigration } from './simhost/simhost-migration.js';
 import { scheduledJobsMigration } from './scheduled-jobs/scheduled-jobs-migration.js';
 import { subaccountsMigration } from './subaccounts/subaccounts-migration.js';
 import { loginThrottlesMigration } from './login/login-migration.js';
+import { agentHardwarePendingMigration } from './hosts/agent-pending-migration.js';
 import type { UsersTables } from './users/users-tables.js';
 import type { KeysTables } from './keys/keys-tables.js';
 import type { OutboxTables } from './emulator/outbox-tables.js';
@@ -108,6 +109,7 @@ export const MIGRATIONS: MigrationList = {
     ['0033_instances_live', instancesLiveMigration],
     ['0034_keys_live', keysLiveMigration],
     ['0045_login_throttles', loginThrottlesMigration],
+    ['0048_agent_hardware_pending', agentHardwarePendingMigration],
   ],
   lastUnordered: '0012_billing_rates',
 };

@@ -67,6 +67,35 @@ forEachDialect('agent reports and registrations: what a host may not make renter
     assert.equal(m.body[0].gpu_name, 'RTX 4090');
   });
 
+  test('a rented machine\'s description does not change under its renters: held (hardware_pending) until it is free; its address changes at once', async () => {
+    const host = await hostWithMachine(app());
+    const renter = await app().createUser();
+    const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
+    const shown = async () => (await app().request('GET', `/api/v0/machines/${host.machineId}`, { key: host.apiKey })).body[0];
+    const renamed = hardware({ gpu_name: 'H100 SXM', gpu_ram: 81_559, disk_space: 4000, public_ipaddr: '127.0.0.2' });
+    const held = await report(app(), host, [], null, { hardware: renamed });
+    assert.equal(held.hardware_pending, true);
+    let m = await shown();
+    assert.equal(m.gpu_name, 'RTX 4090', 'the renter keeps what they rented');
+    assert.equal(m.disk_space, 900);
+    assert.equal(m.public_ipaddr, '127.0.0.2', 'where the machine is reached is the truth at once');
+    assert.equal((await statusOf(app(), id, renter.api_key)).gpu_name, 'RTX 4090');
+    // Heartbeats while rented keep it held and say so.
+    assert.equal((await report(app(), host, [], null)).hardware_pending, true);
+    assert.equal((await shown()).gpu_name, 'RTX 4090');
+    // Free again: the next heartbeat (an idle one, which would be one statement) applies it.
+    assert.equal((await app().request('DELETE', `/api/v0/instances/${id}/`, { key: renter.api_key })).status, 200);
+    const applied = await report(app(), host, [], null);
+    assert.equal(applied.hardware_pending, undefined);
+    m = await shown();
+    assert.equal(m.gpu_name, 'H100 SXM');
+    assert.equal(m.disk_space, 4000);
+    // A free machine's report applies at once.
+    const back = await report(app(), host, [], null, { hardware: hardware({ public_ipaddr: '127.0.0.2' }) });
+    assert.equal(back.hardware_pending, undefined);
+    assert.equal((await shown()).gpu_name, 'RTX 4090');
+  });
+
   test('a deleted machine\'s registration_id does not register again: 409, and no key of it works', async () => {
     const host = await hostWithMachine(app(), { list: false });
     const del = await app().request('POST', `/api/v0/machines/${host.machineId}/force_delete/`, { key: host.apiKey, body: {} });

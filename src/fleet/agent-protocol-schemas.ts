@@ -194,6 +194,11 @@ export const StatusReply = Type.Object(
     desired_version: Counter,
     /** Seconds until the next heartbeat is due; the agent uses it when given. */
     heartbeat_interval: Type.Optional(Type.Number({ minimum: 1, maximum: 3600 })),
+    /**
+     * True while reported hardware waits to describe the machine: it had instances when it came, and renters keep
+     * what they rented until the machine is free (only the address and port range change at once).
+     */
+    hardware_pending: Type.Optional(Type.Literal(true)),
   },
   { additionalProperties: true },
 );

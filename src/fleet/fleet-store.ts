@@ -383,8 +383,13 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     },
 
     /** Rewrites a machine's hardware description (a real host reported new hardware). */
-    async updateHardware(tx: Tx, id: number, patch: { gpu_name: string; public_ipaddr: string; direct_port_start: number; direct_port_count: number; spec: MachineSpec }): Promise<void> {
-      await tx.updateTable('fleet_machines').set({ ...patch, spec: JSON.stringify(patch.spec) }).where('id', '=', id).execute();
+    /** A real host's reported hardware: where it is reached, and (when given) what it is. */
+    async updateHardware(
+      tx: Tx, id: number,
+      patch: { public_ipaddr: string; direct_port_start: number; direct_port_count: number } & ({ gpu_name: string; spec: MachineSpec } | { gpu_name?: never; spec?: never }),
+    ): Promise<void> {
+      const { spec, ...rest } = patch;
+      await tx.updateTable('fleet_machines').set({ ...rest, ...(spec ? { spec: JSON.stringify(spec) } : {}) }).where('id', '=', id).execute();
     },
 
     async gpuNames(tx: Tx = db): Promise<string[]> {

@@ -48,6 +48,8 @@ export function specOf(hw: AgentHardwareT): MachineSpec {
     reserved_discount: 0,
     agent: true,
     hardware_declared: hw.hardware_declared,
+    // Absent (an agent before it): unknown, shown as null.
+    ...(hw.disk_limit !== undefined ? { disk_limit: hw.disk_limit } : {}),
   };
 }
 
@@ -70,13 +72,16 @@ export function machineFromHardware(hw: AgentHardwareT): Omit<NewMachine, 'verif
   };
 }
 
-/** The fleet columns a hardware report rewrites (the GPU count and the prices stay). */
-export function hardwarePatch(hw: AgentHardwareT) {
+/** Where the machine is reached: its address and its port range. */
+export function networkPatch(hw: AgentHardwareT) {
   return {
-    gpu_name: hw.gpu_name,
     public_ipaddr: hw.public_ipaddr,
     direct_port_start: hw.direct_port_start,
     direct_port_count: Math.max(0, hw.direct_port_end - hw.direct_port_start + 1),
-    spec: specOf(hw),
   };
+}
+
+/** The fleet columns a hardware report rewrites (the GPU count and the prices stay). */
+export function hardwarePatch(hw: AgentHardwareT) {
+  return { ...networkPatch(hw), gpu_name: hw.gpu_name, spec: specOf(hw) };
 }

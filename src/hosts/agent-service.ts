@@ -24,12 +24,12 @@ import type { InstanceRow, InstancesStore } from '../instances/instances-store.j
 import { kvState } from '../platform/db/kv.js';
 import { coalescing } from '../platform/coalesce.js';
 import type { EventsHub } from '../instances/instances-events.js';
-import { agentStore } from './agent-store.js';
+import { agentStore, type AgentMachineRow } from './agent-store.js';
 import { desiredInstance, desiredVersion } from './agent-desired.js';
 import { applyObserved, applyReports, markOffline } from './agent-observed.js';
 import { desiredWatch } from './agent-watch.js';
 import { desiredChanges, type DesiredChanges } from './agent-changes.js';
-import { machineFromHardware, hardwarePatch } from './agent-hardware.js';
+import { machineFromHardware, hardwarePatch, networkPatch } from './agent-hardware.js';
 import { checkHardware, checkObservedPorts } from './agent-checks.js';
 import { registrationCaps } from './agent-registration.js';
 
@@ -240,6 +240,23 @@ export function agentServiceFactory(deps: AgentDeps) {
   }
 
   /**
+   * A report's hardware, or one held back before, applied to the fleet's machine in the report's transaction (the
+   * caller holds the machine's row). What renters chose and pay for (the GPU model, its memory, the CPU, the disk,
+   * the driver) does not change under them (issue 29 item 20: a report renamed a rented machine "H100 SXM"): while
+   * instances are on the machine only where it is reached changes at once (its address and port range, which renters
+   * need as they are to connect), and the description is held (`hardware_pending`, said in the reply) until the
+   * machine is free, when the next report applies it. Returns whether a description is held.
+   */
+  async function applyHardware(tx: Tx, row: AgentMachineRow, reported: AgentHardwareT | undefined, occupied: boolean): Promise<boolean> {
+    const wasHeld = row.hardware_pending === 1;
+    if (!reported && (!wasHeld || occupied)) return wasHeld;
+    const hw = reported ?? (JSON.parse(row.hardware) as AgentHardwareT);
+    await fleet.updateAgentMachine(tx, row.machine_id, occupied ? networkPatch(hw) : hardwarePatch(hw));
+    if (occupied !== wasHeld) await agents.update(row.machine_id, { hardware_pending: occupied ? 1 : 0 }, tx);
+    return occupied;
+  }
+
+  /**
    * Starts the liveness sweep unless it runs. A running chain is due no later than `dueAt`: it is due when the machine
    * that reported longest ago can go silent, and a machine that reports now can go silent only later.
    */
@@ -311,7 +328,7 @@ export function agentServiceFactory(deps: AgentDeps) {
         const id = await fleet.addAgentMachine(tx, userId, machineFromHardware(hw));
         await agents.insert({
           machine_id: id, user_id: userId, registration_id: body.registration_id, key_hash: keyHash, agent_version: body.agent_version,
-          hardware_declared: hw.hardware_declared ? 1 : 0, hardware: JSON.stringify(hw), last_report_at: null, offline: 0, created_at: now,
+          hardware_declared: hw.hardware_declared ? 1 : 0, hardware: JSON.stringify(hw), hardware_pending: 0, last_report_at: null, offline: 0, created_at: now,
         }, tx);
         // A machine that never reports goes offline like one that stopped reporting.
         await ensureSweep(tx, now + config.agentOfflineAfter);
@@ -428,7 +445,7 @@ export function agentServiceFactory(deps: AgentDeps) {
     },
 
     /** `PUT /api/v0/agent/status/`: heartbeat, observed state, hardware. */
-    async status(machineId: number, body: AgentStatusRequest): Promise<{ success: true; desired_version: number; heartbeat_interval: number }> {
+    async status(machineId: number, body: AgentStatusRequest): Promise<{ success: true; desired_version: number; heartbeat_interval: number; hardware_pending?: true }> {
       if (body.hardware) checkHardware(body.hardware);
       const changed = await transact(async (tx) => {
         const now = clock.now();
@@ -445,7 +462,8 @@ export function agentServiceFactory(deps: AgentDeps) {
         // Lock order of every writer (PostgreSQL): the agent row, the machine's row (FleetApi.lockMachine: before any
         // instance, as a destroy, a stop or a rental there takes it, and only when this report locks an instance or
         // writes the machine), the instances, then the rest of the fleet.
-        if (current.rows.length || body.hardware || row.offline === 1) await fleet.lockMachine(tx, machineId);
+        const pendingNow = row.hardware_pending === 1 && current.rows.length === 0;
+        if (current.rows.length || body.hardware || pendingNow || row.offline === 1) await fleet.lockMachine(tx, machineId);
         // Renters are shown these ports (and the serverless router signs URLs with them): only the machine's own range.
         if (body.observed.some((o) => Object.keys(o.ports).length)) {
           const machine = current.machine ?? (await fleet.machine(machineId, tx));
@@ -453,17 +471,17 @@ export function agentServiceFactory(deps: AgentDeps) {
         }
         const applied = await applyReport(tx, machineId, body, now, current);
         let n = applied.n;
-        if (body.hardware) await fleet.updateAgentMachine(tx, machineId, hardwarePatch(body.hardware));
+        const held = await applyHardware(tx, row, body.hardware, current.rows.length > 0);
         if (row.offline === 1) {
           const machine = await fleet.machine(machineId, tx);
           if (machine?.fault === 'offline') await fleet.setMachineFault(tx, machineId, null);
           n++;
         }
         // Applying a report changes actual states only, never what the desired state is built from: its version holds.
-        return { n, version: applied.version };
+        return { n, version: applied.version, held };
       });
       if (changed.n) notify();
-      return { success: true, desired_version: changed.version, heartbeat_interval: heartbeatInterval };
+      return { success: true, desired_version: changed.version, heartbeat_interval: heartbeatInterval, ...(changed.held ? { hardware_pending: true as const } : {}) };
     },
 
     /** `PUT /api/v0/agent/logs/{request_id}/`: the agent's answer to a log request of its machine. */

@@ -27,6 +27,8 @@ export function agentStore(db: Db) {
   // command or snapshot (its desired state is then the empty one). Reads of the instances feature's tables.
   const idle = (eb: ExpressionBuilder<Database, 'agent_machines'>) => eb.and([
     eb('agent_machines.offline', '=', 0),
+    // Hardware held back while the machine had instances is applied by the full path once it has none.
+    eb('agent_machines.hardware_pending', '=', 0),
     eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.machine_id', '=', 'agent_machines.machine_id').where('instances.destroyed_at', 'is', null))),
     eb.not(eb.exists(eb.selectFrom('agent_log_requests').select('agent_log_requests.request_id').whereRef('agent_log_requests.machine_id', '=', 'agent_machines.machine_id').where('agent_log_requests.answered_at', 'is', null))),
     eb.not(eb.exists(eb.selectFrom('instance_commands').select('instance_commands.id').whereRef('instance_commands.machine_id', '=', 'agent_machines.machine_id').where('instance_commands.answered_at', 'is', null))),

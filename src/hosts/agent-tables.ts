@@ -16,6 +16,11 @@ export interface AgentMachinesTable {
   hardware_declared: number;
   /** JSON: the hardware the agent last reported (AgentHardware). */
   hardware: string;
+  /**
+   * 1 while `hardware` arrived with instances on the machine and waits to describe it until the machine is free
+   * (agent-service.ts `status`); 0 once it describes it. Migration 0048.
+   */
+  hardware_pending: number;
   /** The last status report, or null before the first. */
   last_report_at: number | null;
   /** 1 while the machine is marked offline for silence (its instances `offline`). */
