@@ -7,6 +7,7 @@ import { installErrorHandling, installReplySending, installJsonParser, RequestLo
 import { installOpenApi, OPENAPI_PATH } from './platform/openapi.js';
 import { clientErrorHandler, frameworkErrors, installClosingReply, MAX_PARAM_LENGTH } from './platform/transport-errors.js';
 import { lazySchemas } from './platform/lazy-schemas.js';
+import { limitConnections, serverTimeouts, type ConnectionCounts } from './platform/connection-limits.js';
 import { declaredFields } from './platform/validation.js';
 import { createServices, type AppDeps, type Services } from './services.js';
 import { registerRoutes } from './routes.js';
@@ -45,6 +46,8 @@ export interface Built {
   services: Services;
   scheduler: Scheduler;
   routes: RouteInfo[];
+  /** Open connections per client address, as the per-address cap counts them (platform/connection-limits.ts). */
+  connections: ConnectionCounts;
   /** Compiles every route schema not used yet (they compile on first use); main.ts runs it after listening. */
   compileSchemas(): Promise<void>;
 }
@@ -74,10 +77,14 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
     // the session cookie's Secure attribute (login-routes.ts). Off, a client cannot claim https by a header.
     trustProxy: deps.config.trustProxy,
     bodyLimit: 1024 * 1024,
+    // How long a request's headers and body may take to arrive (GPUPLANE_HEADERS_TIMEOUT, GPUPLANE_REQUEST_TIMEOUT);
+    // the connection caps are set on the server below (platform/connection-limits.ts).
+    ...serverTimeouts(deps.config),
     // allowUnionTypes: a union of JSON types (`["number", "string"]`) is meant, not a mistake to warn about.
     // coerceTypes off: platform/validation.ts coerces strictly before Ajv runs (Ajv's own turned `true` into 1).
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, allowUnionTypes: true } },
   });
+  const connections = limitConnections(app.server, deps.config, (fields, msg) => deps.log.warn(fields, msg));
   const scheduler = new Scheduler(deps.store, deps.clock, deps.log);
   const services = createServices({ ...deps, scheduler, metrics });
 
@@ -146,5 +153,5 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
 
   app.get(OPENAPI_PATH, { config: { category: 'public' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();
-  return { app, services, scheduler, routes, compileSchemas: schemas.compileAll };
+  return { app, services, scheduler, routes, connections, compileSchemas: schemas.compileAll };
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 
 /** Every setting, parsed and validated in one place. Environment variables; `gpuplane serve --flag` mirrors each. */
@@ -87,6 +88,36 @@ export interface Config {
    * @default false
    */
   trustProxy: boolean;
+  /**
+   * Open connections the server takes at most; past it, a new one is closed at once (Node's `server.maxConnections`).
+   * Unset: four fifths of the process's open-file limit, at most 65,536 (platform/connection-limits.ts), so that a
+   * flood is refused before accept fails for everyone and the database can still open its files and connections.
+   */
+  maxConnections: number | undefined;
+  /**
+   * Open connections one client address takes at most (an IPv6 address counts by its /64); past it, its new
+   * connections are closed at once. 0: no per-address cap. Clients behind one NAT share an address: each host agent
+   * holds about two (its long-poll and a report).
+   * @default 512
+   */
+  maxConnectionsPerSource: number;
+  /**
+   * Addresses and CIDR blocks the per-address cap does not apply to (the total cap still does): loopback by default,
+   * where a local reverse proxy or tools connect from; a proxy on another machine belongs here too.
+   * @default ['127.0.0.0/8', '::1']
+   */
+  connectionLimitExempt: string[];
+  /**
+   * Seconds a request's line and headers may take to arrive; past it, 408 `request_timeout` and the connection closes.
+   * @default 20
+   */
+  headersTimeout: number;
+  /**
+   * Seconds a whole request (headers and body) may take to arrive. It bounds receiving only: a reply that takes
+   * longer (an event stream, a long-poll, a wait) is not cut.
+   * @default 60
+   */
+  requestTimeout: number;
   /**
    * PostgreSQL connections each process keeps at most. Unset: twice the machine's CPU cores, at least 4. More
    * connections than the database's cores can run at once only queue inside it (bench `pg-mixed`).
@@ -239,6 +270,35 @@ export const SETTINGS = {
     default: 'false',
     help: 'true behind a TLS-terminating reverse proxy: X-Forwarded-Proto decides whether cookies are Secure',
   },
+  maxConnections: {
+    env: 'GPUPLANE_MAX_CONNECTIONS',
+    flag: 'max-connections',
+    help: 'open connections the server takes at most, 1-1000000 (default: four fifths of the open-file limit, at most 65536)',
+  },
+  maxConnectionsPerSource: {
+    env: 'GPUPLANE_MAX_CONNECTIONS_PER_SOURCE',
+    flag: 'max-connections-per-source',
+    default: '512',
+    help: 'open connections one client address takes at most (an IPv6 address counts by its /64); 0: no cap',
+  },
+  connectionLimitExempt: {
+    env: 'GPUPLANE_CONNECTION_LIMIT_EXEMPT',
+    flag: 'connection-limit-exempt',
+    default: '127.0.0.0/8,::1',
+    help: 'comma-separated addresses and CIDR blocks without the per-address cap (a reverse proxy), or none',
+  },
+  headersTimeout: {
+    env: 'GPUPLANE_HEADERS_TIMEOUT',
+    flag: 'headers-timeout',
+    default: '20',
+    help: 'seconds a request line and headers may take to arrive, 1-3600 (past it: 408 and the connection closes)',
+  },
+  requestTimeout: {
+    env: 'GPUPLANE_REQUEST_TIMEOUT',
+    flag: 'request-timeout',
+    default: '60',
+    help: 'seconds a whole request (headers and body) may take to arrive, 1-3600, at least the headers timeout; replies are not cut',
+  },
   pgPoolSize: {
     env: 'GPUPLANE_PG_POOL_SIZE',
     flag: 'pg-pool-size',
@@ -280,6 +340,14 @@ export function parseServeFlags(argv: string[]): Raw {
     if (typeof v === 'string') raw[name] = v;
   }
   return raw;
+}
+
+/** `10.0.0.7`, `::1`, `10.0.0.0/8`, `2001:db8::/32`: an address, or one with a prefix length its family allows. */
+function isAddressOrBlock(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
@@ -368,6 +436,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
   const metricsToken = get('metricsToken');
   if (metricsToken !== undefined && metricsToken.length < 16) fail('metricsToken', 'must be at least 16 characters');
 
+  const headersTimeout = int('headersTimeout', 1, 3600);
+  const requestTimeout = int('requestTimeout', 1, 3600);
+  // Node refuses a headers timeout longer than the request's: say so at start, naming both.
+  if (requestTimeout < headersTimeout) fail('requestTimeout', `must be at least ${label('headersTimeout')} (${headersTimeout})`);
+  const exemptRaw = get('connectionLimitExempt')!.trim();
+  const connectionLimitExempt = exemptRaw === 'none' ? [] : exemptRaw.split(',').map((e) => e.trim());
+  if (!connectionLimitExempt.every(isAddressOrBlock)) fail('connectionLimitExempt', 'must be comma-separated IP addresses or CIDR blocks (10.0.0.0/8), or none');
+
   const bootstrapApiKey = get('bootstrapApiKey');
   if (bootstrapApiKey !== undefined && bootstrapApiKey.length < 16) {
     fail('bootstrapApiKey', 'must be at least 16 characters');
@@ -405,6 +481,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     blobStoreUrl,
     consoleDir: get('consoleDir'),
     pgPoolSize: get('pgPoolSize') === undefined ? undefined : int('pgPoolSize', 1, 1000),
+    maxConnections: get('maxConnections') === undefined ? undefined : int('maxConnections', 1, 1_000_000),
+    maxConnectionsPerSource: int('maxConnectionsPerSource', 0, 1_000_000),
+    connectionLimitExempt,
+    headersTimeout,
+    requestTimeout,
     trustProxy: oneOf('trustProxy', ['true', 'false'] as const) === 'true',
     offerSearchRequiresKey: oneOf('offerSearchRequiresKey', ['true', 'false'] as const) === 'true',
     anonymousSearchesPerMinute: int('anonymousSearchesPerMinute', 1, 1_000_000),

@@ -29,6 +29,12 @@ describe('config: defaults (contract §1)', () => {
     assert.equal(c.metricsToken, undefined);
     assert.equal(c.agentOfflineAfter, 30);
     assert.equal(c.pgPoolSize, undefined, 'the pool follows the CPU cores (connect.ts defaultPoolSize)');
+    assert.equal(c.maxConnections, undefined, 'the total cap follows the open-file limit (connection-limits.ts defaultMaxConnections)');
+    assert.equal(c.maxConnectionsPerSource, 512);
+    assert.deepEqual(c.connectionLimitExempt, ['127.0.0.0/8', '::1']);
+    assert.equal(c.headersTimeout, 20);
+    assert.equal(c.requestTimeout, 60);
+    assert.deepEqual(loadConfig({ GPUPLANE_CONNECTION_LIMIT_EXEMPT: 'none' }).connectionLimitExempt, [], 'none: loopback capped too');
     // Offer search answers without a key, as Vast.ai's does (issue 29 item 1), at 60 searches a minute per address.
     assert.equal(c.offerSearchRequiresKey, false);
     assert.equal(c.anonymousSearchesPerMinute, 60);
@@ -78,6 +84,11 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   consoleDir: ['/srv/gpuplane/console', { consoleDir: '/srv/gpuplane/console' }],
   trustProxy: ['true', { trustProxy: true }],
   pgPoolSize: ['6', { pgPoolSize: 6 }],
+  maxConnections: ['5000', { maxConnections: 5000 }],
+  maxConnectionsPerSource: ['0', { maxConnectionsPerSource: 0 }],
+  connectionLimitExempt: ['10.0.0.5, 192.168.0.0/16,2001:db8::/32', { connectionLimitExempt: ['10.0.0.5', '192.168.0.0/16', '2001:db8::/32'] }],
+  headersTimeout: ['5', { headersTimeout: 5 }],
+  requestTimeout: ['300', { requestTimeout: 300 }],
   offerSearchRequiresKey: ['true', { offerSearchRequiresKey: true }],
   anonymousSearchesPerMinute: ['120', { anonymousSearchesPerMinute: 120 }],
   blobStoreUrl: ['https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1', { blobStoreUrl: 'https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1' }],
@@ -132,6 +143,13 @@ const BAD: [keyof Config, string, Record<string, string>?][] = [
   ['hostServiceFee', '-0.1'],
   ['hostServiceFee', 'ten percent'],
   ['trustProxy', 'yes'],
+  ['maxConnections', '0'],
+  ['maxConnectionsPerSource', 'many'],
+  ['connectionLimitExempt', '10.0.0.0/33'],
+  ['connectionLimitExempt', 'proxy.internal'],
+  ['connectionLimitExempt', '10.0.0.5,'],
+  ['headersTimeout', '0'],
+  ['requestTimeout', '10'],
   ['offerSearchRequiresKey', 'yes'],
   ['anonymousSearchesPerMinute', '0'],
   ['anonymousSearchesPerMinute', 'many'],
