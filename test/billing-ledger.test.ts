@@ -166,6 +166,19 @@ forEachDialect('billing ledger', (app) => {
     assert.equal(missing.body.error, 'not_found');
     const bad = await app().request('POST', '/_emu/credit', { body: { user_id: user.id } });
     assert.equal(bad.status, 400);
+    // The user by account e-mail instead (issue 29 item 10); one of the two, never both or neither.
+    const byEmail = await app().request('POST', '/_emu/credit', { body: { email: user.email.toUpperCase(), amount: 1 } });
+    assert.equal(byEmail.status, 200, byEmail.raw);
+    assert.equal(byEmail.body.credit, 8.5);
+    const noSuch = await app().request('POST', '/_emu/credit', { body: { email: 'nobody-at-all@example.com', amount: 1 } });
+    assert.equal(noSuch.status, 404);
+    for (const body of [{ amount: 1 }, { user_id: user.id, email: user.email, amount: 1 }]) {
+      const res = await app().request('POST', '/_emu/credit', { body });
+      assert.equal(res.status, 400, res.raw);
+      assert.match(res.body.msg, /user_id or email/);
+    }
+    // Digits are an id, never an address: an e-mail field of digits names nobody.
+    assert.equal((await app().request('POST', '/_emu/credit', { body: { email: String(user.id), amount: 1 } })).status, 404);
   });
 });
 

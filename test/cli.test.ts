@@ -230,6 +230,13 @@ describe('emu commands', () => {
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /HTTP 404, not_found/);
     assert.equal((await cli(['emu', 'credit', 'ada', '1'])).code, 2);
+    // By account e-mail too (issue 29 item 10: only an id was taken, and nothing finds an id by e-mail).
+    const byEmail = await cli(['emu', 'credit', 'CLI-credit@example.com', '1.5']);
+    assert.equal(byEmail.code, 0, byEmail.stderr);
+    assert.equal(byEmail.stdout.trim(), 'user CLI-credit@example.com credit now $10.00');
+    const nobody = await cli(['emu', 'credit', 'nobody-here@example.com', '1']);
+    assert.equal(nobody.code, 1);
+    assert.equal(nobody.stderr, 'gpuplane: no user has the e-mail nobody-here@example.com (HTTP 404, not_found)\n');
   });
 
   test('add-machine lists new offers that search finds; a bad field is the server 400', async () => {

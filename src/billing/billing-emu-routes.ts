@@ -23,6 +23,6 @@ export async function billingEmuRoutes(app: TypedApp, { billing }: { billing: Bi
         },
       },
     },
-    async (request) => billing.addCredit(request.body.user_id, toMicro(request.body.amount)),
+    async (request) => billing.addCreditTo(request.body, toMicro(request.body.amount)),
   );
 }

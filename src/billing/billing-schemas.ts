@@ -56,9 +56,13 @@ export type ChargesReply = Omit<Static<typeof ChargesReply>, 'results'> & { resu
 /** Largest credit change one `POST /_emu/credit` may make, in dollars. */
 const MAX_CREDIT_CHANGE = 1e9;
 
-/** `POST /_emu/credit`: dollars to add to a user (negative: remove, to test a running-out balance). */
+/**
+ * `POST /_emu/credit`: dollars to add to a user (negative: remove, to test a running-out balance). The user by id or
+ * by account e-mail, one of the two (issue 29 item 10: a tester knows the address, seldom the id).
+ */
 export const EmuCreditBody = Type.Object({
-  user_id: Type.Integer({ minimum: 1 }),
+  user_id: Type.Optional(Type.Integer({ minimum: 1, description: 'the user, by id (or give email)' })),
+  email: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'the user, by account e-mail (or give user_id)' })),
   amount: Type.Number({ minimum: -MAX_CREDIT_CHANGE, maximum: MAX_CREDIT_CHANGE }),
 });
 export const EmuCreditReply = Type.Object({ success: Type.Boolean(), credit: Type.Number({ description: 'balance after the change, dollars' }) });

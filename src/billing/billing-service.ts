@@ -392,6 +392,16 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
     },
 
     /** Emulator: adds (or, negative, removes) credit and re-times the user's credit check. */
+    /** `POST /_emu/credit`: the user named by id or by account e-mail (exactly one), then `addCredit`. */
+    async addCreditTo(who: { user_id?: number; email?: string }, amountMicro: number): Promise<{ success: true; credit: number }> {
+      if ((who.user_id === undefined) === (who.email === undefined)) throw new ApiError('bad_request', 'body: give user_id or email (one of the two)');
+      if (who.user_id !== undefined) return api.addCredit(who.user_id, amountMicro);
+      const user = await findUser(who.email!.trim());
+      // findUser also reads digits as an id: an e-mail names a user only by its address.
+      if (!user || user.email.toLowerCase() !== who.email!.trim().toLowerCase()) throw new ApiError('not_found', `no user has the e-mail ${who.email}`);
+      return api.addCredit(user.id, amountMicro);
+    },
+
     async addCredit(userId: number, amountMicro: number): Promise<{ success: true; credit: number }> {
       return store.db.transaction().execute(async (tx) => {
         const credit = await billing.adjustCredit(userId, amountMicro, tx);

@@ -1,5 +1,5 @@
 /** `emu …`: the emulator control API (contract §2), for driving a local gpuplane from scripts and tests. */
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { action, intArg, numberArg } from '../context.js';
 import { columnsOption, renderRecord, utc, type Column } from '../output.js';
 
@@ -11,6 +11,13 @@ const outboxColumns: Column[] = [
   { key: 'sent_at', header: 'Sent (UTC)', fmt: utc },
   { key: 'text', header: 'Text' },
 ];
+
+/** A user named on the command line: a user id (digits) or an account e-mail, sent as such. */
+function userArg(value: string): number | string {
+  if (/^\d+$/.test(value)) return intArg('user')(value);
+  if (value.includes('@')) return value;
+  throw new InvalidArgumentError('user must be a user id or an account e-mail.');
+}
 
 export function registerEmulator(emu: Command): void {
   emu
@@ -95,14 +102,14 @@ export function registerEmulator(emu: Command): void {
 
   emu
     .command('credit')
-    .description('add credit (dollars) to a user; a negative amount removes it')
-    .argument('<user_id>', 'the user', intArg('user_id'))
+    .description('add credit (dollars) to a user, named by id or e-mail; a negative amount removes it')
+    .argument('<user>', 'the user: id or account e-mail', userArg)
     .argument('<dollars>', 'dollars to add (negative to remove)', numberArg('dollars'))
-    .addHelpText('after', '\nExample:\n  gpuplane emu credit 7 25')
+    .addHelpText('after', '\nExample:\n  gpuplane emu credit ada@example.com 25\n  gpuplane emu credit 7 -5')
     .action(
-      action(async (ctx, userId: number, dollars: number) => {
-        const r = await ctx.client.emulator.credit(userId, dollars);
-        ctx.out.print(r, () => `user ${userId} credit now $${r.credit.toFixed(2)}`);
+      action(async (ctx, user: number | string, dollars: number) => {
+        const r = await ctx.client.emulator.credit(user, dollars);
+        ctx.out.print(r, () => `user ${user} credit now $${r.credit.toFixed(2)}`);
       }),
     );
 

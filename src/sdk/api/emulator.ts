@@ -38,9 +38,12 @@ export function emulatorApi(t: Transport) {
     fault: (body: FaultRequest) => t.request<Static<typeof FaultReply>>('POST', '/_emu/faults', { body }),
     /** `POST /_emu/benchmarks`: records a benchmark result of a machine. */
     addBenchmark: (body: Static<typeof EmuBenchmarkBody>) => t.request<Static<typeof EmuBenchmarkReply>>('POST', '/_emu/benchmarks', { body }),
-    /** `POST /_emu/credit`: adds dollars to a user's credit (negative removes); replies with the new balance. */
-    credit: (userId: number, amount: number) =>
-      t.request<Static<typeof EmuCreditReply>>('POST', '/_emu/credit', { body: { user_id: userId, amount } }),
+    /**
+     * `POST /_emu/credit`: adds dollars to a user's credit (negative removes); replies with the new balance. The user
+     * by id, or by account e-mail (a string).
+     */
+    credit: (user: number | string, amount: number) =>
+      t.request<Static<typeof EmuCreditReply>>('POST', '/_emu/credit', { body: typeof user === 'number' ? { user_id: user, amount } : { email: user, amount } }),
     /** `POST /_emu/machines`: a new simulated machine; its offers appear in search. */
     addMachine: (body: NewMachine = {}) => t.request<Static<typeof NewMachineReply>>('POST', '/_emu/machines', { body }),
     /** `POST /_emu/endpoints/{id}/load`: the load the simulated autoscaler follows from its next run. */
