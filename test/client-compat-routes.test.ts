@@ -19,9 +19,13 @@ const IN_PROSE = [
   'POST /get_autogroup_logs/', // get wrkgrp-logs (client-compat-more §e)
   'POST /get_endpoint_workers/', // get endpt-workers
   'POST /update_workers/', // update workers
+  // In commented-out lines of vast.py only ("Routes in the list that no current client calls"), but answered all the
+  // same (issue 29 item 3): the template listing and the older reset path.
+  'GET /api/v0/users/0/templates/',
+  'PUT /api/v0/users/current/reset-apikey/',
 ];
 /** Routes the documents say no current client sends ("Routes in the list that no current client calls"). */
-const NOT_NEEDED = new Set(['/api/v0/instance', '/api/v0/users/0/templates/', '/api/v0/users/current/reset-apikey/']);
+const NOT_NEEDED = new Set(['/api/v0/instance']);
 
 /** Routes whose honest answer here may be 503 `service_unavailable` naming what is missing (client-compat-more, last section). */
 const NEEDS_OUTSIDE = [

@@ -17,6 +17,7 @@ export const AUDITED_ROUTES: Record<string, string> = {
   'POST /api/v0/auth/apikeys/': 'api_key.created',
   'DELETE /api/v0/auth/apikeys/:id/': 'api_key.revoked',
   'PUT /api/v0/commands/reset_apikey/': 'api_key.reset',
+  'PUT /api/v0/users/current/reset-apikey/': 'api_key.reset',
   // Instances
   'PUT /api/v0/asks/:offer_id/': 'instance.created',
   'PUT /api/v0/launch_instance/': 'instance.launched',

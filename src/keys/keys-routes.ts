@@ -69,22 +69,31 @@ export async function keysRoutes(app: TypedApp, { apiKeys }: { apiKeys: ApiKeysS
     async (request) => apiKeys.remove(principalOf(request), request.params.id),
   );
 
-  app.put(
-    '/api/v0/commands/reset_apikey/',
-    {
-      config: { category: 'user_write' },
-      schema: {
-        tags,
-        summary: 'Replace the API key of this request: it stops working at once; the new secret is shown once, here',
-        body: ResetApiKeyBody,
-        response: { 200: ResetApiKeyReply, ...errors },
+  // `vastai reset api-key` sends `PUT /api/v0/commands/reset_apikey/` `{"client_id": "me"}`; vast.py has named the
+  // other form, `PUT /api/v0/users/current/reset-apikey/?owner=me` with the same body, since the command was added (in
+  // a line commented out there), and issue 29 item 3 has it answered too. On gpuplane both are one reset: the key of
+  // the request is replaced, revoked at once, and a new one with its name, rights and team is shown once in the reply;
+  // the user's other keys stay as they are (each is replaced with itself, or deleted). The reply is what `vastai`
+  // prints (`New api-key: <new_api_key>`); vast.py reads nothing of it.
+  for (const url of ['/api/v0/commands/reset_apikey/', '/api/v0/users/current/reset-apikey/']) {
+    app.put(
+      url,
+      {
+        config: { category: 'user_write' },
+        schema: {
+          tags,
+          summary: 'Replace the API key of this request: it stops working at once; the new secret is shown once, here',
+          ...(url.startsWith('/api/v0/users/') ? { description: 'The older path of `PUT /api/v0/commands/reset_apikey/`: the same reset.' } : {}),
+          body: ResetApiKeyBody,
+          response: { 200: ResetApiKeyReply, ...errors },
+        },
       },
-    },
-    async (request) => {
-      const p = principalOf(request);
-      const target = request.body.client_id;
-      if (target !== undefined && target !== 'me' && target !== p.user.id) throw new ApiError('permission_denied', 'you can reset only your own API key (client_id "me")');
-      return apiKeys.reset(p);
-    },
-  );
+      async (request) => {
+        const p = principalOf(request);
+        const target = request.body.client_id;
+        if (target !== undefined && target !== 'me' && target !== p.user.id) throw new ApiError('permission_denied', 'you can reset only your own API key (client_id "me")');
+        return apiKeys.reset(p);
+      },
+    );
+  }
 }

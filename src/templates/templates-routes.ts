@@ -10,6 +10,7 @@ import {
   TemplateReply,
   TemplatesReply,
   UpdateTemplateBody,
+  UserTemplatesParams,
 } from './templates-types.js';
 
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
@@ -29,6 +30,27 @@ export async function templatesRoutes(app: TypedApp, { templates }: { templates:
       },
     },
     async (request) => templates.search(scopeOf(principalOf(request)), request.query),
+  );
+
+  // The client's listing of one's own templates (issue 29 item 3): Vast.ai serves it at /users/{user_id}/templates/
+  // (vast.py once posted new templates to `/users/0/templates/` `{"templates": [t]}` and read `templates[0]`), and
+  // the clients read `templates` of the reply, as of search's. Its category is template search's, `user_read` (spec:
+  // Authentication), though Vast.ai's own scope list files it under instance_read.
+  app.get(
+    '/api/v0/users/:id/templates/',
+    {
+      config: { category: 'user_read' },
+      schema: {
+        summary: "List your own templates, private ones included, newest first (`id`: your user id, or 0, me or current)",
+        tags: ['templates'],
+        params: UserTemplatesParams,
+        response: { 200: TemplatesReply, ...errors },
+      },
+    },
+    async (request) => {
+      const p = principalOf(request);
+      return templates.listOwn(scopeOf(p), p.user.id, request.params.id);
+    },
   );
 
   app.post(

@@ -156,6 +156,18 @@ export function templatesServiceFactory({ db, dialect, templates, clock, random,
       });
     },
 
+    /**
+     * `GET /api/v0/users/{id}/templates/`: the caller's own templates (in a team context, the team's), private ones
+     * included, newest first, in the reply search gives (`{success, templates}`, what the clients read). `ref` names the
+     * caller (`0`, `me`, `current` or their user id, `callerId`); another user's id is refused.
+     */
+    async listOwn(scope: Scope, callerId: number, ref: string): Promise<{ success: true; templates: TemplateObject[] }> {
+      const self = ref === 'me' || ref === 'current' || Number(ref) === 0 || Number(ref) === callerId;
+      if (!self) throw new ApiError('permission_denied', `you can list only your own templates (user id ${callerId}, or 0, me or current)`);
+      const rows = await templates.listOwned(scope, TEMPLATE_SEARCH_LIMIT_MAX);
+      return { success: true, templates: rows.map((r) => toObject(r, scope)) };
+    },
+
     /** Structured search over public templates and the caller's own (spec: Templates, Search). */
     async search(scope: Scope, query: SearchTemplatesQuery): Promise<{ success: true; templates: TemplateObject[] }> {
       const filters = parseTemplateFilters(query.select_filters);

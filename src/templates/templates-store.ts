@@ -87,6 +87,11 @@ export function templatesStore(db: Tx) {
       return q.orderBy('count_created', 'desc').orderBy('id', 'asc').limit(limit).execute();
     },
 
+    /** The scope's own templates, private and public, newest first. */
+    async listOwned(scope: Scope, limit: number, tx: Tx = db): Promise<TemplateRow[]> {
+      return tx.selectFrom('templates').selectAll().where((eb) => owned(scope)(eb)).orderBy('id', 'desc').limit(limit).execute();
+    },
+
     ownedBy(row: Pick<TemplateRow, 'user_id' | 'team_id'>, scope: Scope): boolean {
       return scope.teamId !== null ? row.team_id === scope.teamId : row.team_id === null && row.user_id === scope.userId;
     },

@@ -118,3 +118,11 @@ export type TemplateObject = Static<typeof TemplateObject>;
 export const TemplateReply = Type.Object({ success: Type.Boolean(), template: TemplateObject });
 export const TemplatesReply = Type.Object({ success: Type.Boolean(), templates: Type.Array(TemplateObject) });
 export const DeleteTemplateReply = Type.Object({ success: Type.Boolean(), msg: Type.String() });
+
+/**
+ * `GET /api/v0/users/{id}/templates/`: whose templates, as the clients name the caller: `0` (vast.py's form), `me`,
+ * `current`, or the caller's own user id.
+ */
+export const UserTemplatesParams = Type.Object({
+  id: Type.String({ pattern: '^(me|current|[0-9]{1,15})$', description: 'your user id, or 0, me or current for yourself' }),
+});
