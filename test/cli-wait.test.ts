@@ -37,11 +37,15 @@ describe('instance commands', () => {
   test('another user cannot see or touch my instance: 404 with the server message', async () => {
     const id = await instance();
     const { api_key } = await sdk().emulator.createUser({ email: 'cli-mallory@example.com' });
-    for (const args of [['show', 'instance', String(id)], ['stop', 'instance', String(id)], ['destroy', 'instance', String(id)], ['logs', String(id)]]) {
+    for (const args of [['show', 'instance', String(id)], ['stop', 'instance', String(id)], ['logs', String(id)]]) {
       const r = await cli(args, { GPUPLANE_API_KEY: api_key });
       assert.equal(r.code, 1, args.join(' '));
-      assert.match(r.stderr, /HTTP 404, not_found/);
+      assert.match(r.stderr, new RegExp(`instance ${id} not found \\(HTTP 404, not_found\\)`), args.join(' '));
     }
+    // A destroy of what is not there answers Vast.ai's code for it (issue 29 item 2).
+    const destroy = await cli(['destroy', 'instance', String(id)], { GPUPLANE_API_KEY: api_key });
+    assert.equal(destroy.code, 1);
+    assert.match(destroy.stderr, new RegExp(`instance ${id} not found \\(HTTP 404, no_such_instance\\)`));
   });
 
   test('logs, ssh-url (running), attach/detach ssh, change bid', async () => {

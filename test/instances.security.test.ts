@@ -49,11 +49,17 @@ forEachDialect('instances: security', (app) => {
     const m = await addMachine(app());
     const { id } = await rentOk(app(), offerFor(m, 1));
     const { api_key } = await app().createUser();
+    // Another's instance answers as a missing one, and says nothing of it: show is `{"instances": null}` and a
+    // destroy `no_such_instance`, as for an id that never existed (issue 29 item 2).
+    const shown = await app().request('GET', `/api/v0/instances/${id}/`, { key: api_key });
+    assert.equal(shown.status, 200, shown.raw);
+    assert.deepEqual(shown.body, { instances: null });
+    const destroyed = await app().request('DELETE', `/api/v0/instances/${id}/`, { key: api_key });
+    assert.equal(destroyed.status, 404, destroyed.raw);
+    assert.deepEqual(destroyed.body, { success: false, error: 'no_such_instance', msg: `instance ${id} not found` });
     const cases: [string, string, unknown?][] = [
-      ['GET', `/api/v0/instances/${id}/`],
       ['PUT', `/api/v0/instances/${id}/`, { state: 'stopped' }],
       ['PUT', `/api/v0/instances/${id}/`, { label: 'mine now' }],
-      ['DELETE', `/api/v0/instances/${id}/`],
       ['PUT', `/api/v0/instances/bid_price/${id}/`, { price: 9 }],
       ['PUT', `/api/v0/instances/request_logs/${id}/`, {}],
       ['GET', `/api/v0/instances/${id}/wait/?timeout=1`],

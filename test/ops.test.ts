@@ -101,9 +101,9 @@ forEachDialect('ops metrics', (app, dialect) => {
   });
 
   test('requests are counted and timed by route pattern, method and status', async () => {
-    const route = { route: '/api/v0/instances/:id/', method: 'GET', status: '404' };
+    const route = { route: '/api/v0/instances/:id/history/', method: 'GET', status: '404' };
     const before = await scrape(app());
-    for (const id of [999991, 999992, 999993]) assert.equal((await app().request('GET', `/api/v0/instances/${id}/`)).status, 404);
+    for (const id of [999991, 999992, 999993]) assert.equal((await app().request('GET', `/api/v0/instances/${id}/history/`)).status, 404);
     assert.equal((await app().request('GET', '/api/v0/users/current', { key: null })).status, 401);
     const after = await scrape(app());
     const delta = (name: string, labels: Record<string, string>) => (valueOf(after, name, labels) ?? 0) - (valueOf(before, name, labels) ?? 0);

@@ -59,9 +59,10 @@ forEachDialect('team instances and charges', (app) => {
     // Personal contexts (the renter's, the owner's) and an outsider: not theirs.
     for (const key of [a.api_key, tm.owner.api_key, outsider.api_key]) {
       assert.ok(!(await listIds(app(), key)).includes(id));
+      // Not theirs reads as not there: `{"instances": null}`, as vast.py's show instance expects (issue 29 item 2).
       const shown = await app().request('GET', `/api/v0/instances/${id}/`, { key });
-      assert.equal(shown.status, 404, shown.raw);
-      assert.equal(shown.body.error, 'not_found');
+      assert.equal(shown.status, 200, shown.raw);
+      assert.equal(shown.body.instances, null);
       const stop = await app().request('PUT', `/api/v0/instances/${id}/`, { key, body: { state: 'stopped' } });
       assert.equal(stop.status, 404, stop.raw);
     }

@@ -66,7 +66,7 @@ forEachDialect('Fastify\'s own errors', (app) => {
     const atLimit = await app().request('GET', `/api/v0/team/roles/${'r'.repeat(MAX_PARAM_LENGTH)}/`);
     check(atLimit, 400, 'bad_request');
     assert.match(atLimit.body.msg, /^params\.name /);
-    check(await app().request('GET', `/api/v0/instances/${'9'.repeat(9)}/`), 404, 'not_found');
+    check(await app().request('GET', `/api/v0/instances/${'9'.repeat(9)}/history/`), 404, 'not_found');
   });
 
   test('a path that is not valid percent-encoding is a 400 bad_request error object', async () => {

@@ -134,8 +134,12 @@ export const InstancesPage = Type.Object({
   total_instances: Type.Integer(),
 });
 
-/** `GET /api/v0/instances/{id}/`. */
-export const InstanceReply = Type.Object({ instances: InstanceObject });
+/**
+ * `GET /api/v0/instances/{id}/`: `instances` is null for an instance that does not exist, is destroyed or is not the
+ * caller's (vast.py `show instance` reads exactly that: "not found or no longer exists"; the client wins over the
+ * spec's 404, issue 29 item 2).
+ */
+export const InstanceReply = Type.Object({ instances: Type.Union([InstanceObject, Type.Null()]) });
 
 /** `GET /api/v0/instances/{id}/wait`. */
 export const WaitReply = Type.Object({ success: Type.Boolean(), id: Type.Integer(), actual_status: Type.String() });

@@ -68,12 +68,21 @@ export function checkInstanceKey(principal: Principal, id: number): void {
  * (PostgreSQL deadlocks, test/instances-lock-order.test.ts). An instance never moves, so the machine named by the row
  * as found is the one to lock. One statement, where the read and the two locks were three.
  */
-export async function lockInScope(store: InstancesStore, principal: Principal, id: number, tx: Tx, machineFirst = false): Promise<InstanceRow> {
+export async function lockInScope(
+  store: InstancesStore, principal: Principal, id: number, tx: Tx, machineFirst = false, missing: MissingInstanceCode = 'not_found',
+): Promise<InstanceRow> {
   checkInstanceKey(principal, id);
   const inst = await store.lockInScope(id, scopeOf(principal), tx, machineFirst);
-  if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
+  if (!inst) throw new ApiError(missing, `instance ${id} not found`);
   return inst;
 }
+
+/**
+ * The error of an instance that is not there (never existed, destroyed, or not the caller's; one answer for all, so
+ * nobody learns of another's instance): `not_found`, or `no_such_instance` for a destroy, the code dstack's Vast.ai
+ * client reads as "already gone" (issue 29 item 2).
+ */
+type MissingInstanceCode = 'not_found' | 'no_such_instance';
 
 export function instancesServiceFactory(deps: ServiceDeps) {
   const { db, store, lifecycle, fleet, billing, keys, clock, random, config, notify } = deps;
@@ -132,7 +141,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
 
   /** Destroys the instance inside `tx`: GPUs freed, every meter stopped, its instance key revoked. */
   async function destroyIn(tx: Tx, principal: Principal, id: number) {
-    const inst = await lockedWithMachine(principal, id, tx);
+    const inst = await lockInScope(store, principal, id, tx, true, 'no_such_instance');
     const now = clock.now();
     await deps.scheduler.cancel(refOf(id), { tx });
     await fleet.release(tx, id);
@@ -148,10 +157,15 @@ export function instancesServiceFactory(deps: ServiceDeps) {
   }
 
   return {
-    async show(principal: Principal, id: number): Promise<{ instances: InstanceObject }> {
+    /**
+     * `{instances: null}` when the instance does not exist, is destroyed or is not in the caller's scope: vast.py's
+     * `show instance` prints "not found or no longer exists" on exactly that, and fails with an HTTP error on a 404
+     * (the client wins over the spec's 404; issue 29 item 2). dstack polls this route and stops on an error too.
+     */
+    async show(principal: Principal, id: number): Promise<{ instances: InstanceObject | null }> {
       checkInstanceKey(principal, id);
       const inst = await store.findInScope(id, scopeOf(principal));
-      if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
+      if (!inst) return { instances: null };
       return { instances: toInstanceObject(inst, await machineOf(inst.machine_id), clock.now()) };
     },
 

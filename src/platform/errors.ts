@@ -27,6 +27,9 @@ export const ERROR_STATUS = {
   scheduled_job_exists: 422,
   // instances: `wait` ends in a failure state (exited/unknown/offline), or its timeout passes first
   instance_failed: 409,
+  // instances: a destroy of an instance that is already gone (destroyed, never existed, or not the caller's): Vast.ai's
+  // code, which dstack's client reads as "already gone" rather than a failed termination (issue 29 item 2)
+  no_such_instance: 404,
   wait_timeout: 408,
   // spec 2FA table (statuses as the spec gives them)
   invalid_tfa_method: 400,
