@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
-import { addMachine, BOOT_MAX_S, offerFor, rentOk, statusOf } from './instances-fixtures.js';
+import { addMachine, BOOT_MAX_S, offerFor, parked, rentOk, statusOf } from './instances-fixtures.js';
 import { desired, hostWithMachine, observed, report } from './agent-server-fixtures.js';
 import { balance } from './deposits-fixtures.js';
 import { HEARTBEAT_OFFLINE_AFTER_S, STOP_PENDING_MSG } from '../src/instances/instances-lifecycle.js';
@@ -44,9 +44,15 @@ forEachDialect('a stop while the host is not heard', (app) => {
     assert.ok(before - (await balance(app(), api_key)) < 10_000, 'only the disk accrues');
     assert.equal((await statusOf(app(), id, api_key)).status_msg, STOP_PENDING_MSG);
 
+    // A wait for `stopped` is not refused as for an offline instance: it answers when the host has stopped it.
+    const waited = app().request('GET', `/api/v0/instances/${id}/wait/?until=stopped&timeout=600`, { key: api_key });
+    await Promise.race([parked(app()), waited.then((r) => assert.fail(`the wait answered while the host was away: ${r.status} ${r.raw}`))]);
     // The host is back: its agent stops the container, and its report makes the instance stopped.
     assert.equal((await fault(app(), { fault: 'recover', machine_id: m.machine_id })).status, 200);
     assert.deepEqual(await containerStates(app(), m.machine_id, id), ['exited']);
+    const w = await waited;
+    assert.equal(w.status, 200, w.raw);
+    assert.equal(w.body.actual_status, 'stopped');
     assert.deepEqual(await stateOf(app(), id, api_key), {
       actual_status: 'stopped', intended_status: 'stopped', cur_state: 'stopped', next_state: 'stopped', status_msg: null,
     });

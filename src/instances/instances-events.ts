@@ -8,7 +8,7 @@ import type { Scope } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import { DEFAULT_EVENT_STREAMS_PER_USER } from '../config.js';
 import { ApiError } from '../platform/errors.js';
-import { FAILED_STATES } from './instances-lifecycle.js';
+import { FAILED_STATES, stopPending } from './instances-lifecycle.js';
 import type { InstanceEventRow, InstancesStore } from './instances-store.js';
 
 /** How often streams and waiters re-read the events table when nothing woke them (changes from other processes). */
@@ -155,8 +155,8 @@ export function instanceEventsFactory({ store, hub, clock, streamsPerUser = DEFA
 
     /**
      * Answers when the instance's `actual_status` is `until`: 200 with its status; 409 `instance_failed` when it lands
-     * in exited/unknown/offline first; 408 `wait_timeout` after `timeoutS` real seconds; 404 when it is not (or no
-     * longer) the caller's.
+     * in exited/unknown/offline first (not for `stopped` while a stop is pending on its host); 408 `wait_timeout` after
+     * `timeoutS` real seconds; 404 when it is not (or no longer) the caller's.
      */
     async wait(scope: Scope, id: number, until: string, timeoutS: number): Promise<{ success: true; id: number; actual_status: string }> {
       const limit = deadline(timeoutS);
@@ -166,7 +166,10 @@ export function instanceEventsFactory({ store, hub, clock, streamsPerUser = DEFA
           if (!inst) throw new ApiError('not_found', `instance ${id} not found`);
           const status = inst.actual_status;
           if (status === until) return { success: true, id, actual_status: status };
-          if (status !== null && (FAILED_STATES as readonly string[]).includes(status) && !(FAILED_STATES as readonly string[]).includes(until)) {
+          // A stop pending on a host not heard (unknown, offline) becomes stopped once the host is back: waiting for
+          // `stopped` goes on (lifecycle `stop`).
+          const failed = status !== null && (FAILED_STATES as readonly string[]).includes(status) && !(until === 'stopped' && stopPending(inst));
+          if (failed && !(FAILED_STATES as readonly string[]).includes(until)) {
             throw new ApiError('instance_failed', `instance ${id} is ${status}${inst.status_msg ? ` (${inst.status_msg})` : ''}; it will not become ${until}`, {
               actual_status: status,
               status_msg: inst.status_msg,

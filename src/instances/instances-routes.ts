@@ -117,7 +117,8 @@ export async function instancesRoutes(app: TypedApp, instances: InstancesModule)
     config: READ,
     schema: {
       tags, summary: 'Answer when the instance reaches a state',
-      description: '200 when `actual_status` is `until`; 409 `instance_failed` on exited/unknown/offline; 408 `wait_timeout` after `timeout` '
+      description: '200 when `actual_status` is `until`; 409 `instance_failed` on exited/unknown/offline (for `until=stopped`, not while a '
+        + 'stop waits for a host that is not reporting: it answers once the host has stopped the container); 408 `wait_timeout` after `timeout` '
         + 'seconds (its `msg` says when the service clock is virtual: then nothing happens until the clock is advanced).',
       params: IdParams, querystring: WaitQuery,
       response: { 200: WaitReply, 408: ErrorReply, 409: ErrorReply, ...errors },
