@@ -18,6 +18,14 @@ describe('CLI wording', () => {
     assert.equal(start.stdout.trim(), `starting instance ${id}`);
   });
 
+  test('an instance not yet reported by its host reads provisioning, in the table and the record, never -', async () => {
+    const id = await instance();
+    const list = await server.cli(['show', 'instances', '--columns', 'id,actual_status']);
+    assert.match(list.stdout, new RegExp(`^\\s*${id}\\s+provisioning$`, 'm'), list.stdout);
+    const one = await server.cli(['show', 'instance', String(id)]);
+    assert.match(one.stdout, /^actual_status\s+provisioning$/m, one.stdout);
+  });
+
   test('--columns takes a field show instance prints (status_msg), and a header a table prints', async () => {
     const id = await instance();
     const chosen = await server.cli(['show', 'instances', '--columns', 'id,status_msg,intended_status,Status']);

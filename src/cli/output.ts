@@ -22,6 +22,8 @@ export interface Column<R = any> {
   rank?: number;
   /** Shown only when `--columns` names it (or `all`): a field a person asks for, too long or rare for the default. */
   optional?: boolean;
+  /** Printed for a null or missing value, where null means something (`provisioning`); default `-`. */
+  empty?: string;
 }
 
 /** Between two columns. */
@@ -56,7 +58,7 @@ export const utc = (v: unknown) =>
 
 function cell<R>(row: R, col: Column<R>): string {
   const v = (row as Record<string, unknown>)[col.key];
-  if (v === null || v === undefined || v === '') return '-';
+  if (v === null || v === undefined || v === '') return col.empty ?? '-';
   if (col.fmt) return col.fmt(v, row);
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
@@ -143,6 +145,8 @@ export interface RecordField {
   key: string;
   label?: string;
   fmt?: (v: any) => string;
+  /** Printed for a null or missing value; default `-`. */
+  empty?: string;
 }
 
 export function renderRecord(rec: object, fields?: RecordField[]): string {
@@ -152,7 +156,7 @@ export function renderRecord(rec: object, fields?: RecordField[]): string {
   return list
     .map((f) => {
       const v = record[f.key];
-      const text = v === null || v === undefined ? '-' : f.fmt ? f.fmt(v) : typeof v === 'object' ? JSON.stringify(v) : String(v);
+      const text = v === null || v === undefined ? (f.empty ?? '-') : f.fmt ? f.fmt(v) : typeof v === 'object' ? JSON.stringify(v) : String(v);
       return `${(f.label ?? f.key).padEnd(width)}  ${text}`;
     })
     .join('\n');

@@ -15,6 +15,8 @@ import { statusLine } from '../status-line.js';
 import { encodeOnstart } from '../onstart.js';
 
 const MB_PER_GB = 1000;
+/** How an instance whose `actual_status` is still null reads (spec: States and transitions, "being provisioned"). */
+const PROVISIONING = 'provisioning';
 const PERCENT = 100;
 
 /** The instance columns from the most useful to the least (which stay on a narrow terminal), as the vastai client's. */
@@ -26,7 +28,8 @@ const INSTANCE_USEFULNESS = [
 export const instanceColumns = [
   { key: 'id', header: 'ID', align: 'right' as const },
   { key: 'machine_id', header: 'Machine', align: 'right' as const },
-  { key: 'actual_status', header: 'Status' },
+  // The spec's null state is "Instance being provisioned": said in words, not `-` (issue 29 item 9).
+  { key: 'actual_status', header: 'Status', empty: PROVISIONING },
   { key: 'num_gpus', header: 'N', fmt: (v: number) => `${v}x`, align: 'right' as const },
   { key: 'gpu_name', header: 'Model' },
   { key: 'gpu_util', header: 'Util %', fmt: fixed(1), align: 'right' as const },
@@ -59,7 +62,7 @@ const OPTIONAL_INSTANCE_COLUMNS: Column<Instance>[] = [
 const RECORD_FIELDS = [
   'id', 'label', 'actual_status', 'intended_status', 'status_msg', 'machine_id', 'num_gpus', 'gpu_name', 'image_uuid',
   'image_runtype', 'disk_space', 'dph_total', 'is_bid', 'ssh_host', 'ssh_port', 'public_ipaddr', 'ports', 'start_date',
-].map((key) => ({ key, fmt: key === 'start_date' ? utc : undefined }));
+].map((key) => ({ key, fmt: key === 'start_date' ? utc : undefined, empty: key === 'actual_status' ? PROVISIONING : undefined }));
 
 /**
  * Waits with a live status line; returns the instance, or throws (exit 3 on failure, 4 on timeout). Ctrl-C stops the
@@ -70,7 +73,7 @@ async function waitWithStatus(ctx: Ctx, id: number, until: string, timeout: numb
   const interrupt = new AbortController();
   const stopListening = ctx.io.onInterrupt?.(() => interrupt.abort());
   try {
-    const inst = await ctx.client.waitForInstance(id, { until, timeout, signal: interrupt.signal, onStatus: (s) => line.update(s ?? 'provisioning') });
+    const inst = await ctx.client.waitForInstance(id, { until, timeout, signal: interrupt.signal, onStatus: (s) => line.update(s ?? PROVISIONING) });
     line.done(inst.actual_status ?? until);
     return inst as Instance;
   } catch (err) {
@@ -302,7 +305,7 @@ Example:
       action(async (ctx, id: number) => {
         const inst = await ctx.client.instances.show(id);
         const url = sshUrl(inst);
-        if (!url) throw new Error(`instance ${id} has no SSH address (it is ${inst.actual_status ?? 'provisioning'})`);
+        if (!url) throw new Error(`instance ${id} has no SSH address (it is ${inst.actual_status ?? PROVISIONING})`);
         ctx.out.print({ id, ssh_url: url }, () => url);
       }),
     );
