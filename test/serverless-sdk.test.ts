@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash, createVerify } from 'node:crypto';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { addMachine } from './instances-fixtures.js';
+import { ROUTE_SIGNATURE_TTL_S, workerTarget, type WorkerAddress } from '../src/serverless/serverless-router.js';
 
 const login = { docker_login_repo: '', docker_login_user: '', docker_login_pass: '' };
 /** The fields the serverless SDK's EndpointData requires of every endpoint. */
@@ -16,6 +17,16 @@ async function templateHash(app: TestApp, key: string, env?: string): Promise<st
   const res = await app.request('POST', '/api/v0/template/', { key, body: { name: 'worker', image: 'vastai/pyworker', ...(env ? { env } : {}), ...login } });
   assert.equal(res.status, 200, res.raw);
   return res.body.template.hash_id;
+}
+
+/**
+ * A worker's check of `auth_signature`, written from Python's json.dumps(fields, indent=4, sort_keys=True) of the
+ * auth_data it is sent (the reply's keys), independently of the server's code.
+ */
+function verifiesAuth(pem: string, a: Record<string, any>): boolean {
+  const keys = ['cost', 'endpoint', 'reqnum', 'request_idx', 'url', 'valid_until'];
+  const text = `{\n${keys.map((k) => `    ${JSON.stringify(k)}: ${JSON.stringify(a[k])}`).join(',\n')}\n}`;
+  return createVerify('sha256').update(text).verify(pem, Buffer.from(a.auth_signature, 'base64'));
 }
 
 /** The pyworker's check: the signature over Python's json.dumps of {"url": url} with an indent of 4. */
@@ -196,8 +207,11 @@ forEachDialect('serverless SDK: POST /route/ and GET /pubkey/', (app) => {
     const res = await route({ endpoint: 'router', api_key: endpointKey, cost: 250, request_idx: 0, replay_timeout: 60.0 });
     assert.equal(res.status, 200, res.raw);
     const r = res.body;
-    assert.deepEqual(Object.keys(r).sort(), ['cost', 'endpoint', 'reqnum', 'request_idx', 'signature', 'status', 'success', 'url']);
-    assert.deepEqual({ ...r, signature: undefined }, { success: true, status: 'ready', endpoint: 'router', cost: 250, request_idx: r.request_idx, reqnum: r.request_idx, url, signature: undefined });
+    assert.deepEqual(Object.keys(r).sort(), ['auth_signature', 'cost', 'endpoint', 'reqnum', 'request_idx', 'signature', 'status', 'success', 'url', 'valid_until']);
+    assert.deepEqual({ ...r, signature: undefined, auth_signature: undefined }, {
+      success: true, status: 'ready', endpoint: 'router', cost: 250, request_idx: r.request_idx, reqnum: r.request_idx, url, signature: undefined,
+      valid_until: app().clock.now() + ROUTE_SIGNATURE_TTL_S, auth_signature: undefined,
+    });
 
     const pub = await app().request('GET', '/pubkey/', { key: null });
     assert.equal(pub.status, 200);
@@ -218,6 +232,34 @@ forEachDialect('serverless SDK: POST /route/ and GET /pubkey/', (app) => {
     assert.equal(next.body.request_idx, r.request_idx + 1);
     assert.equal(next.body.url, url);
     assert.ok(verifies(pub.raw, url, next.body.signature));
+
+    // issue 29 item 19: the pyworker checks only the URL's signature, so the same pair verifies again (a replay it
+    // cannot tell); auth_signature binds the endpoint, the request number, the cost, the URL and a deadline, so a
+    // worker that checks it tells an altered or another endpoint's auth_data, a stale one, and a reqnum it served.
+    assert.ok(verifies(pub.raw, url, r.signature), 'the URL signature alone verifies again: the pyworker cannot tell a replay');
+    assert.ok(verifiesAuth(pub.raw, r), 'auth_signature verifies over the reply\'s own fields');
+    assert.ok(verifiesAuth(pub.raw, next.body));
+    assert.notEqual(next.body.reqnum, r.reqnum, 'each request its own number: a worker that saw reqnum r refuses it again');
+    for (const altered of [{ reqnum: next.body.reqnum }, { endpoint: 'bare' }, { cost: 1 }, { valid_until: r.valid_until + 3600 }, { url: url.replace(/:(\d+)$/, ':22') }]) {
+      assert.equal(verifiesAuth(pub.raw, { ...r, ...altered }), false, `altered ${JSON.stringify(altered)} fails`);
+    }
+  });
+
+  test('a worker whose host port is outside its machine\'s range is not routed to: a host cannot have /route/ sign an address of its choosing', async () => {
+    const workers = (await app().request('GET', '/api/v0/workergroups/', { key: owner })).body.results.find((w: any) => w.endpoint_id === ep).workers;
+    const [row] = await app().store.db.selectFrom('instances').select(['id', 'ports']).where('id', '=', workers[0]).execute();
+    // As a row stored before reports were checked (hosts/agent-checks.ts refuses such a report now): port 22.
+    await app().store.db.updateTable('instances').set({ ports: JSON.stringify({ '3000/tcp': [{ HostIp: '0.0.0.0', HostPort: '22' }] }) }).where('id', '=', row.id).execute();
+    try {
+      const res = await route({ endpoint: 'router' });
+      assert.equal(res.status, 200, res.raw);
+      assert.equal('url' in res.body, false, 'nothing signed');
+      assert.equal(res.body.status, 'waiting');
+      assert.match(res.body.msg, /1 running worker\(s\) have a host address or port outside what their machine declared/);
+    } finally {
+      await app().store.db.updateTable('instances').set({ ports: row.ports }).where('id', '=', row.id).execute();
+    }
+    assert.equal((await route({ endpoint: 'router' })).body.status, 'ready');
   });
 
   test('running workers that do not expose the worker port are not ready, and the reply says why', async () => {
@@ -262,4 +304,20 @@ forEachDialect('serverless SDK: POST /route/ and GET /pubkey/', (app) => {
     const text = await app().request('POST', '/route/', { key: endpointKey, body: 'not json', headers: { 'content-type': 'application/json' } });
     assert.equal(text.status, 400);
   });
+});
+
+test('workerTarget: the machine\'s registered IPv4 address and a port of its declared range, nothing else (issue 29 item 19)', () => {
+  const w = (over: Partial<WorkerAddress>): WorkerAddress => ({
+    id: 1, public_ipaddr: '203.0.113.7', env: {}, direct_port_start: 40000, direct_port_count: 100,
+    ports: { '3000/tcp': [{ HostIp: '0.0.0.0', HostPort: '40005' }] }, ...over,
+  });
+  const at = (port: string) => ({ '3000/tcp': [{ HostIp: '0.0.0.0', HostPort: port }] });
+  assert.deepEqual(workerTarget(w({})), { url: 'http://203.0.113.7:40005' });
+  assert.deepEqual(workerTarget(w({ ports: at('40099') })), { url: 'http://203.0.113.7:40099' });
+  // A private address is a self-hosted fleet's, and allowed; the issue's http://10.66.66.66:22 is refused for its port.
+  assert.deepEqual(workerTarget(w({ public_ipaddr: '10.66.66.66' })), { url: 'http://10.66.66.66:40005' });
+  for (const port of ['22', '0', '99999', '39999', '40100', '00040005x']) assert.equal(workerTarget(w({ ports: at(port) })), 'refused', port);
+  for (const ip of ['0.0.0.0', '255.255.255.255', '224.0.0.1', 'evil.example', '10.66.66.66:22']) assert.equal(workerTarget(w({ public_ipaddr: ip })), 'refused', ip);
+  assert.equal(workerTarget(w({ ports: {} })), 'none');
+  assert.deepEqual(workerTarget(w({ env: { WORKER_PORT: '8000' }, ports: { '8000/tcp': [{ HostIp: '', HostPort: '40001' }] } })), { url: 'http://203.0.113.7:40001' });
 });

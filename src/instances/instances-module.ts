@@ -117,7 +117,10 @@ export function instancesModule(deps: InstancesModuleDeps) {
       for (const r of rows) {
         const machine = r.machine_id === null ? undefined : await deps.fleet.machine(r.machine_id, tx);
         if (!machine || !r.ports) continue;
-        out.push({ id: r.id, public_ipaddr: machine.public_ipaddr, ports: JSON.parse(r.ports), env: JSON.parse(r.env) });
+        out.push({
+          id: r.id, public_ipaddr: machine.public_ipaddr, ports: JSON.parse(r.ports), env: JSON.parse(r.env),
+          direct_port_start: machine.direct_port_start, direct_port_count: machine.direct_port_count,
+        });
       }
       return out;
     },
@@ -190,6 +193,9 @@ export interface WorkerAddress {
   public_ipaddr: string;
   ports: Record<string, { HostIp: string; HostPort: string }[]>;
   env: Record<string, string>;
+  /** The machine's declared host port range (the serverless router routes only from it). */
+  direct_port_start: number;
+  direct_port_count: number;
 }
 
 /** An instance as the hosting feature sees it: where it ran and for whom (no renter data beyond ids). */

@@ -38,6 +38,32 @@ export function signedText(url: string): string {
   return JSON.stringify({ url }, null, 4);
 }
 
+/** What a route reply's `auth_signature` covers: the reply's routing fields and until when it holds. */
+export interface AuthFields {
+  cost: number;
+  endpoint: string;
+  reqnum: number;
+  request_idx: number;
+  url: string;
+  valid_until: number;
+}
+
+/**
+ * The text of `auth_signature`: Python's `json.dumps(fields, indent=4, sort_keys=True)` of the reply's own fields, so
+ * a worker checks it as the pyworker checks `signature`, from the `auth_data` it is sent. Python escapes every
+ * character above ASCII (`ensure_ascii`), one `\uXXXX` per UTF-16 unit, as here.
+ */
+export function authSignedText(f: AuthFields): string {
+  const sorted = Object.fromEntries(Object.entries(signedFields(f)).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return JSON.stringify(sorted, null, 4).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** The fields alone (a reply carries more), after `signedText`'s check of the URL. */
+function signedFields(f: AuthFields): AuthFields {
+  signedText(f.url);
+  return { cost: f.cost, endpoint: f.endpoint, reqnum: f.reqnum, request_idx: f.request_idx, url: f.url, valid_until: f.valid_until };
+}
+
 export function serverlessKeysFactory({ db, random, secretBox }: { db: Db; random: Random; secretBox: SecretBox }) {
   /** The parsed private key, reused while the sealed row is unchanged (an emulator reset makes a new pair). */
   let cached: { sealed: string; key: KeyObject } | undefined;
@@ -57,6 +83,16 @@ export function serverlessKeysFactory({ db, random, secretBox }: { db: Db; rando
       row = await read();
     }
     return JSON.parse(row!.value) as { public_pem: string; private_sealed: string };
+  }
+
+  async function signText(text: string, tx?: Tx): Promise<string> {
+    const { private_sealed } = await pair(tx);
+    if (cached?.sealed !== private_sealed) {
+      const pem = secretBox.open(private_sealed);
+      if (pem === null) throw new Error('the serverless signing key was sealed with another secret key (GPUPLANE_SECRET_KEY changed)');
+      cached = { sealed: private_sealed, key: createPrivateKey(pem) };
+    }
+    return createSign('sha256').update(text).sign(cached.key).toString('base64');
   }
 
   return {
@@ -79,15 +115,10 @@ export function serverlessKeysFactory({ db, random, secretBox }: { db: Db; rando
     },
 
     /** Base64 of the RSA PKCS#1 v1.5 SHA-256 signature over `signedText(url)`. */
-    async sign(url: string, tx?: Tx): Promise<string> {
-      const { private_sealed } = await pair(tx);
-      if (cached?.sealed !== private_sealed) {
-        const pem = secretBox.open(private_sealed);
-        if (pem === null) throw new Error('the serverless signing key was sealed with another secret key (GPUPLANE_SECRET_KEY changed)');
-        cached = { sealed: private_sealed, key: createPrivateKey(pem) };
-      }
-      return createSign('sha256').update(signedText(url)).sign(cached.key).toString('base64');
-    },
+    sign: (url: string, tx?: Tx): Promise<string> => signText(signedText(url), tx),
+
+    /** The same signature over `authSignedText(fields)` (a route reply's `auth_signature`). */
+    signAuth: (fields: AuthFields, tx?: Tx): Promise<string> => signText(authSignedText(fields), tx),
   };
 }
 

@@ -5,7 +5,9 @@
  * signed with the router's key (serverless-keys.ts). With none ready, the reply has no `url` and the SDK polls again
  * with the `request_idx` it got.
  */
+import { isIP } from 'node:net';
 import type { Static } from 'typebox';
+import type { Clock } from '../platform/clock.js';
 import { ApiError } from '../platform/errors.js';
 import { digestEqual } from '../platform/crypto.js';
 import type { Tx } from '../platform/db/connect.js';
@@ -17,6 +19,11 @@ import type { EndpointRow, ServerlessStore } from './serverless-store.js';
 export const DEFAULT_WORKER_PORT = 3000;
 /** The SDK's default workload estimate of one request. */
 export const DEFAULT_COST = 100;
+/**
+ * How long a route reply's `auth_signature` holds (`valid_until`): the SDK sends a request to the worker as soon as
+ * it has the reply, and a session reuses it for the session's life, so a worker may allow it this long.
+ */
+export const ROUTE_SIGNATURE_TTL_S = 3600;
 
 /** A running instance's address (the instances feature's `runningAddresses`). */
 export interface WorkerAddress {
@@ -24,20 +31,48 @@ export interface WorkerAddress {
   public_ipaddr: string;
   ports: Record<string, { HostIp: string; HostPort: string }[]>;
   env: Record<string, string>;
+  /** The machine's declared host port range: a worker's port is routed only from it. */
+  direct_port_start: number;
+  direct_port_count: number;
 }
 
 export interface RouterInstancesPort {
   runningAddresses(tx: Tx, ids: number[]): Promise<WorkerAddress[]>;
 }
 
-/** `http://IP:PORT` of a worker: the host port of its WORKER_PORT, or null when that port is not exposed. */
-export function workerUrl(w: WorkerAddress): string | null {
-  const port = /^[0-9]{1,5}$/.test(w.env.WORKER_PORT ?? '') ? Number(w.env.WORKER_PORT) : DEFAULT_WORKER_PORT;
-  const host = w.ports[`${port}/tcp`]?.[0]?.HostPort;
-  return host ? `http://${w.public_ipaddr}:${host}` : null;
+/** An IPv4 address a worker can be reached at: not "this network" (0.0.0.0/8), multicast or reserved (224.0.0.0 up). */
+function reachable(ip: string): boolean {
+  if (isIP(ip) !== 4) return false;
+  const first = Number(ip.split('.')[0]);
+  return first !== 0 && first < 224;
 }
 
-export function routerFactory({ store, keys, instances }: { store: ServerlessStore; keys: ServerlessKeys; instances: RouterInstancesPort }) {
+/**
+ * `http://IP:PORT` of a worker: the host port of its WORKER_PORT; `none` when that port is not exposed, `refused` when
+ * what its host reported cannot be signed (issue 29 item 19: a host had `/route/` sign `http://10.66.66.66:22`).
+ * - The port must lie in the machine's declared range: the agent publishes only there (status reports are checked
+ *   the same way, hosts/agent-checks.ts; this guards rows stored before that check).
+ * - The address is the one the machine registered (checked as an IPv4 literal there), never one from a report. It
+ *   is not compared with the address the agent's requests come from: a host behind NAT, or a server behind a proxy,
+ *   sees its agent from another address than renters reach it at (the registration's `public_ipaddr` is configured
+ *   for that reason). A private address is allowed: self-hosted fleets on one network use them.
+ */
+export function workerTarget(w: WorkerAddress): { url: string } | 'none' | 'refused' {
+  const port = /^[0-9]{1,5}$/.test(w.env.WORKER_PORT ?? '') ? Number(w.env.WORKER_PORT) : DEFAULT_WORKER_PORT;
+  const host = w.ports[`${port}/tcp`]?.[0]?.HostPort;
+  if (!host) return 'none';
+  const hostPort = /^[0-9]{1,5}$/.test(host) ? Number(host) : NaN;
+  const inRange = hostPort >= w.direct_port_start && hostPort < w.direct_port_start + w.direct_port_count;
+  return inRange && reachable(w.public_ipaddr) ? { url: `http://${w.public_ipaddr}:${hostPort}` } : 'refused';
+}
+
+/** `http://IP:PORT` of a worker, or null when it is not routed to (`workerTarget`). */
+export function workerUrl(w: WorkerAddress): string | null {
+  const t = workerTarget(w);
+  return typeof t === 'object' ? t.url : null;
+}
+
+export function routerFactory({ store, keys, instances, clock }: { store: ServerlessStore; keys: ServerlessKeys; instances: RouterInstancesPort; clock: Pick<Clock, 'now'> }) {
   return {
     /** The live endpoint whose own key was presented, or a 401. */
     async authenticate(presented: string | null): Promise<EndpointRow> {
@@ -54,19 +89,36 @@ export function routerFactory({ store, keys, instances }: { store: ServerlessSto
       const requestIdx = body.request_idx || (await store.nextReqnum(ep.id));
       const groups = (await store.workergroupsOf(ep.id)).map((w) => w.id);
       const running = await instances.runningAddresses(store.db, (await store.workers(groups)).map((w) => w.instance_id));
-      const ready = running.map((w) => workerUrl(w)).filter((u): u is string => u !== null);
+      const targets = running.map((w) => workerTarget(w));
+      const ready = targets.flatMap((t) => (typeof t === 'object' ? [t.url] : []));
       const base = { success: true, endpoint: ep.endpoint_name, cost, request_idx: requestIdx };
       if (ready.length === 0) {
+        const refused = targets.filter((t) => t === 'refused').length;
         const why = groups.length === 0
           ? 'the endpoint has no workergroup'
           : running.length === 0
             ? 'no worker is running yet'
-            : `${running.length} running worker(s) expose no worker port (WORKER_PORT, default ${DEFAULT_WORKER_PORT}/tcp): add "-p ${DEFAULT_WORKER_PORT}:${DEFAULT_WORKER_PORT}" to the workergroup's template env`;
+            : refused > 0
+              ? `${refused} running worker(s) have a host address or port outside what their machine declared`
+              : `${running.length} running worker(s) expose no worker port (WORKER_PORT, default ${DEFAULT_WORKER_PORT}/tcp): add "-p ${DEFAULT_WORKER_PORT}:${DEFAULT_WORKER_PORT}" to the workergroup's template env`;
         return { ...base, status: 'waiting', msg: `no worker is ready: ${why}; call again with this request_idx` };
       }
       // Round robin over the ready workers, by request.
       const url = ready[requestIdx % ready.length];
-      return { ...base, status: 'ready', reqnum: requestIdx, url, signature: await keys.sign(url) };
+      const valid_until = clock.now() + ROUTE_SIGNATURE_TTL_S;
+      return {
+        ...base, status: 'ready', reqnum: requestIdx, url,
+        // What the client's pyworker verifies, and all it verifies: its `__check_signature` (vastai/serverless/server/
+        // lib/backend.py) checks exactly json.dumps({"url": url}); signing anything more would make every real worker
+        // refuse every request (the client wins). So this alone cannot tell a replay: the same (url, signature) pair
+        // works again, at any worker trusting /pubkey/.
+        signature: await keys.sign(url),
+        // For a worker that can: the same key over the reply's endpoint, request number, cost, URL and `valid_until`
+        // (serverless-keys.ts `authSignedText`). A worker that checks it refuses auth_data for another endpoint or
+        // address, an altered field, a stale one, and a `reqnum` it already served. The pyworker ignores both keys.
+        valid_until,
+        auth_signature: await keys.signAuth({ cost, endpoint: ep.endpoint_name, reqnum: requestIdx, request_idx: requestIdx, url, valid_until }),
+      };
     },
   };
 }

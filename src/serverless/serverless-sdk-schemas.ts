@@ -125,6 +125,11 @@ export const RouteReply = Type.Object({
   reqnum: Type.Optional(Int),
   url: Type.Optional(Type.String({ description: 'the worker\'s address, http://IP:PORT' })),
   signature: Type.Optional(Type.String({ description: 'base64 RSA PKCS#1 v1.5 SHA-256 over json.dumps({"url": url}, indent=4, sort_keys=True); key at /pubkey/' })),
+  valid_until: Type.Optional(Type.Number({ description: 'Unix seconds until which auth_signature holds' })),
+  auth_signature: Type.Optional(Type.String({
+    description: 'the same signature over json.dumps({cost, endpoint, reqnum, request_idx, url, valid_until}, indent=4, sort_keys=True): '
+      + 'a worker that checks it can refuse another endpoint\'s, an altered, a stale or a replayed auth_data (the pyworker checks only signature)',
+  })),
   msg: Type.Optional(Type.String({ description: 'why no worker is ready' })),
 });
 

@@ -67,7 +67,7 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
     store: sls, scheduler, billing: deps.billing, instances: deps.instances, offersIn: deps.offersIn, teamOwner: deps.teamOwner,
     launchOf: (t, wg) => (wg.deployment_id !== null && deploymentLaunch ? deploymentLaunch(t, wg) : Promise.resolve(undefined)),
   });
-  const router = routerFactory({ store: sls, keys, instances: deps.instances });
+  const router = routerFactory({ store: sls, keys, instances: deps.instances, clock });
   const insight = serverlessInsightFactory({ db: store.db, store: sls, instances: deps.instances });
 
   /**
