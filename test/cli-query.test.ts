@@ -1,9 +1,11 @@
 // The offer query language of `gpuplane search offers` (vastai's, client side): filters, aliases, units, errors.
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_OFFER_QUERY, numericVersion, parseOfferQuery, parseOrder, QueryError } from '../src/cli/offer-query.js';
 import { driverCode } from '../src/fleet/fleet-offers.js';
 import { coerce } from '../src/offers/filter.js';
+import { EXIT } from '../src/cli/context.js';
+import { useServer } from './cli-helpers.js';
 
 test('the issue example: names with _, >=, >, in [list]', () => {
   assert.deepEqual(parseOfferQuery('gpu_name=RTX_4090 num_gpus>=2 reliability>0.99 geolocation in [US,CA]'), {
@@ -125,4 +127,53 @@ test('order: a trailing - sorts descending, + or nothing ascending; aliases reso
   assert.deepEqual(parseOrder('dph+, num_gpus-'), [['dph_total', 'asc'], ['num_gpus', 'desc']]);
   assert.throws(() => parseOrder('price-'), /unknown field "price"/);
   assert.throws(() => parseOrder('score--'), QueryError);
+});
+
+test('countries and regions (issue 29 item 4): codes as written, a region name with its spaces (the server expands it)', () => {
+  assert.deepEqual(parseOfferQuery('geolocation=US'), { geolocation: { eq: 'US' } });
+  assert.deepEqual(parseOfferQuery('geolocation in [North_America, de] geolocation!=Europe'), {
+    geolocation: { in: ['North America', 'de'], neq: 'Europe' },
+  });
+});
+
+test('a comparison no value of the field passes is refused before sending, in the query\'s words (issue 29 item 5)', () => {
+  for (const [query, why] of [
+    ['reliability>99', /^reliability gt 99: cannot match: reliability is a fraction from 0 to 1 \(0\.99 is 99 %\)/],
+    ['reliability>=1.5', /reliability gte 1\.5: cannot match/],
+    ['reliability in [0.9,95]', /reliability in 95: cannot match/],
+    ['num_gpus=0', /num_gpus eq 0: cannot match: num_gpus is a number of GPUs, at least 1/],
+    ['gpu_ram<0', /gpu_ram lt 0: cannot match: gpu_ram is never negative/],
+  ] as const) {
+    assert.throws(() => parseOfferQuery(query), (err: unknown) => err instanceof QueryError && why.test(err.message), query);
+  }
+  assert.deepEqual(parseOfferQuery('reliability>=0.99 reliability<=1 num_gpus>=0'), { reliability: { gte: 0.99, lte: 1 }, num_gpus: { gte: 0 } });
+});
+
+describe('search offers against a server: countries, regions and refusals', () => {
+  const server = useServer();
+
+  test('geolocation=US, geolocation in [US,CA] (the --help example) and a region find the offers of those countries', async () => {
+    const country = (o: { geolocation: string }) => o.geolocation.slice(-2);
+    for (const [query, want] of [
+      ['geolocation=US', ['US']],
+      ['geolocation in [US,CA]', ['US', 'CA']],
+      ['geolocation=North_America', ['US', 'CA']],
+    ] as const) {
+      const r = await server.cli(['search', 'offers', query, '-n', '--limit', '1000', '--raw']);
+      assert.equal(r.code, 0, r.stderr);
+      const offers = JSON.parse(r.stdout) as { geolocation: string }[];
+      assert.ok(offers.length > 0, `${query} finds offers`);
+      assert.deepEqual([...new Set(offers.map(country))].filter((c) => !want.includes(c as never)), [], query);
+    }
+  });
+
+  test('an unknown GPU model: the server\'s refusal is printed as it is, with its status, and the exit code says so', async () => {
+    const r = await server.cli(['search', 'offers', 'gpu_name=RTX4090']);
+    assert.equal(r.code, EXIT.error);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^gpuplane: gpu_name\.eq: "RTX4090" cannot match: did you mean "RTX 4090"\? .* \(HTTP 400, bad_request\)\n$/);
+    const range = await server.cli(['search', 'offers', 'reliability>99']);
+    assert.equal(range.code, EXIT.usage);
+    assert.match(range.stderr, /^gpuplane: reliability gt 99: cannot match: reliability is a fraction from 0 to 1/);
+  });
 });

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  buildSearch, cliCommand, DEFAULT_FORM, formFromParams, formToParams, queryText, sortOf, toggleOrder, type OfferForm,
+  buildSearch, cliCommand, DEFAULT_FORM, formFieldOfError, formFromParams, formToParams, queryText, regionItems, sortOf, toggleOrder,
+  type OfferForm,
 } from '../console/src/lib/offer-filters.js';
 import { DEFAULT_OFFER_QUERY, parseOfferQuery, parseOrder } from '../src/cli/offer-query.js';
 import { ONSTART_MAX_CHARS } from '../src/instances/instances-request.js';
@@ -98,4 +99,30 @@ test('rent: env and port rows become the env object the CLI sends; a template\'s
   assert.equal(rentBody({ ...base, price: '0.2' }, true).body!.price, 0.2);
   assert.match(rentBody({ ...base, image: '' }, false).errors!.image!, /image is required/);
   assert.equal(rentBody({ ...base, image: '', templateHashId: 'abc' }, false).body!.template_hash_id, 'abc');
+});
+
+test('the Regions box takes country codes and region names (issue 29 item 4), as the CLI\'s geolocation', () => {
+  assert.deepEqual(regionItems('us, ca'), ['US', 'CA']);
+  assert.deepEqual(regionItems('US CA,de'), ['US', 'CA', 'DE']);
+  assert.deepEqual(regionItems('North America, jp, europe'), ['North America', 'JP', 'europe']);
+  const f = form({ region: 'North America, jp' });
+  assert.equal(queryText(f), 'geolocation in [North_America,JP]');
+  assert.deepEqual((buildSearch(f).search as Record<string, unknown>).geolocation, { in: ['North America', 'JP'] });
+  // Neither a code nor a region: refused at the field, nothing searched (the server would take it as a whole place).
+  const r = buildSearch(form({ region: 'US, Mars' }));
+  assert.equal(r.search, null);
+  assert.match(r.errors!.region!, /^"Mars" is neither a two-letter country code nor a region \(North_America, South_America, Europe, Asia, Oceania, Africa\)/);
+});
+
+test('a value that cannot match is refused at its field before sending; a server refusal names the field it belongs to (issue 29 item 5)', () => {
+  const r = buildSearch(form({ minReliability: '99' }));
+  assert.equal(r.search, null);
+  assert.match(r.errors!.minReliability!, /reliability gte 99: cannot match: reliability is a fraction from 0 to 1/);
+  assert.equal(buildSearch(form({ minReliability: '0.99' })).errors, null);
+  // The server knows the GPU models; its refusal goes under the GPU field, others where they belong.
+  assert.equal(formFieldOfError('gpu_name.eq: "RTX4090" cannot match: did you mean "RTX 4090"?'), 'gpu');
+  assert.equal(formFieldOfError('reliability.gte: 99 cannot match: reliability is a fraction from 0 to 1'), 'minReliability');
+  assert.equal(formFieldOfError('geolocation.in[0]: "Mars" …'), 'region');
+  assert.equal(formFieldOfError('order[0]: unknown field "x"'), 'order');
+  assert.equal(formFieldOfError('the server is shutting down; retry'), undefined);
 });

@@ -6,7 +6,8 @@
  * an error here, before anything is sent.
  */
 import { driverCode } from '../fleet/fleet-offers.js';
-import { OFFER_FIELD_ALIASES, QUERY_UNIT_MULT as M } from '../offers/offer-fields.js';
+import { rangeRefuses } from '../offers/filter.js';
+import { OFFER_FIELD_ALIASES, OFFER_FIELD_RANGES, QUERY_UNIT_MULT as M } from '../offers/offer-fields.js';
 
 export type FieldType = 'int' | 'float' | 'bool' | 'string' | 'version';
 
@@ -42,7 +43,7 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   duration: { type: 'float', unit: 'days', mult: M.duration, desc: 'longest rental (sent in seconds)' },
   external: { type: 'bool', desc: 'include external offers' },
   flops_per_dphtotal: { type: 'float', desc: 'TFLOPS per $/hr (alias flops_usd)' },
-  geolocation: { type: 'string', desc: 'two-letter country code' },
+  geolocation: { type: 'string', desc: 'two-letter country code (US), or a region: North_America, South_America, Europe, Asia, Oceania, Africa' },
   gpu_arch: { type: 'string', desc: 'GPU architecture (nvidia, amd)' },
   gpu_display_active: { type: 'bool', desc: 'a display is attached (alias display_active)' },
   gpu_frac: { type: 'float', desc: 'share of the machine’s GPUs in the offer' },
@@ -118,9 +119,11 @@ export interface QueryFields {
   fields: Record<string, FieldDef>;
   aliases: Record<string, string>;
   command: string;
+  /** The values numeric fields take (the server's table): a comparison none of them passes is refused before sending. */
+  ranges?: Readonly<Record<string, { min: number; max: number; what: string }>>;
 }
 
-export const OFFER_QUERY: QueryFields = { fields: OFFER_FIELDS, aliases: OFFER_ALIASES, command: 'search offers' };
+export const OFFER_QUERY: QueryFields = { fields: OFFER_FIELDS, aliases: OFFER_ALIASES, command: 'search offers', ranges: OFFER_FIELD_RANGES };
 
 export function resolveField(name: string, q: QueryFields = OFFER_QUERY): string {
   const field = q.aliases[name] ?? name;
@@ -211,6 +214,16 @@ export function tokenize(query: string): Comparison[] {
   return out;
 }
 
+/**
+ * The server's rule (issue 29 item 5), before sending: a comparison no value of the field passes (`reliability>99`
+ * on a 0–1 field) is refused, in the words of the query. `v` is in the API's units, as the range is.
+ */
+function checkRange(q: QueryFields, field: string, c: Comparison, text: string, v: FilterValue): void {
+  const r = q.ranges?.[field];
+  if (!r || typeof v !== 'number' || !rangeRefuses(r, c.op, v)) return;
+  throw new QueryError(`${c.field} ${c.op} ${text}: cannot match: ${field} is ${r.what}`);
+}
+
 /** Items of `[a, "b c", d]` (or `a,b`), quotes kept for convert() to see. */
 function listItems(value: string): string[] {
   const inner = value.startsWith('[') ? value.slice(1, -1) : value;
@@ -242,12 +255,14 @@ export function parseOfferQuery(query: string, base: OfferFilter = {}, q: QueryF
       value = items.map((x) => {
         const v = convert(def, field, x);
         if (v === null) throw new QueryError(`${c.field} ${c.op}: null cannot be in a list`);
+        checkRange(q, field, c, x, v);
         return v;
       });
     } else {
       if (c.value.startsWith('[')) throw new QueryError(`${c.field}: a [list] needs in or notin, not ${c.op}`);
       value = convert(def, field, c.value);
       if (value === null && c.op !== 'eq' && c.op !== 'neq') throw new QueryError(`${c.field}: null only works with = or !=`);
+      checkRange(q, field, c, c.value, value);
     }
     res[field] = { ...res[field], [c.op]: value };
   }

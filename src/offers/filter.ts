@@ -10,6 +10,7 @@
  */
 import { ApiError } from '../platform/errors.js';
 import { driverCode } from '../fleet/fleet-offers.js';
+import { checkDepth, echo, shown } from './filter-input.js';
 
 export const OPS = ['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'in', 'notin'] as const;
 export type Op = (typeof OPS)[number];
@@ -32,6 +33,31 @@ export interface FieldDef<R, C> {
    * (Float64Array for numbers and booleans) and filters scan that column instead of calling `get`.
    */
   static?: boolean;
+  /**
+   * A second value of the row's string that equality filters (eq, neq, in, notin) also match, from the value alone:
+   * geolocation's country code (`"California, US"` → `US`, offer-geo.ts). Ordering compares the value only.
+   */
+  alt?: (value: string) => string | null;
+  /** A filter value that stands for several (a region name for its countries): `eq` becomes `in`, `neq` `notin`. */
+  expand?: (value: string) => readonly string[] | undefined;
+  /** The values a numeric field can take: a comparison that no value in it passes is refused (see checkRange). */
+  range?: FieldRange;
+}
+
+/** A numeric field's possible values, `what` saying them in words for the error (`a fraction from 0 to 1`). */
+export interface FieldRange {
+  min: number;
+  max: number;
+  what: string;
+}
+
+/**
+ * Values of a string field that exist (GPU models): any other value in eq, neq, in or notin is refused as a typo,
+ * `expected` saying what would be accepted for the value given.
+ */
+export interface KnownValues {
+  has: (normalized: string) => boolean;
+  expected: (given: string) => string;
 }
 
 export type FieldTable<R, C> = Record<string, FieldDef<R, C>>;
@@ -63,9 +89,12 @@ export interface ParseOptions {
   aliases?: Record<string, string>;
   /** Largest `limit`; a larger one is served as this many (a server maximum, as for charges). */
   maxLimit: number;
+  /** Fields whose string values must be known ones (`gpu_name`: the catalogue's and the fleet's models). */
+  known?: Record<string, KnownValues>;
 }
 
 const bad = (msg: string) => new ApiError('bad_request', msg);
+const EQUALITY: ReadonlySet<Op> = new Set(['eq', 'neq', 'in', 'notin']);
 const NUMERIC = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
 const TRUE = new Set(['true', 'True', 'TRUE', '1']);
 const FALSE = new Set(['false', 'False', 'FALSE', '0']);
@@ -74,7 +103,7 @@ const FALSE = new Set(['false', 'False', 'FALSE', '0']);
 export function coerce(def: FieldDef<any, any>, value: unknown, where: string): Comparable {
   if (value === null) return null;
   const fail = (): never => {
-    throw bad(`${where}: ${JSON.stringify(value)} is not a valid ${def.type === 'integer' ? 'number' : def.type}`);
+    throw bad(`${where}: ${echo(value)} is not a valid ${def.type === 'integer' ? 'number' : def.type}`);
   };
   switch (def.type) {
     case 'number':
@@ -107,7 +136,7 @@ export function coerce(def: FieldDef<any, any>, value: unknown, where: string): 
 
 function parseLimit(value: unknown, maxLimit: number): number {
   const n = typeof value === 'string' && NUMERIC.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw bad(`limit: ${JSON.stringify(value)} is not a positive integer`);
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw bad(`limit: ${echo(value)} is not a positive integer`);
   return Math.min(n, maxLimit);
 }
 
@@ -119,17 +148,35 @@ function parseOrder<R, C>(value: unknown, fields: FieldTable<R, C>, aliases: Rec
       throw bad(`order[${i}]: must be a [field, "asc"|"desc"] pair`);
     }
     const field = aliases[pair[0]] ?? pair[0];
-    if (!Object.hasOwn(fields, field)) throw bad(`order[${i}]: unknown field ${JSON.stringify(pair[0])}`);
+    if (!Object.hasOwn(fields, field)) throw bad(`order[${i}]: unknown field ${echo(pair[0])}`);
     const dir = pair.length === 2 ? pair[1] : 'asc';
-    if (dir !== 'asc' && dir !== 'desc') throw bad(`order[${i}]: direction must be "asc" or "desc", got ${JSON.stringify(dir)}`);
+    if (dir !== 'asc' && dir !== 'desc') throw bad(`order[${i}]: direction must be "asc" or "desc", got ${echo(dir)}`);
     return { field, desc: dir === 'desc' };
   });
+}
+
+/**
+ * Refuses a comparison no value of the field's range passes (issue 29 item 5: `reliability>99` on a 0–1 field is a
+ * mistake, never a silent empty list): eq, neq, in or notin given a value the field never takes (as an unknown GPU
+ * model), or an ordering bound beyond the range. A bound that every value passes (`reliability>=0`) is kept.
+ */
+export function rangeRefuses(r: FieldRange, op: Op, v: number): boolean {
+  // An open side (an infinite bound) refuses nothing: `num_gpus>1e999` is a bound, not a mistake about the field.
+  if (op === 'gt') return Number.isFinite(r.max) && v >= r.max;
+  if (op === 'lt') return Number.isFinite(r.min) && v <= r.min;
+  return op === 'gte' ? v > r.max : op === 'lte' ? v < r.min : v < r.min || v > r.max;
+}
+
+function checkRange(r: FieldRange, key: string, op: Op, v: number, where: string, raw: unknown): void {
+  if (rangeRefuses(r, op, v)) throw bad(`${where}: ${echo(raw)} cannot match: ${shown(key)} is ${r.what}`);
 }
 
 /** Parses and validates a filter body against a field table. Throws ApiError `bad_request` naming what is wrong. */
 export function parseFilterBody<R, C>(body: unknown, fields: FieldTable<R, C>, opts: ParseOptions): ParsedQuery {
   if (body === undefined || body === null) body = {};
   if (typeof body !== 'object' || Array.isArray(body)) throw bad('body: must be a JSON object of filters');
+  // First: every message below may echo a value, and the rest of the work is proportional to the body.
+  checkDepth(body, 'body');
   const aliases = opts.aliases ?? {};
   const q: ParsedQuery = { clauses: [], order: [], limit: undefined, options: {} };
   for (const [key, raw] of Object.entries(body as Record<string, unknown>)) {
@@ -146,22 +193,42 @@ export function parseFilterBody<R, C>(body: unknown, fields: FieldTable<R, C>, o
       continue;
     }
     const field = aliases[key] ?? key;
-    if (!Object.hasOwn(fields, field)) throw bad(`${key}: unknown field`);
+    if (!Object.hasOwn(fields, field)) throw bad(`${shown(key)}: unknown field`);
     const def = fields[field];
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      throw bad(`${key}: must be an object of operators, e.g. {"eq": value}`);
+      throw bad(`${shown(key)}: must be an object of operators, e.g. {"eq": value}`);
     }
+    const known = opts.known && Object.hasOwn(opts.known, field) ? opts.known[field] : undefined;
+    /** One value of a clause, coerced and checked against the field's range and known values. */
+    const valueOf = (op: Op, value: unknown, where: string): Comparable => {
+      const v = coerce(def, value, where);
+      if (v === null) return v;
+      if (def.range && typeof v === 'number') checkRange(def.range, key, op, v, where, value);
+      if (known && EQUALITY.has(op) && typeof v === 'string' && !known.has(v)) throw bad(`${where}: ${echo(value)} cannot match: ${known.expected(String(value))}`);
+      return v;
+    };
     for (const [op, value] of Object.entries(raw as Record<string, unknown>)) {
-      if (!(OPS as readonly string[]).includes(op)) throw bad(`${key}.${op}: unknown operator (use ${OPS.join(', ')})`);
+      if (!(OPS as readonly string[]).includes(op)) throw bad(`${shown(key)}.${shown(op)}: unknown operator (use ${OPS.join(', ')})`);
+      const where = `${shown(key)}.${op}`;
       if (op === 'in' || op === 'notin') {
-        if (!Array.isArray(value)) throw bad(`${key}.${op}: must be an array`);
-        q.clauses.push({ field, op, value: value.map((v, i) => coerce(def, v, `${key}.${op}[${i}]`)) });
+        if (!Array.isArray(value)) throw bad(`${where}: must be an array`);
+        const items = value.flatMap((x: unknown, i): Comparable[] => {
+          const many = def.expand && typeof x === 'string' ? def.expand(x) : undefined;
+          return many ? [...many] : [valueOf(op, x, `${where}[${i}]`)];
+        });
+        q.clauses.push({ field, op, value: items });
         continue;
       }
       // The vastai client's wildcard (`self-test machine`: `"verified": {"eq": "any"}`): no condition on the field.
       if (value === 'any' && (op === 'eq' || op === 'neq') && def.type !== 'string') continue;
-      const v = coerce(def, value, `${key}.${op}`);
-      if (v === null && op !== 'eq' && op !== 'neq') throw bad(`${key}.${op}: null can only be compared with eq or neq`);
+      const many = def.expand && typeof value === 'string' ? def.expand(value) : undefined;
+      if (many) {
+        if (op !== 'eq' && op !== 'neq') throw bad(`${where}: ${echo(value)} names several values: compare it with eq, neq, in or notin`);
+        q.clauses.push({ field, op: op === 'eq' ? 'in' : 'notin', value: [...many] });
+        continue;
+      }
+      const v = valueOf(op as Op, value, where);
+      if (v === null && op !== 'eq' && op !== 'neq') throw bad(`${where}: null can only be compared with eq or neq`);
       q.clauses.push({ field, op: op as Op, value: v });
     }
   }
@@ -210,8 +277,37 @@ function reader<R, C>(rows: readonly R[], name: string, def: FieldDef<R, C>, ctx
   return isNumeric(def.type) ? (_i, r) => toNum(get(r, ctx)) : (_i, r) => get(r, ctx);
 }
 
-export function compileClause<R, C>(c: Clause, read: (i: number, row: R) => Comparable, numeric: boolean): Pred<R, C> {
+/** A reader of a field's second value (FieldDef.alt), from a column of its own when the field is static. */
+function altReader<R, C>(rows: readonly R[], name: string, def: FieldDef<R, C>, ctx: C, cache?: ColumnCache<R>): ((i: number, row: R) => Comparable) | undefined {
+  const alt = def.alt;
+  if (!alt) return undefined;
+  const get = (row: R, c: C) => {
+    const v = def.get(row, c);
+    return typeof v === 'string' ? alt(v) : null;
+  };
+  return reader(rows, `${name}\u0000alt`, { type: 'string', get, static: def.static }, ctx, cache);
+}
+
+/**
+ * One clause as a predicate over `read`. `readAlt` reads the row's second value (FieldDef.alt) that equality
+ * operators also match; a missing one (null) matches nothing, not even `eq null`.
+ */
+export function compileClause<R, C>(
+  c: Clause,
+  read: (i: number, row: R) => Comparable,
+  numeric: boolean,
+  readAlt?: (i: number, row: R) => Comparable,
+): Pred<R, C> {
   const norm = (v: Comparable) => (numeric ? toNum(v) : v);
+  if (readAlt && !numeric && EQUALITY.has(c.op)) {
+    const set = new Set(Array.isArray(c.value) ? c.value : [c.value]);
+    const match = (i: number, r: R) => {
+      if (set.has(read(i, r))) return true;
+      const a = readAlt(i, r);
+      return a !== null && set.has(a);
+    };
+    return c.op === 'eq' || c.op === 'in' ? match : (i, r) => !match(i, r);
+  }
   if (c.op === 'in' || c.op === 'notin') {
     const set = new Set((c.value as Comparable[]).map(norm));
     return c.op === 'in' ? (i, r) => set.has(read(i, r)) : (i, r) => !set.has(read(i, r));
@@ -248,7 +344,10 @@ export function compileClause<R, C>(c: Clause, read: (i: number, row: R) => Comp
 /** One predicate for all clauses: every operator on every field must hold. Column clauses run first (cheapest). */
 export function compileFilter<R, C>(clauses: Clause[], fields: FieldTable<R, C>, rows: readonly R[], ctx: C, cache?: ColumnCache<R>): Pred<R, C> {
   const sorted = [...clauses].sort((a, b) => Number(!fields[a.field].static) - Number(!fields[b.field].static));
-  const preds = sorted.map((c) => compileClause<R, C>(c, reader(rows, c.field, fields[c.field], ctx, cache), isNumeric(fields[c.field].type)));
+  const preds = sorted.map((c) => {
+    const def = fields[c.field];
+    return compileClause<R, C>(c, reader(rows, c.field, def, ctx, cache), isNumeric(def.type), altReader(rows, c.field, def, ctx, cache));
+  });
   if (preds.length === 0) return () => true;
   return (i, row, ctx) => {
     for (let k = 0; k < preds.length; k++) if (!preds[k](i, row, ctx)) return false;

@@ -17,7 +17,15 @@ export type StrGetter = (o: OfferEntry) => string | null;
 export interface StringColumn {
   codes: Int32Array;
   values: (string | null)[];
+  /**
+   * The field's second value (FieldDef.alt) of each distinct value, by code, when it has one: geolocation's country,
+   * worked out once per distinct place as it enters the dictionary, never per offer or per search.
+   */
+  alts?: (string | null)[];
 }
+
+/** A string field's second value of a value (FieldDef.alt). */
+export type AltOf = (value: string) => string | null;
 
 interface NumEntry {
   get: NumGetter;
@@ -42,6 +50,7 @@ function widen(r: Range, v: number): void {
 
 interface StrEntry {
   get: StrGetter;
+  alt?: AltOf;
   col: StringColumn;
   ids: Map<string | null, number>;
 }
@@ -180,11 +189,11 @@ export class OfferColumns {
     return this.nums.get(name)?.range;
   }
 
-  /** The string column `name` (built with `get` on first use; `get` must depend on the offer alone). */
-  str(name: string, get: StrGetter): StringColumn {
+  /** The string column `name` (built with `get` and `alt` on first use; `get` must depend on the offer alone). */
+  str(name: string, get: StrGetter, alt?: AltOf): StringColumn {
     let e = this.strs.get(name);
     if (!e) {
-      e = { get, col: { codes: new Int32Array(this.capacity), values: [] }, ids: new Map() };
+      e = { get, alt, col: { codes: new Int32Array(this.capacity), values: [], alts: alt && [] }, ids: new Map() };
       for (let i = 0; i < this.slots.length; i++) {
         const o = this.slots[i];
         if (o) e.col.codes[i] = code(e, get(o));
@@ -200,14 +209,15 @@ function code(e: StrEntry, v: string | null): number {
   if (c === undefined) {
     c = e.col.values.length;
     e.col.values.push(v);
+    if (e.alt) e.col.alts!.push(v === null ? null : e.alt(v));
     e.ids.set(v, c);
   }
   return c;
 }
 
 /** A string column built for one search (a string field that depends on the search; none today). */
-export function transientStringColumn(slots: readonly (OfferEntry | null)[], get: StrGetter): StringColumn {
-  const e: StrEntry = { get, col: { codes: new Int32Array(slots.length), values: [] }, ids: new Map() };
+export function transientStringColumn(slots: readonly (OfferEntry | null)[], get: StrGetter, alt?: AltOf): StringColumn {
+  const e: StrEntry = { get, alt, col: { codes: new Int32Array(slots.length), values: [], alts: alt && [] }, ids: new Map() };
   for (let i = 0; i < slots.length; i++) {
     const o = slots[i];
     if (o) e.col.codes[i] = code(e, get(o));

@@ -17,7 +17,8 @@ import {
   UNRENTABLE_FAULTS,
   MAX_MAINT_WINDOWS,
 } from '../fleet/fleet-offers.js';
-import type { FieldDef, FieldTable, FieldType } from './filter.js';
+import type { FieldDef, FieldRange, FieldTable, FieldType } from './filter.js';
+import { countryCode, countryOf, regionCountries } from './offer-geo.js';
 import { diskHourly, toDollars } from '../platform/money.js';
 
 type Def = FieldDef<OfferEntry, OfferContext>;
@@ -40,7 +41,36 @@ const gpuNameKey = (o: OfferEntry) => {
   return k;
 };
 
-export const OFFER_FIELDS: FieldTable<OfferEntry, OfferContext> = {
+/**
+ * The values numeric offer fields take (issue 29 item 5): a filter no such value passes (`reliability>99`) is a 400
+ * naming the field and this, not an empty list. The spec's fields table: reliability is a fraction; the rest are
+ * counts, sizes and prices, never negative. Shared with the CLI, which checks them before sending.
+ */
+const FRACTION: FieldRange = { min: 0, max: 1, what: 'a fraction from 0 to 1 (0.99 is 99 %)' };
+const NOT_NEGATIVE: FieldRange = { min: 0, max: Number.POSITIVE_INFINITY, what: 'never negative' };
+export const OFFER_FIELD_RANGES: Readonly<Record<string, FieldRange>> = {
+  reliability: FRACTION,
+  reliability2: FRACTION,
+  gpu_frac: FRACTION,
+  num_gpus: { min: 1, max: Number.POSITIVE_INFINITY, what: 'a number of GPUs, at least 1' },
+  ...Object.fromEntries(
+    ['gpu_ram', 'gpu_total_ram', 'cpu_ram', 'cpu_cores', 'cpu_cores_effective', 'disk_space', 'direct_port_count', 'dph_total', 'dph_base']
+      .map((k) => [k, NOT_NEGATIVE]),
+  ),
+};
+
+/**
+ * geolocation (`"California, US"`): a two-letter code matches the country part, a region name its countries
+ * (offer-geo.ts); codes compare in upper case, as offers write them.
+ */
+export const GEOLOCATION_MATCHING = {
+  normalize: (s: string) => countryCode(s) ?? s,
+  alt: countryOf,
+  expand: regionCountries,
+} as const satisfies Partial<FieldDef<unknown, unknown>>;
+const geolocation = (get: (o: OfferEntry) => string): Def => ({ ...str(get), ...GEOLOCATION_MATCHING });
+
+const FIELDS: FieldTable<OfferEntry, OfferContext> = {
   id: int((o) => o.id),
   ask_contract_id: int((o) => o.id),
   bundle_id: int((o) => o.id),
@@ -85,7 +115,7 @@ export const OFFER_FIELDS: FieldTable<OfferEntry, OfferContext> = {
   ubuntu_version: str((o) => o.machine.spec.ubuntu_version),
   reliability: num((o) => o.machine.spec.reliability),
   reliability2: num((o) => o.machine.spec.reliability),
-  geolocation: str((o) => o.machine.spec.geolocation),
+  geolocation: geolocation((o) => o.machine.spec.geolocation),
   datacenter: bool((o) => o.machine.spec.datacenter),
   hosting_type: int((o) => (o.machine.spec.datacenter ? 1 : 0)),
   static_ip: bool((o) => o.machine.spec.static_ip),
@@ -108,6 +138,10 @@ export const OFFER_FIELDS: FieldTable<OfferEntry, OfferContext> = {
   duration: dyn(num((o, c) => Math.max(0, o.machine.end_date - c.now))),
   end_date: num((o) => o.machine.end_date),
 };
+
+export const OFFER_FIELDS: FieldTable<OfferEntry, OfferContext> = Object.fromEntries(
+  Object.entries(FIELDS).map(([k, d]) => [k, Object.hasOwn(OFFER_FIELD_RANGES, k) ? { ...d, range: OFFER_FIELD_RANGES[k] } : d]),
+);
 
 /** Short names of the vastai query language, accepted from raw API callers too. */
 /**

@@ -34,7 +34,7 @@ function accessors(cols: OfferColumns, ctx: OfferContext): (field: string) => Ac
     const def = OFFER_FIELDS[field];
     if (def.type === 'string') {
       const get = (o: OfferEntry) => def.get(o, ctx) as string | null;
-      a = { kind: 'str', col: def.static ? cols.str(field, get) : transientStringColumn(cols.slots, get) };
+      a = { kind: 'str', col: def.static ? cols.str(field, get, def.alt) : transientStringColumn(cols.slots, get, def.alt) };
     } else if (def.static) {
       a = { kind: 'col', col: colOf(field), range: cols.range(field) };
     } else if (Object.hasOwn(OFFER_DYNAMIC, field)) {
@@ -52,6 +52,16 @@ function accessors(cols: OfferColumns, ctx: OfferContext): (field: string) => Ac
     made.set(field, a);
     return a;
   };
+}
+
+/**
+ * The distinct values of a static string field among the offers: its column's dictionary (values of offers gone since
+ * the index's generation began included).
+ */
+export function distinctValues(cols: OfferColumns, field: string): readonly (string | null)[] {
+  const def = OFFER_FIELDS[field];
+  // A static field's value depends on the offer alone: its context is never read.
+  return cols.str(field, (o) => def.get(o, undefined as never) as string | null, def.alt).values;
 }
 
 /** The candidates `pass` accepts; `pass` gets each one's slot and position. */
@@ -248,8 +258,8 @@ function applyPlan(cols: OfferColumns, planned: Planned[], cand: Int32Array, wor
     if (cand.length === 0) break;
     if (a.kind === 'str') {
       // One test per distinct value, then a table lookup per offer.
-      const { codes, values: dict } = a.col;
-      const pred = compileClause<undefined, undefined>(c, (k) => dict[k], false);
+      const { codes, values: dict, alts } = a.col;
+      const pred = compileClause<undefined, undefined>(c, (k) => dict[k], false, alts && ((k) => alts[k]));
       const mask = new Uint8Array(dict.length);
       for (let k = 0; k < dict.length; k++) mask[k] = pred(k, undefined, undefined) ? 1 : 0;
       cand = keep(cand, (i) => mask[codes[i]] === 1, work);

@@ -5,10 +5,12 @@ import { ApiError } from '../platform/errors.js';
 import type { Clock } from '../platform/clock.js';
 import { DEFAULT_ALLOCATED_STORAGE_GB, type OfferContext, type OfferEntry, type SearchType } from '../fleet/fleet-offers.js';
 import type { FleetIndex } from '../fleet/fleet-index.js';
-import { coerce, parseFilterBody, type ParsedQuery } from './filter.js';
+import { coerce, parseFilterBody, type KnownValues, type ParsedQuery } from './filter.js';
+import { checkDepth, echo } from './filter-input.js';
+import { knownGpuModels } from './offer-gpu-models.js';
 import { OfferColumns } from './offer-columns.js';
 import { offerJsonWriter } from './offer-json.js';
-import { searchOffers } from './offer-search.js';
+import { distinctValues, searchOffers } from './offer-search.js';
 import { OFFER_FIELD_ALIASES, OFFER_FIELDS } from './offer-fields.js';
 import { anonymousSearchLimit } from './anonymous-search-limit.js';
 
@@ -35,7 +37,7 @@ export const OFFER_SEARCH_OPTIONS = {
   type: (v: unknown): SearchType => {
     if (v === null || v === undefined) return 'ondemand';
     if (typeof v !== 'string' || !Object.hasOwn(SEARCH_TYPES, v)) {
-      throw bad(`type: must be one of ${Object.keys(SEARCH_TYPES).join(', ')}, got ${JSON.stringify(v)}`);
+      throw bad(`type: must be one of ${Object.keys(SEARCH_TYPES).join(', ')}, got ${echo(v)}`);
     }
     return SEARCH_TYPES[v];
   },
@@ -71,9 +73,12 @@ export type SearchCaller = { anonymousAddress: string } | undefined;
 /** Ends every search's order, so that equal keys come back in one order (offer id ascending). */
 export const OFFER_SEARCH_TIEBREAK = { field: 'id', desc: false } as const;
 
-/** A search body as a query and the context its derived fields are computed in, at time `now`. */
-export function parseOfferSearch(body: unknown, now: number): { q: ParsedQuery; ctx: OfferContext; limit: number } {
-  const q = parseFilterBody(body, OFFER_FIELDS, { options: OFFER_SEARCH_OPTIONS, aliases: OFFER_FIELD_ALIASES, maxLimit: OFFER_SEARCH_MAX_LIMIT });
+/**
+ * A search body as a query and the context its derived fields are computed in, at time `now`. `known`: fields whose
+ * values must exist (gpu_name: the GPU models, from the fleet the search runs over).
+ */
+export function parseOfferSearch(body: unknown, now: number, known?: Record<string, KnownValues>): { q: ParsedQuery; ctx: OfferContext; limit: number } {
+  const q = parseFilterBody(body, OFFER_FIELDS, { options: OFFER_SEARCH_OPTIONS, aliases: OFFER_FIELD_ALIASES, maxLimit: OFFER_SEARCH_MAX_LIMIT, known });
   const ctx: OfferContext = {
     type: (q.options.type as SearchType | undefined) ?? 'ondemand',
     storage_gb: (q.options.allocated_storage as number | undefined) ?? DEFAULT_ALLOCATED_STORAGE_GB,
@@ -101,6 +106,12 @@ const WARM_SEARCH = {
 export function offersServiceFactory({ index, clock, anonymousSearchesPerMinute }: OffersDeps) {
   const columns = new OfferColumns();
   const writer = offerJsonWriter();
+  // The fleet's models as the columns last synced them: a search checks its gpu_name values against the offers it
+  // searches (issue 29 item 5).
+  const gpuModels = knownGpuModels(
+    () => distinctValues(columns, 'gpu_name'),
+    () => new Set(columns.slots.flatMap((o) => (o ? [o.machine.gpu_name] : []))),
+  );
   const anonymousLimit = anonymousSearchesPerMinute === null ? null : anonymousSearchLimit(clock, anonymousSearchesPerMinute);
 
   /** Counts a search without a key against its address (429 past the limit); one with a key passes. */
@@ -113,8 +124,11 @@ export function offersServiceFactory({ index, clock, anonymousSearchesPerMinute 
 
   /** The offers a search body selects, in order (validated; 400 naming the mistake). */
   async function select(body: unknown): Promise<{ rows: OfferEntry[]; ctx: OfferContext }> {
-    const { q, ctx, limit } = parseOfferSearch(body, clock.now());
+    const now = clock.now();
+    // Before any work on the body or the index: a body nested too deep is refused at once (issue 29 item 21).
+    checkDepth(body, 'body');
     columns.sync(await index.current());
+    const { q, ctx, limit } = parseOfferSearch(body, now, { gpu_name: gpuModels });
     const rows = searchOffers(columns, q, ctx, limit, OFFER_SEARCH_TIEBREAK);
     return { rows, ctx };
   }

@@ -109,13 +109,31 @@ export function installErrorHandling(
 /** A `"__proto__":` key in JSON text, its letters possibly escaped (as secure-json-parse, Fastify's own parser, looks). */
 const PROTO_KEY = /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/;
 
-/** The path of the first `__proto__` key in a parsed value, if any. */
+/** How much of a deep key's path an error message shows: its start, `…`, and its end (the key itself). */
+const MAX_PATH_SHOWN = 48;
+const MAX_PATH_TAIL = 16;
+
+/**
+ * The path of a `__proto__` key in a parsed value, if any. A walk with its own stack, not recursion: JSON.parse
+ * builds 200,000 levels of nesting within the body limit, and a recursive walk of them overflowed the call stack (a
+ * 500; issue 29 item 21). Each entry's path is built only when its key is found, from its parent chain.
+ */
 function protoPath(value: unknown, path: string): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  if (Object.hasOwn(value, '__proto__')) return `${path}.__proto__`;
-  for (const [k, v] of Object.entries(value)) {
-    const found = protoPath(v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`);
-    if (found) return found;
+  type Entry = { v: unknown; key: string; up: Entry | undefined };
+  const stack: Entry[] = [{ v: value, key: path, up: undefined }];
+  while (stack.length) {
+    const e = stack.pop()!;
+    if (typeof e.v !== 'object' || e.v === null) continue;
+    if (Object.hasOwn(e.v, '__proto__')) {
+      const parts: string[] = ['.__proto__'];
+      for (let at: Entry | undefined = e; at; at = at.up) parts.push(at.key);
+      const whole = parts.reverse().join('');
+      return whole.length > MAX_PATH_SHOWN ? `${whole.slice(0, MAX_PATH_SHOWN)}…${whole.slice(-MAX_PATH_TAIL)}` : whole;
+    }
+    const list = Array.isArray(e.v);
+    for (const [k, v] of Object.entries(e.v).reverse()) {
+      if (typeof v === 'object' && v !== null) stack.push({ v, key: list ? `[${k}]` : `.${k}`, up: e });
+    }
   }
   return undefined;
 }

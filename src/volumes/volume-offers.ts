@@ -8,7 +8,7 @@
 import { driverCode, isRentable, OFFER_ID_STRIDE, type MachineRecord } from '../fleet/fleet-offers.js';
 import { diskHourly, toDollars } from '../platform/money.js';
 import { type FieldDef, type FieldTable, type FieldType } from '../offers/filter.js';
-import { normalizeGpuName } from '../offers/offer-fields.js';
+import { GEOLOCATION_MATCHING, normalizeGpuName, OFFER_FIELD_RANGES } from '../offers/offer-fields.js';
 import type { Static } from 'typebox';
 import type { VolumeOfferObject } from './volumes-schemas.js';
 
@@ -105,9 +105,10 @@ export const VOLUME_OFFER_FIELDS: FieldTable<VolumeOffer, VolumeOfferContext> = 
   field('ubuntu_version', 'string'),
   field('inet_up', 'number'),
   field('inet_down', 'number'),
-  field('reliability', 'number'),
-  field('reliability2', 'number'),
-  field('geolocation', 'string'),
+  field('reliability', 'number', { range: OFFER_FIELD_RANGES.reliability }),
+  field('reliability2', 'number', { range: OFFER_FIELD_RANGES.reliability2 }),
+  // Country codes and region names as in offer search (issue 29 item 4).
+  field('geolocation', 'string', GEOLOCATION_MATCHING),
   field('datacenter', 'boolean'),
   field('static_ip', 'boolean'),
   field('external', 'boolean'),

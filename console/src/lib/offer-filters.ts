@@ -5,6 +5,7 @@
  * parser refuses gets its message next to that field.
  */
 import { DEFAULT_OFFER_QUERY, parseOfferQuery, parseOrder, QueryError } from '../../../src/cli/offer-query.js';
+import { countryCode, GEO_REGIONS, regionCountries } from '../../../src/offers/offer-geo.js';
 
 export interface OfferForm {
   /** GPU model, e.g. `RTX 4090`. */
@@ -19,7 +20,7 @@ export interface OfferForm {
   maxPrice: string;
   /** At least this reliability, 0 to 1. */
   minReliability: string;
-  /** Country codes, comma-separated (`US, CA`). */
+  /** Country codes or region names, comma-separated (`US, CA`, `Europe`, `North_America`). */
   region: string;
   /** Only verified hosts (the CLI's default filter). */
   verified: boolean;
@@ -77,10 +78,32 @@ function comparisons(f: OfferForm): [keyof OfferForm, string][] {
   if (t(f.cpuRam)) out.push(['cpuRam', `cpu_ram>=${t(f.cpuRam)}`]);
   if (t(f.maxPrice)) out.push(['maxPrice', `dph_total<=${t(f.maxPrice)}`]);
   if (t(f.minReliability)) out.push(['minReliability', `reliability>=${t(f.minReliability)}`]);
-  const regions = f.region.split(/[\s,]+/).filter(Boolean).map((r) => r.toUpperCase());
-  if (regions.length) out.push(['region', `geolocation in [${regions.join(',')}]`]);
+  const regions = regionItems(f.region);
+  // A region's name is written with `_` for its spaces, as the CLI takes it (North_America).
+  if (regions.length) out.push(['region', `geolocation in [${regions.map((r) => r.replace(/\s+/g, '_')).join(',')}]`]);
   if (!f.verified) out.push(['verified', 'verified=any']);
   return out;
+}
+
+/** The region names the Regions box takes (the vastai client's, `launch instance --region`). */
+export const REGION_NAMES = Object.keys(GEO_REGIONS);
+
+/**
+ * The Regions box's items: comma-separated, each a two-letter country code (any case; several may be separated by
+ * spaces, `US CA`) or a region name (`Europe`, `North America`); codes in upper case.
+ */
+export function regionItems(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .flatMap((item) => (regionCountries(item) ? [item] : item.split(/\s+/)))
+    .map((x) => countryCode(x) ?? x);
+}
+
+/** The first item of the Regions box that is neither a country code nor a region, if any. */
+function badRegion(text: string): string | undefined {
+  return regionItems(text).find((x) => !countryCode(x) && !regionCountries(x));
 }
 
 /** The search as the CLI would be told it: `gpuplane search offers '<this>'` (shown under the form). */
@@ -102,8 +125,13 @@ export type FormErrors = Partial<Record<keyof OfferForm, string>>;
  */
 export function buildSearch(f: OfferForm): { search: Record<string, unknown>; errors: null } | { search: null; errors: FormErrors } {
   const errors: FormErrors = {};
+  const region = badRegion(f.region);
+  if (region !== undefined) {
+    errors.region = `${JSON.stringify(region)} is neither a two-letter country code nor a region (${REGION_NAMES.join(', ')})`;
+  }
   let body: Record<string, unknown> = DEFAULT_OFFER_QUERY();
   for (const [field, c] of comparisons(f)) {
+    if (errors[field]) continue;
     try {
       body = parseOfferQuery(c, body as ReturnType<typeof DEFAULT_OFFER_QUERY>);
     } catch (err) {
@@ -120,6 +148,21 @@ export function buildSearch(f: OfferForm): { search: Record<string, unknown>; er
   body.limit = SEARCH_LIMIT;
   body.allocated_storage = SEARCH_STORAGE_GB;
   return { search: body, errors: null };
+}
+
+/** The form field each filter field of the server's messages comes from (`gpu_name.eq: …` is the GPU model's). */
+const FORM_FIELD_OF: Record<string, keyof OfferForm> = {
+  gpu_name: 'gpu', num_gpus: 'count', gpu_ram: 'gpuRam', cpu_ram: 'cpuRam', dph_total: 'maxPrice', reliability: 'minReliability',
+  geolocation: 'region', order: 'order',
+};
+
+/**
+ * The form field a search's refusal is about (the server names the filter first: `gpu_name.eq: "RTX4090" cannot
+ * match: …`), or undefined: the form then shows the message on its own, in place of the offers (issue 29 item 5).
+ */
+export function formFieldOfError(msg: string): keyof OfferForm | undefined {
+  const m = /^([A-Za-z0-9_]+)(?:[.[:]|$)/.exec(msg);
+  return m && Object.hasOwn(FORM_FIELD_OF, m[1]) ? FORM_FIELD_OF[m[1]] : undefined;
 }
 
 /** A click on a column header: that field ascending, or descending when it was already ascending. */

@@ -4,7 +4,9 @@
  */
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { api, errorText } from '../lib/api.js';
-import { buildSearch, cliCommand, formFromParams, formToParams, sortOf, toggleOrder, type OfferForm } from '../lib/offer-filters.js';
+import {
+  buildSearch, cliCommand, formFieldOfError, formFromParams, formToParams, sortOf, toggleOrder, type FormErrors, type OfferForm,
+} from '../lib/offer-filters.js';
 import { navigate, useLocation } from '../lib/router.js';
 import { ErrorNote, Field } from '../components/Field.js';
 import { RentDialog } from '../components/RentDialog.js';
@@ -47,7 +49,12 @@ export default function OffersPage() {
     setError(null);
     api.offers.search(r.search)
       .then((res) => live && setOffers(res.offers))
-      .catch((err) => live && setError(errorText(err)))
+      .catch((err) => {
+        if (!live) return;
+        // A refused search has no offers: the last search's list would read as its answer.
+        setOffers(null);
+        setError(errorText(err));
+      })
       .finally(() => live && setBusy(false));
     return () => {
       live = false;
@@ -65,7 +72,11 @@ export default function OffersPage() {
     navigate(`/offers?${q}`);
   };
   const set = <K extends keyof OfferForm>(k: K, v: OfferForm[K]) => setForm((f) => ({ ...f, [k]: v }));
-  const errs = built.errors ?? {};
+  // A refusal that names a filter (`gpu_name.eq: "RTX4090" cannot match: …`) shows at that field while it still
+  // holds the value searched for; any other shows above the results.
+  const errorField = error ? formFieldOfError(error) : undefined;
+  const fieldError = errorField && form[errorField] === applied[errorField] ? errorField : undefined;
+  const errs: FormErrors = { ...(fieldError ? { [fieldError]: error } : {}), ...(built.errors ?? {}) };
 
   return (
     <section>
@@ -78,7 +89,7 @@ export default function OffersPage() {
           <Field label="RAM at least (GB)" inputMode="decimal" value={form.cpuRam} error={errs.cpuRam} onChange={(e) => set('cpuRam', e.target.value)} />
           <Field label="Price at most ($/hr)" inputMode="decimal" value={form.maxPrice} error={errs.maxPrice} onChange={(e) => set('maxPrice', e.target.value)} />
           <Field label="Reliability at least (0–1)" inputMode="decimal" value={form.minReliability} error={errs.minReliability} onChange={(e) => set('minReliability', e.target.value)} />
-          <Field label="Regions" placeholder="US, DE" hint="Country codes, comma-separated" value={form.region} error={errs.region} onChange={(e) => set('region', e.target.value)} />
+          <Field label="Regions" placeholder="US, DE" hint="Country codes or regions (Europe, North_America …), comma-separated" value={form.region} error={errs.region} onChange={(e) => set('region', e.target.value)} />
           <Field label="Order" hint="Fields, comma-separated; a trailing - sorts descending" value={form.order} error={errs.order} onChange={(e) => set('order', e.target.value)} />
           <div className="field">
             <label className="radio"><input type="checkbox" checked={form.verified} onChange={(e) => set('verified', e.target.checked)} /> Verified hosts only</label>
@@ -94,7 +105,7 @@ export default function OffersPage() {
           <code className="cmd" aria-label="Equivalent CLI command">{cliCommand(form)}</code>
         </div>
       </form>
-      <ErrorNote error={error} />
+      <ErrorNote error={fieldError ? null : error} />
       {created && <p role="status" className="notice">{created}</p>}
       {offers && (
         <div className="table-wrap" tabIndex={0} role="region" aria-label="Offers table, scrollable">
