@@ -73,7 +73,7 @@ export default function OffersPage() {
   };
   const set = <K extends keyof OfferForm>(k: K, v: OfferForm[K]) => setForm((f) => ({ ...f, [k]: v }));
   // A refusal that names a filter (`gpu_name.eq: "RTX4090" cannot match: …`) shows at that field while it still
-  // holds the value searched for; any other shows above the results.
+  // holds the value searched for (edited, the message goes: it was about the old value); any other shows above.
   const errorField = error ? formFieldOfError(error) : undefined;
   const fieldError = errorField && form[errorField] === applied[errorField] ? errorField : undefined;
   const errs: FormErrors = { ...(fieldError ? { [fieldError]: error } : {}), ...(built.errors ?? {}) };
@@ -105,7 +105,7 @@ export default function OffersPage() {
           <code className="cmd" aria-label="Equivalent CLI command">{cliCommand(form)}</code>
         </div>
       </form>
-      <ErrorNote error={fieldError ? null : error} />
+      <ErrorNote error={errorField ? null : error} />
       {created && <p role="status" className="notice">{created}</p>}
       {offers && (
         <div className="table-wrap" tabIndex={0} role="region" aria-label="Offers table, scrollable">
