@@ -9,11 +9,12 @@ import { Link, navigate, useLocation } from './lib/router.js';
 import { useSession } from './lib/session.js';
 import { LoginPage } from './pages/Login.js';
 import { SignUpPage } from './pages/SignUp.js';
+import { ResetPasswordPage } from './pages/ResetPassword.js';
 import { Placeholder } from './pages/Placeholder.js';
 import { PAGES, type PageDef } from './pages.js';
 
 /** Pages reachable signed out. */
-const PUBLIC = new Set(['/login', '/signup']);
+const PUBLIC = new Set(['/login', '/signup', '/reset-password']);
 
 /**
  * The session's context, shown in the header and switched there (issue 15: switching into a team's context). Shown
@@ -102,14 +103,16 @@ export function App() {
 
   useEffect(() => {
     const def = PAGES.find((p) => path === p.path || path.startsWith(`${p.path}/`));
-    document.title = `${def?.title ?? (path === '/signup' ? 'Sign up' : 'Log in')} · gpuplane`;
+    document.title = `${def?.title ?? (path === '/signup' ? 'Sign up' : path === '/reset-password' ? 'Reset password' : 'Log in')} · gpuplane`;
   }, [path]);
 
   if (user === undefined) return <main id="main" aria-busy="true"><p>Loading…</p></main>;
 
   let body: ReactNode;
   if (!user) {
-    body = path === '/signup' ? <SignUpPage /> : <LoginPage notice={search.get('verified') ? 'E-mail address verified: you can log in now.' : undefined} />;
+    const notice = search.get('verified') ? 'E-mail address verified: you can log in now.'
+      : search.get('reset') ? 'Password changed: log in with the new one.' : undefined;
+    body = path === '/signup' ? <SignUpPage /> : path === '/reset-password' ? <ResetPasswordPage /> : <LoginPage notice={notice} />;
   } else {
     const def = PAGES.find((p) => path === p.path || path.startsWith(`${p.path}/`));
     body = def ? <Page def={def} /> : <section><h1>Not found</h1><p>No page at {path}. <Link to="/instances">Go to Instances</Link></p></section>;

@@ -4,6 +4,7 @@
  * read, and sends the CSRF header the server requires of every cookie-authenticated change (src/platform/auth.ts).
  */
 import { createClient, GpuplaneError } from '../../../src/sdk/index.js';
+import { humanMessage } from './messages.js';
 
 /** The header a cross-site form cannot send (src/platform/auth.ts `CSRF_HEADER`). */
 export const CSRF_HEADERS = { 'x-gpuplane-csrf': '1' };
@@ -20,9 +21,9 @@ const watchedFetch = async (input: string, init?: RequestInit): Promise<Response
 export const api = createClient({ url: location.origin, headers: CSRF_HEADERS, maxRetries: 1, fetch: watchedFetch });
 export type Api = typeof api;
 
-/** The words to show for a failed call: the API's `msg`, never a JSON dump. */
+/** The words to show for a failed call: the API's `msg` (its schema messages as a sentence), never a JSON dump. */
 export function errorText(err: unknown): string {
-  if (err instanceof GpuplaneError) return err.msg;
+  if (err instanceof GpuplaneError) return humanMessage(err.msg);
   if (err instanceof Error) return err.message;
   return String(err);
 }

@@ -3,9 +3,12 @@
  * UI": the login's `tfa_secret` authenticates the 2FA calls; contract §3). A TOTP or SMS method of the account, an
  * e-mailed code, or a backup code; SMS and e-mail codes are sent on request. The session is the HttpOnly cookie
  * the server sets; the page never sees it.
+ *
+ * An account whose address is not verified yet is verified here too (issue 29 item 7: after a reload, sign-up no
+ * longer had the code's form and login only said to verify first): the e-mailed code, or a new one, then the login.
  */
 import { useState, type FormEvent } from 'react';
-import { api, errorText } from '../lib/api.js';
+import { api, errorText, GpuplaneError } from '../lib/api.js';
 import { Field, ErrorNote } from '../components/Field.js';
 import { Link } from '../lib/router.js';
 import { useSession } from '../lib/session.js';
@@ -31,25 +34,33 @@ export function LoginPage({ notice }: { notice?: string }) {
   const [busy, setBusy] = useState(false);
   const [challenge, setChallenge] = useState<Challenge | null>(null);
 
+  const [verifying, setVerifying] = useState(false);
+
+  const logIn = async () => {
+    const r = await api.auth.login({ username: email, password, client: 'ui' });
+    if ('tfa_required' in r && r.tfa_required) {
+      setChallenge({ secret: r.tfa_secret, methods: r.methods as Method[] });
+    } else {
+      await refresh(); // App then leaves the sign-in page
+    }
+  };
+
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
     try {
-      const r = await api.auth.login({ username: email, password, client: 'ui' });
-      if ('tfa_required' in r && r.tfa_required) {
-        setChallenge({ secret: r.tfa_secret, methods: r.methods as Method[] });
-      } else {
-        await refresh(); // App then leaves the sign-in page
-      }
+      await logIn();
     } catch (err) {
-      setError(errorText(err));
+      if (err instanceof GpuplaneError && err.error === 'email_not_verified') setVerifying(true);
+      else setError(errorText(err));
     } finally {
       setBusy(false);
     }
   };
 
   if (challenge) return <SecondFactor challenge={challenge} onBack={() => setChallenge(null)} />;
+  if (verifying) return <VerifyEmail email={email} password={password} onVerified={logIn} onBack={() => setVerifying(false)} />;
 
   return (
     <section className="narrow">
@@ -61,7 +72,57 @@ export function LoginPage({ notice }: { notice?: string }) {
         <ErrorNote error={error} />
         <button type="submit" className="primary" disabled={busy}>Log in</button>
       </form>
+      <p><Link to="/reset-password">Forgot your password?</Link></p>
       <p>No account yet? <Link to="/signup">Sign up</Link></p>
+    </section>
+  );
+}
+
+/**
+ * The e-mailed code of an unverified address, with the password just typed (a code that follows a second sign-up of
+ * the address keeps only the latest sign-up's password: login's email-verify.ts), then the login goes on.
+ */
+export function VerifyEmail({ email, password, onVerified, onBack }: { email: string; password: string; onVerified(): Promise<void>; onBack?(): void }) {
+  const [code, setCode] = useState('');
+  const [notice, setNotice] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const run = (fn: () => Promise<void>) => async (e?: FormEvent) => {
+    e?.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await fn();
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const verify = run(async () => {
+    await api.auth.verifyEmail({ email, code: code.trim(), password });
+    await onVerified();
+  });
+  const resend = run(async () => {
+    await api.auth.resendVerification({ email });
+    setNotice(`A new code is on its way to ${email}, if a minute has passed since the last one.`);
+  });
+
+  return (
+    <section className="narrow">
+      <h1>Verify your e-mail</h1>
+      <p>Your e-mail address {email} is not verified yet. Enter the code we e-mailed to it.</p>
+      {notice && <p role="status" className="notice">{notice}</p>}
+      <form onSubmit={verify} noValidate>
+        <Field label="Verification code" inputMode="numeric" autoComplete="one-time-code" required value={code} onChange={(e) => setCode(e.target.value)} />
+        <ErrorNote error={error} />
+        <div className="actions">
+          {onBack && <button type="button" onClick={onBack}>Back</button>}
+          <button type="button" onClick={() => void resend()} disabled={busy}>Send a new code</button>
+          <button type="submit" className="primary" disabled={busy}>Verify and log in</button>
+        </div>
+      </form>
     </section>
   );
 }

@@ -242,6 +242,49 @@ function AuthorizeVerify({ status, busy, error, onFactor }: { status: Status; bu
   return <FactorForm choices={choices} name="authorize-with" sendVia={sendVia} action="Confirm it is me" busy={busy} error={error} onFactor={onFactor} />;
 }
 
+/**
+ * A password change (issue 29 item 7): the current password and the new one, and with 2FA on a second factor too,
+ * asked for in a dialog once the passwords are typed. The server ends every other session.
+ */
+function ChangePassword({ status, onChanged }: { status: Status | null; onChanged(msg: string): void }) {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [asking, setAsking] = useState(false);
+  const change = useAction();
+
+  const submit = async (f: Factor | null) => {
+    const r = await change.run(() => api.auth.changePassword({ current_password: current, new_password: next, ...(f ?? {}) }));
+    if (r) {
+      setAsking(false);
+      setCurrent('');
+      setNext('');
+      onChanged(r.msg);
+    }
+  };
+  const start = (e: FormEvent) => {
+    e.preventDefault();
+    change.clear();
+    if (status?.tfa_enabled) setAsking(true);
+    else void submit(null);
+  };
+  return (
+    <>
+      <form onSubmit={start} noValidate aria-label="Change password">
+        <Field label="Current password" type="password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.target.value)} />
+        <Field label="New password" type="password" autoComplete="new-password" required minLength={8} hint="At least 8 characters. Your other sessions end." value={next} onChange={(e) => setNext(e.target.value)} />
+        {!asking && <ErrorNote error={change.error} />}
+        <button type="submit" className="primary" disabled={change.busy}>Change password</button>
+      </form>
+      {asking && status && (
+        <Modal title="Change password" open onClose={() => setAsking(false)}>
+          <p>Confirm with your second factor.</p>
+          <Verify methods={status.methods} allowEmail action="Change password" busy={change.busy} error={change.error} onFactor={(f) => void submit(f)} />
+        </Modal>
+      )}
+    </>
+  );
+}
+
 export default function SecurityPage() {
   const { user, refresh } = useSession();
   const status = useLoad(() => api.tfa.status());
@@ -265,6 +308,9 @@ export default function SecurityPage() {
       <ErrorNote error={status.error} />
       {notice && <p className="notice" role="status">{notice}</p>}
       {codes && user && !user.restricted && <BackupCodes codes={codes} email={user.email} onDone={() => setCodes(null)} />}
+
+      <h2>Password</h2>
+      <ChangePassword status={s ?? null} onChanged={(msg) => setNotice(msg)} />
 
       <h2>Two-factor authentication</h2>
       {s && (

@@ -33,7 +33,8 @@ export function SignUpPage() {
     setStep('verify');
   });
   const verify = run(async () => {
-    await api.auth.verifyEmail({ email, code: code.trim() });
+    // With the password: after a second sign-up of this address, only the latest sign-up's password is kept.
+    await api.auth.verifyEmail({ email, code: code.trim(), password });
     navigate(`/login?verified=1`, { replace: true });
   });
   const resend = run(async () => {
