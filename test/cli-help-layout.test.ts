@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Command } from 'commander';
 import { buildProgram, runCli } from '../src/cli/program.js';
-import { MAX_TERM_COLUMN, termColumn } from '../src/cli/help-layout.js';
+import { fitHelpText, MAX_TERM_COLUMN, termColumn } from '../src/cli/help-layout.js';
 
 /** Runs `gpuplane ARGS --help` with standard output a terminal of `columns` (or a pipe when undefined). */
 async function help(args: string[], columns?: number): Promise<string> {
@@ -35,6 +35,25 @@ describe('help layout', () => {
     assert.equal(termColumn(12, 100), 12);
     assert.equal(termColumn(70, 100), MAX_TERM_COLUMN);
     assert.equal(termColumn(70, 60), 60 - 4 - 40);
+  });
+
+  test('hand-written help text: paragraphs reflowed, a list\'s description under its column, hints and examples whole', () => {
+    const text = [
+      'A paragraph wrapped by hand for a wide screen goes on here, with a `gpuplane tfa authorize` hint in it, and',
+      'goes on in this line.',
+      'Units: a new statement stays on its own line.',
+      '  gpu_name       string     GPU model; write spaces as _ (RTX_4090), as the client does',
+      '  gpuplane create instance 1234 --image pytorch/pytorch --disk 40 --ssh --direct --wait --timeout 300',
+    ].join('\n');
+    assert.equal(fitHelpText(text, 60), [
+      'A paragraph wrapped by hand for a wide screen goes on here,',
+      'with a `gpuplane tfa authorize` hint in it, and goes on in',
+      'this line.',
+      'Units: a new statement stays on its own line.',
+      '  gpu_name       string     GPU model; write spaces as _',
+      '                            (RTX_4090), as the client does',
+      '  gpuplane create instance 1234 --image pytorch/pytorch --disk 40 --ssh --direct --wait --timeout 300',
+    ].join('\n'));
   });
 
   test('the top-level help at 100 columns: no line past 100, descriptions beside a capped column', async () => {

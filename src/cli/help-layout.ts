@@ -46,37 +46,63 @@ export const helpLayout: Partial<Help> = {
 const EXAMPLE = /^\s*(\$ )?gpuplane /;
 /** A word, with a `backquoted command` kept whole (a hint must stay one piece to be copied). */
 const WORD = /`[^`]*`\S*|\S+/g;
+/** A line that starts a statement of its own (`Units: …`, `Fields:`): never joined to the line before. */
+const LABEL = /^\s*[A-Z][\w ()-]*:/;
 /** A hanging indent deeper than this is not taken from the line (its words would have no room). */
 const MAX_HANGING_INDENT_SHARE = 0.6;
+
+/** The indent of a line's text, and where its continuation lines up: after its last gap of two or more spaces. */
+function indentsOf(line: string, width: number): { leading: number; hanging: number } {
+  const leading = /^\s*/.exec(line)![0].length;
+  let hanging = leading;
+  for (const gap of line.matchAll(/\S( {2,})(?=\S)/g)) {
+    const at = gap.index + 1 + gap[1].length;
+    if (at <= width * MAX_HANGING_INDENT_SHARE) hanging = at;
+  }
+  return { leading, hanging };
+}
+
+/** The line broken at spaces into lines of at most `width`, each continuation indented by `indent`. */
+function breakLine(line: string, indent: number, width: number): string[] {
+  const lines: string[] = [];
+  let current = line.slice(0, indent);
+  let empty = true;
+  for (const m of line.slice(indent).matchAll(WORD)) {
+    const word = m[0];
+    if (!empty && current.length + 1 + word.length > width) {
+      lines.push(current);
+      current = ' '.repeat(indent) + word;
+    } else current += (empty ? '' : ' ') + word;
+    empty = false;
+  }
+  return [...lines, current];
+}
 
 /**
  * Wraps the lines of a help text longer than `width` at spaces. A continuation lines up under the column the line's
  * text starts in: after its last gap of two or more spaces (a field list's description), else its own indent.
  * Gaps before that column (a field list's columns) are kept as written; examples and words longer than the width stay
- * whole.
+ * whole. A paragraph wrapped by hand at a wider width reads on as one: what a line leaves over starts its next line
+ * when that line goes on with the same prose.
  */
 export function fitHelpText(text: string, width: number): string {
-  return text
-    .split('\n')
-    .map((line) => {
-      if (line.length <= width || EXAMPLE.test(line)) return line;
-      let indent = /^\s*/.exec(line)![0].length;
-      for (const gap of line.matchAll(/\S( {2,})(?=\S)/g)) {
-        const at = gap.index + 1 + gap[1].length;
-        if (at <= width * MAX_HANGING_INDENT_SHARE) indent = at;
-      }
-      const lines: string[] = [];
-      let current = line.slice(0, indent);
-      let empty = true;
-      for (const m of line.slice(indent).matchAll(WORD)) {
-        const word = m[0];
-        if (!empty && current.length + 1 + word.length > width) {
-          lines.push(current);
-          current = ' '.repeat(indent) + word;
-        } else current += (empty ? '' : ' ') + word;
-        empty = false;
-      }
-      return [...lines, current].join('\n');
-    })
-    .join('\n');
+  const src = text.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < src.length; i++) {
+    const line = src[i];
+    if (line.length <= width || EXAMPLE.test(line)) {
+      out.push(line);
+      continue;
+    }
+    const { leading, hanging } = indentsOf(line, width);
+    const pieces = breakLine(line, hanging, width);
+    const next = src[i + 1];
+    // The next line goes on with the same prose: same indent, no columns, not an example, not a new `Label:` line.
+    const prose = (l: string) => l.trim() !== '' && !EXAMPLE.test(l) && !LABEL.test(l) && indentsOf(l, width).hanging === leading && indentsOf(l, width).leading === leading;
+    if (pieces.length > 1 && hanging === leading && next !== undefined && prose(next)) {
+      out.push(...pieces.slice(0, -1));
+      src[i + 1] = `${pieces.at(-1)!} ${next.trimStart()}`;
+    } else out.push(...pieces);
+  }
+  return out.join('\n');
 }
