@@ -45,6 +45,15 @@ forEachDialect('login and sessions', (app) => {
     assert.equal(weak.body.error, 'bad_request');
   });
 
+  test('the verification e-mail tells a person what to do (the console\'s login page, the CLI), not a route to POST', async () => {
+    const addr = email();
+    await app().request('POST', '/api/v0/users/', { key: null, body: { email: addr, password: PASSWORD } });
+    const mail = (await app().request('GET', '/_emu/outbox', { query: { to: addr, channel: 'email' } })).body.messages.at(-1);
+    assert.doesNotMatch(mail.text, /POST|\/api\/v0\//);
+    assert.ok(mail.text.includes(`${app().config.publicUrl}/login`), mail.text);
+    assert.ok(mail.text.includes(`gpuplane verify email --email ${addr} --code ${mail.code}`), mail.text);
+  });
+
   test('CLI login without 2FA: session_key works as a Bearer key everywhere; logout revokes it', async () => {
     const addr = email();
     await app().createUser({ email: addr, password: PASSWORD });
