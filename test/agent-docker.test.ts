@@ -41,7 +41,8 @@ function startAgentProcess(extra: string[]): AgentProcess {
   const child = spawn(process.execPath, [
     BIN, 'agent', '--url', server.url, '--state-dir', join(dir, 'state'), '--hardware', join(dir, 'hardware.json'),
     '--publish-ip', '127.0.0.1', '--port-range', `${PORTS.start}-${PORTS.end}`, '--heartbeat-interval', '1', '--resync-interval', '2',
-    '--log-level', 'info', ...extra,
+    // No disk quota on the test hosts' Docker (overlay2 on ext4): allowed, as an operator would have to.
+    '--log-level', 'info', '--allow-unlimited-disk', ...extra,
   ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GPUPLANE_API_KEY: '' } });
   let out = '';
   child.stdout!.on('data', (d) => (out += String(d)));

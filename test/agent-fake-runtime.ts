@@ -22,6 +22,7 @@ export interface FakeNetwork extends NetworkSpec {
   id: string;
 }
 
+/** `storageSizeLimit`: whether the storage driver limits a container's disk (@default true). */
 export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
   const containers = new Map<string, FakeContainer>();
   const calls: string[] = [];
@@ -45,7 +46,8 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
 
   const runtime: ContainerRuntime = {
     async info() {
-      return { dataRoot: '/var/lib/docker', storageSizeLimit: opts.storageSizeLimit ?? false };
+      const limit = opts.storageSizeLimit ?? true;
+      return { dataRoot: '/var/lib/docker', storageSizeLimit: limit, storageDriver: limit ? 'overlay2 on xfs' : 'overlay2 on extfs' };
     },
     async list(owner) {
       calls.push(`list ${owner.machineId} ${owner.owner}`);

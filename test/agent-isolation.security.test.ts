@@ -15,7 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { demuxDockerLog } from '../src/agent/docker-log.js';
-import { HOST_FIREWALL_RULE } from '../src/agent/host-firewall.js';
+import { storageSizeSupported } from '../src/agent/docker-runtime.js';
+import { ensureHostFirewall, HOST_FIREWALL_RULE } from '../src/agent/host-firewall.js';
+import type { Exec } from '../src/agent/hardware.js';
 import { BUSYBOX_IMAGE, buildBusyboxImage, logShows, networksGone } from './helpers/docker.js';
 import { startAgent, within as withinDeadline, type AgentProcess } from './helpers/agent-process.js';
 import { desiredInstance, startFakeServer, type FakeServer } from './agent-fake-server.js';
@@ -133,6 +135,26 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+test('the host firewall rule: inserted first in INPUT when missing, left as it is when present, a failure said', async () => {
+  const calls: string[][] = [];
+  const exec = (answers: Record<string, { code: number | null; notFound?: boolean; stderr?: string }>): Exec => async (file, args) => {
+    calls.push([file, ...args]);
+    const a = answers[`${file} ${args[1]}`] ?? { code: 0 };
+    return { stdout: '', stderr: a.stderr ?? '', code: a.code, notFound: a.notFound ?? false };
+  };
+  const missing = await ensureHostFirewall(exec({ 'iptables -C': { code: 1 }, 'ip6tables -C': { code: 1 } }));
+  assert.deepEqual(missing.map((o) => [o.tool, o.result]), [['iptables', 'installed'], ['ip6tables', 'installed']]);
+  assert.deepEqual(calls[1], ['iptables', '-w', '-I', 'INPUT', '1', ...HOST_FIREWALL_RULE]);
+  assert.deepEqual(HOST_FIREWALL_RULE.slice(0, 7), ['-i', 'gpb+', '-m', 'conntrack', '!', '--ctstate', 'ESTABLISHED,RELATED']);
+  assert.equal(HOST_FIREWALL_RULE.at(-1), 'DROP');
+  calls.length = 0;
+  const present = await ensureHostFirewall(exec({}));
+  assert.deepEqual(present.map((o) => o.result), ['present', 'present']);
+  assert.equal(calls.some((c) => c.includes('-I')), false);
+  const denied = await ensureHostFirewall(exec({ 'iptables -C': { code: 4, stderr: 'Permission denied (you must be root)\n' }, 'ip6tables -C': { code: null, notFound: true } }));
+  assert.deepEqual(denied.map((o) => [o.result, o.detail]), [['failed', 'Permission denied (you must be root)'], ['failed', 'ip6tables was not found on PATH']]);
+});
+
 let upA: Status;
 let upB: Status;
 
@@ -173,9 +195,10 @@ test('two renters on one host: no route to each other\'s unpublished ports or to
   assert.equal(await fetchFrom(a2, ipOf(ib1), 9000), null);
   assert.equal(await fetchFrom(b1, ipOf(ia1), 9000), null);
 
-  // The agents put the host firewall rule back (docs/HOST-SECURITY.md).
+  // The agents put the host firewall rule back (docs/HOST-SECURITY.md). Which one did is not asserted: another test
+  // file's agent on this host may have been first.
   assert.equal(spawnSync('iptables', ['-w', '-C', 'INPUT', ...HOST_FIREWALL_RULE]).status, 0, 'the rule is in INPUT');
-  assert.match(`${agentA.output()}${agentB.output()}`, /host firewall rule installed/);
+  assert.doesNotMatch(`${agentA.output()}${agentB.output()}`, /cannot install the host firewall rule/);
 
   // A service on the host's 0.0.0.0: answers a plain container on Docker's default bridge, but no instance, through
   // its network's gateway or docker0's address.
@@ -242,4 +265,32 @@ test('two control planes on one Docker daemon: each agent leaves the other\'s co
   await within('networks gone', networksGone(docker, byMachine));
   assert.deepEqual(await containersOfMachine(), []);
   assert.deepEqual([...serverA.violations, ...serverB.violations], []);
+});
+
+test('disk: where the daemon cannot limit a container\'s disk, the agent refuses to run unless told; where it can, each container gets its ask\'s size', { timeout: 60_000 }, async (t) => {
+  const info = await docker.info();
+  const backing = (info.DriverStatus as [string, string][]).find(([k]) => k === 'Backing Filesystem')?.[1];
+  const server = await startFakeServer({ machineIdBase });
+  t.after(() => server.close());
+  const agent = startAgent({
+    url: server.url, stateDir: join(dir, 'state-disk'), hardwareFile: join(dir, 'hardware.json'), ports: { start: 47200, end: 47299 },
+    apiKey: server.apiKey, allowUnlimitedDisk: false,
+  });
+  t.after(async () => {
+    if (agent.child.exitCode === null) agent.child.kill('SIGKILL');
+    await agent.exited;
+  });
+  if (!storageSizeSupported(info.Driver, backing)) {
+    // overlay2 on ext4, as on the test hosts: no quota, so no machine offered.
+    assert.equal(await within('agent exits', agent.exited), 1);
+    assert.match(agent.output(), new RegExp(`storage driver \\(${info.Driver} on ${backing}\\) cannot limit a container's disk.*--allow-unlimited-disk`));
+    return;
+  }
+  // A host with a quota: the ask's disk as the container's size.
+  server.setDesired([{ ...web(5, 'sized'), disk: 3 }]);
+  const up = await within('sized container', server.waitForStatus(allRunning([5]))) as Status;
+  assert.deepEqual((await docker.getContainer(observedOf(up, 5).container_id!).inspect()).HostConfig.StorageOpt, { size: '3G' });
+  assert.equal(server.registrations[0].hardware.disk_limit, true);
+  server.setDesired([]);
+  await within('networks gone', networksGone(docker, byMachine));
 });

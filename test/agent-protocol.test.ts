@@ -60,6 +60,25 @@ async function run(server: FakeServer, over: Partial<AgentConfig> = {}, deps: { 
 const stateOf = (id: number) => (s: { observed: { instance_id: number; state: string }[] }) => s.observed.find((o) => o.instance_id === id)?.state;
 
 describe('registration', () => {
+  test('issue 29 item 14: a host that cannot limit a container\'s disk is not offered unless its operator allows it, and says so', async () => {
+    const server = await startFakeServer();
+    await assert.rejects(
+      run(server, {}, { runtime: fakeRuntime({ storageSizeLimit: false }) }),
+      (e: Error) => e instanceof AgentFatalError && /storage driver \(overlay2 on extfs\) cannot limit a container's disk.*--allow-unlimited-disk/.test(e.message),
+    );
+    assert.equal(server.registrations.length, 0, 'nothing registered');
+    const unlimited = await run(server, { allowUnlimitedDisk: true }, { runtime: fakeRuntime({ storageSizeLimit: false }) });
+    assert.equal(server.registrations[0].hardware.disk_limit, false);
+    const limited = await startFakeServer();
+    const quota = await run(limited);
+    assert.equal(limited.registrations[0].hardware.disk_limit, true);
+    assert.deepEqual([...server.violations, ...limited.violations], []);
+    await unlimited.agent.stop();
+    await quota.agent.stop();
+    await server.close();
+    await limited.close();
+  });
+
   test('first start registers the discovered hardware; the credential is kept owner-only; a restart reuses it without the key', async () => {
     const server = await startFakeServer();
     const stateDir = freshDir();
@@ -256,7 +275,7 @@ describe('settings', () => {
     }
   });
 
-  test('issue 29 items 13 and 14: container limits and the host firewall, from flags or the environment', () => {
+  test('issue 29 items 13 and 14: container limits, the host firewall and unlimited disk, from flags or the environment', () => {
     const none = agentSettings({}, {}, false).config;
     assert.deepEqual([none.pidsLimit, none.logMaxSizeMb, none.logMaxFiles, none.hostFirewall], [undefined, undefined, undefined, undefined]);
     const env = { GPUPLANE_AGENT_PIDS_LIMIT: '512', GPUPLANE_AGENT_LOG_MAX_SIZE: '20', GPUPLANE_AGENT_LOG_MAX_FILES: '5', GPUPLANE_AGENT_HOST_FIREWALL: 'off' };
@@ -275,5 +294,8 @@ describe('settings', () => {
       assert.throws(() => agentSettings(flags, {}, false), (e: Error) => e instanceof AgentUsageError && re.test(e.message));
     }
     assert.throws(() => agentSettings({}, { GPUPLANE_AGENT_HOST_FIREWALL: 'maybe' }, false), /GPUPLANE_AGENT_HOST_FIREWALL must be on or off/);
+    assert.equal(agentSettings({ allowUnlimitedDisk: true }, {}, false).config.allowUnlimitedDisk, true);
+    assert.equal(agentSettings({}, { GPUPLANE_AGENT_ALLOW_UNLIMITED_DISK: 'on' }, false).config.allowUnlimitedDisk, true);
+    assert.equal(agentSettings({}, {}, false).config.allowUnlimitedDisk, undefined);
   });
 });

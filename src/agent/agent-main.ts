@@ -1,6 +1,8 @@
 /**
  * `gpuplane agent` as a process: settings, a JSON log on stdout, the Docker runtime, and the signals. Exit codes as
- * the CLI's: 0 stopped by a signal, 1 could not start or had to stop (the reason on stderr), 2 a usage error.
+ * the CLI's: 0 stopped by a signal, 1 could not start or had to stop (the reason on stderr), 2 a usage error. The
+ * code is set on `process.exitCode` and returned: the CLI exits with its run's code (cli/main.ts), so the command
+ * hands it on.
  */
 import pino from 'pino';
 import pkg from '../../package.json' with { type: 'json' };
@@ -13,7 +15,12 @@ import { createDockerRuntime } from './docker-runtime.js';
 const EXIT_ERROR = 1;
 const EXIT_USAGE = 2;
 
-export async function runAgent(flags: AgentFlags): Promise<void> {
+export async function runAgent(flags: AgentFlags): Promise<number> {
+  await agentProcess(flags);
+  return Number(process.exitCode ?? 0);
+}
+
+async function agentProcess(flags: AgentFlags): Promise<void> {
   let settings;
   try {
     settings = agentSettings(flags, process.env, process.getuid?.() === 0);
@@ -29,7 +36,7 @@ export async function runAgent(flags: AgentFlags): Promise<void> {
   );
   let agent;
   try {
-    agent = await startAgent({ ...settings.config, agentVersion: pkg.version }, { runtime: createDockerRuntime(), system: realSystem, log });
+    agent = await startAgent({ ...settings.config, agentVersion: pkg.version }, { runtime: createDockerRuntime({}, undefined, { allowUnlimitedDisk: settings.config.allowUnlimitedDisk }), system: realSystem, log });
   } catch (err) {
     process.stderr.write(`gpuplane agent: ${(err as Error).message}\n`);
     process.exitCode = EXIT_ERROR;

@@ -27,6 +27,7 @@ export interface AgentFlags {
   logMaxFiles?: string;
   /** Commander's `--no-host-firewall`: false when given. */
   hostFirewall?: boolean;
+  allowUnlimitedDisk?: boolean;
   logLevel?: string;
 }
 
@@ -123,6 +124,7 @@ export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv, isRoot:
       logMaxFiles: integer('--log-max-files', pick(flags.logMaxFiles, 'GPUPLANE_AGENT_LOG_MAX_FILES'), 1, LOG_MAX_FILES_MAX),
       // Commander sets `hostFirewall: true` when `--no-host-firewall` is absent: only its false is the flag's word.
       hostFirewall: flags.hostFirewall === false ? false : onOff('GPUPLANE_AGENT_HOST_FIREWALL', pick(undefined, 'GPUPLANE_AGENT_HOST_FIREWALL')),
+      allowUnlimitedDisk: flags.allowUnlimitedDisk === true ? true : onOff('GPUPLANE_AGENT_ALLOW_UNLIMITED_DISK', pick(undefined, 'GPUPLANE_AGENT_ALLOW_UNLIMITED_DISK')),
     },
   };
 }

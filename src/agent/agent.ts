@@ -64,6 +64,12 @@ export interface AgentConfig {
   logMaxFiles?: number;
   /** Whether the agent keeps the host firewall rule in place (host-firewall.ts). @default true */
   hostFirewall?: boolean;
+  /**
+   * Run on a host whose storage driver cannot limit a container's disk; the hardware then says `disk_limit: false`.
+   * Without it such an agent refuses to start (issue 29 item 14: no machine is offered with a `disk` it cannot hold).
+   * @default false
+   */
+  allowUnlimitedDisk?: boolean;
   agentVersion: string;
 }
 
@@ -84,6 +90,12 @@ export interface RunningAgent {
 }
 
 async function detectHardware(config: AgentConfig, deps: AgentDeps, dataRoot: string): Promise<AgentHardwareT> {
+  // Asked each time: a create the daemon refused a size for turns it off (runtime.ts RuntimeInfo).
+  const { storageSizeLimit } = await deps.runtime.info();
+  return { ...(await hostHardware(config, deps, dataRoot)), disk_limit: storageSizeLimit };
+}
+
+async function hostHardware(config: AgentConfig, deps: AgentDeps, dataRoot: string): Promise<AgentHardwareT> {
   const host = deps.system.hostFacts();
   const file = config.hardwareFile ? readHardwareFile(config.hardwareFile) : undefined;
   const fromFile = file?.direct_port_start !== undefined && file.direct_port_end !== undefined
@@ -111,6 +123,11 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     throw new AgentFatalError('no server URL: pass --url (or GPUPLANE_URL) on the first start');
   }
   const info = await runtime.info();
+  if (!info.storageSizeLimit && config.allowUnlimitedDisk !== true) {
+    throw new AgentFatalError(`the container runtime's storage driver (${info.storageDriver}) cannot limit a container's disk, so a renter `
+      + 'could fill this host\'s disk: put Docker\'s data root on xfs mounted with pquota (docs/HOST-SECURITY.md), or pass '
+      + '--allow-unlimited-disk to offer the machine anyway, shown as disk_limit false');
+  }
   let hardware = await detectHardware(config, deps, info.dataRoot);
   log.info({ gpu_name: hardware.gpu_name, num_gpus: hardware.num_gpus, declared: hardware.hardware_declared }, 'hardware');
   const cred = await ensureCredential({

@@ -189,8 +189,16 @@ function collect(stream: NodeJS.ReadableStream, maxBytes: number, timeoutS: numb
   });
 }
 
+export interface DockerRuntimeOptions {
+  /**
+   * Create containers without a disk size when the daemon refuses one (overlay2 on xfs without pquota); otherwise
+   * such a create fails, saying why (issue 29 item 14). @default false
+   */
+  allowUnlimitedDisk?: boolean;
+}
+
 /** `client`: a Dockerode client to use instead of one made from `options` (tests pass a stand-in). */
-export function createDockerRuntime(options: Dockerode.DockerOptions = {}, client?: Dockerode): ContainerRuntime {
+export function createDockerRuntime(options: Dockerode.DockerOptions = {}, client?: Dockerode, opts: DockerRuntimeOptions = {}): ContainerRuntime {
   const docker = client ?? new (loadDockerode())(options);
   let storageSizeLimit: boolean | undefined;
 
@@ -198,7 +206,7 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
     const i = await docker.info();
     const backing = (i.DriverStatus as [string, string][] | undefined)?.find(([k]) => k === 'Backing Filesystem')?.[1];
     storageSizeLimit ??= storageSizeSupported(i.Driver, backing);
-    return { dataRoot: i.DockerRootDir, storageSizeLimit };
+    return { dataRoot: i.DockerRootDir, storageSizeLimit, storageDriver: backing ? `${i.Driver} on ${backing}` : i.Driver };
   }
 
   const authOf = (login: DockerLoginT | null) =>
@@ -333,9 +341,13 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
         return (await attempt(storageSizeLimit === true)).id;
       } catch (err) {
         if (statusOf(err) === 409) throw new NameConflictError(`a container named ${spec.name} exists`);
-        // overlay2 on xfs without pquota: the daemon says so only when asked.
+        // overlay2 on xfs without pquota: the daemon says so only when asked. From then on the hardware reports no
+        // disk limit; the container is made without one only where the operator allowed that.
         if (storageSizeLimit && /storage-opt|storage opt|quota/i.test(messageOf(err))) {
           storageSizeLimit = false;
+          if (!opts.allowUnlimitedDisk) {
+            throw new Error(`create failed: the storage driver cannot limit the container's disk (${messageOf(err)}); mount Docker's data root on xfs with pquota, or run the agent with --allow-unlimited-disk`);
+          }
           return (await attempt(false)).id;
         }
         throw new Error(`create failed: ${messageOf(err)}`);

@@ -11,8 +11,11 @@ import type { AddressConfig, HostFacts } from './hardware.js';
 
 export const DECLARED_REQUIRED = ['gpu_name', 'num_gpus', 'gpu_ram', 'driver_version', 'cuda_max_good'] as const;
 
-/** Every field of the protocol's hardware but `hardware_declared` (always true here), each optional. */
-const DeclaredHardware = Compile(Type.Partial(Type.Omit(AgentHardware, ['hardware_declared']), { additionalProperties: false }));
+/** What the agent finds out itself, whatever a file says: that it was declared, and whether disk limits hold. */
+const MEASURED = ['hardware_declared', 'disk_limit'] as const;
+
+/** Every field of the protocol's hardware but the measured ones, each optional. */
+const DeclaredHardware = Compile(Type.Partial(Type.Omit(AgentHardware, MEASURED), { additionalProperties: false }));
 
 export class HardwareFileError extends Error {}
 
@@ -27,7 +30,7 @@ export function readHardwareFile(path: string): Partial<AgentHardwareT> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new HardwareFileError(`--hardware ${path}: a JSON object of offer fields is expected`);
   }
-  const allowed = Object.keys(AgentHardware.properties).filter((k) => k !== 'hardware_declared');
+  const allowed = Object.keys(AgentHardware.properties).filter((k) => !(MEASURED as readonly string[]).includes(k));
   const unknownKey = Object.keys(value).find((k) => !allowed.includes(k));
   if (unknownKey !== undefined) {
     throw new HardwareFileError(`--hardware ${path}: unknown field ${JSON.stringify(unknownKey)} (fields: ${allowed.join(', ')})`);

@@ -104,6 +104,8 @@ export interface RuntimeInfo {
   dataRoot: string;
   /** Whether a per-container disk size limit can be asked for. */
   storageSizeLimit: boolean;
+  /** The storage driver and what it sits on (`overlay2 on extfs`), for the messages about disk limits. */
+  storageDriver: string;
 }
 
 export interface ContainerRuntime {

@@ -98,6 +98,12 @@ export const AgentHardware = Type.Object(
     direct_port_start: Port,
     direct_port_end: Port,
     hardware_declared: Type.Boolean(),
+    /**
+     * Whether the runtime enforces each container's `disk` (a storage driver with a size limit: overlay2 on xfs with
+     * pquota, btrfs, zfs). False only when the host's operator let the agent run without one (`--allow-unlimited-disk`):
+     * a container can then fill the host's disk. Absent from agents before it. Measured, never declared.
+     */
+    disk_limit: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

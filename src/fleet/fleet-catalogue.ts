@@ -135,6 +135,8 @@ export interface MachineSpec {
   agent?: boolean;
   /** The host declared the hardware (`gpuplane agent --hardware`) instead of discovery: never `verified`. */
   hardware_declared?: boolean;
+  /** A real host's agent says whether each container's `disk` is enforced (agent-protocol-schemas.ts `disk_limit`). */
+  disk_limit?: boolean;
 }
 
 /** A machine to insert: prices in micro-dollars, the host's verification, the spec. */

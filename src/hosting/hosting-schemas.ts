@@ -53,6 +53,9 @@ export const MachineRow = Type.Object({
   current_rentals_running: Type.Integer(),
   maintenance: Type.Array(MaintenanceWindow),
   has_defjob: Type.Boolean(),
+  disk_limit: Type.Union([Type.Boolean(), Type.Null()], {
+    description: 'whether each container\'s disk is limited to its ask\'s disk (false: the host runs without a quota, --allow-unlimited-disk); null: not reported',
+  }),
 });
 
 export const MachinesReply = Type.Object({ machines: Type.Array(MachineRow) });

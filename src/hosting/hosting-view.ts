@@ -46,5 +46,7 @@ export function machineJson(m: HostedMachine, now: number, hasDefjob: boolean) {
     current_rentals_running: new Set(m.gpus.filter((g) => g.instance_id !== null).map((g) => g.instance_id)).size,
     maintenance: r.maint.filter((w) => w.end > now).map((w) => maintenanceJson(r.id, w)),
     has_defjob: hasDefjob,
+    // Whether renters' `disk` is enforced on this host (issue 29 item 14); null where no agent said (simulated machines).
+    disk_limit: typeof s.disk_limit === 'boolean' ? s.disk_limit : null,
   };
 }

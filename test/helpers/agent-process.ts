@@ -33,12 +33,18 @@ export interface AgentOptions {
   apiKey: string;
   /** More flags (`--pids-limit 64`). */
   extra?: string[];
+  /**
+   * Passes `--allow-unlimited-disk`: the test hosts' Docker (overlay2 on ext4) has no disk quota, and an agent there
+   * refuses to start without it. @default true
+   */
+  allowUnlimitedDisk?: boolean;
 }
 
 export function startAgent(o: AgentOptions): AgentProcess {
   const child = spawn(process.execPath, [
     BIN, 'agent', '--url', o.url, '--state-dir', o.stateDir, '--hardware', o.hardwareFile,
     '--publish-ip', '127.0.0.1', '--port-range', `${o.ports.start}-${o.ports.end}`, '--resync-interval', '2', '--log-level', 'info',
+    ...(o.allowUnlimitedDisk === false ? [] : ['--allow-unlimited-disk']),
     ...(o.extra ?? []),
   ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GPUPLANE_API_KEY: o.apiKey } });
   let out = '';

@@ -3,6 +3,7 @@
  * when the command runs, so the client commands start as fast as before.
  */
 import type { Command } from 'commander';
+import { runOf } from '../io.js';
 
 export function registerAgent(program: Command): void {
   program
@@ -20,6 +21,7 @@ export function registerAgent(program: Command): void {
     .option('--log-max-size <mib>', 'a container log rotates at this size, MiB (env GPUPLANE_AGENT_LOG_MAX_SIZE; default 50)')
     .option('--log-max-files <n>', 'rotated log files kept per container (env GPUPLANE_AGENT_LOG_MAX_FILES; default 3)')
     .option('--no-host-firewall', 'do not install the rule that keeps containers off this host\'s services (env GPUPLANE_AGENT_HOST_FIREWALL=off; docs/HOST-SECURITY.md)')
+    .option('--allow-unlimited-disk', 'run where the storage driver cannot limit a container\'s disk (overlay2 on ext4): offered with disk_limit false (env GPUPLANE_AGENT_ALLOW_UNLIMITED_DISK=on)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env GPUPLANE_LOG_LEVEL; default info)')
     .addHelpText('after', `
 The first start registers the machine with the host account's API key (--api-key or GPUPLANE_API_KEY) and keeps
@@ -30,6 +32,7 @@ Example:
   gpuplane agent --url https://gpuplane.example.com --api-key gpk_... --public-ip 203.0.113.7 --port-range 40000-40999`)
     .action(async (_opts: unknown, cmd: Command) => {
       const { runAgent } = await import('../../agent/agent-main.js');
-      await runAgent(cmd.optsWithGlobals());
+      // The CLI exits with the run's code, not process.exitCode: a start that failed exits 1, as documented.
+      runOf(cmd).exitCode = await runAgent(cmd.optsWithGlobals());
     });
 }
