@@ -17,6 +17,22 @@ const email = (what: string) => `cli-session-${what}-${process.pid}-${n++}@examp
 const lastCode = async (to: string) => (await sdk().emulator.outbox({ to, channel: 'email' })).messages.at(-1)?.code;
 
 describe('create account, verify email, login, logout', () => {
+  test('reset password: a code by e-mail, then the new password from standard input; the old one stops working', async () => {
+    const addr = email('reset');
+    await sdk().emulator.createUser({ email: addr, password: 'correct horse battery' });
+    const noKey = { GPUPLANE_API_KEY: undefined };
+    const asked = await cli(['reset', 'password', '--email', addr], noKey);
+    assert.equal(asked.code, 0, asked.stderr);
+    assert.match(asked.stdout, /`gpuplane reset password --email \S+ --code CODE`/);
+    const code = await lastCode(addr);
+    assert.ok(code);
+    const done = await server.cli(['reset', 'password', '--email', addr, '--code', code, '--password-stdin'], noKey, undefined, 'a brand new password\n');
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout, /password changed/);
+    assert.equal((await cli(['login', '--username', addr, '--password', 'correct horse battery'], noKey)).code, 1);
+    assert.equal((await server.cli(['login', '--username', addr, '--password-stdin'], noKey, undefined, 'a brand new password\n')).code, 0);
+  });
+
   test('sign up, verify with the e-mailed code, log in (key saved), logout ends the session and forgets the key', async () => {
     const addr = email('signup');
     const noKey = { GPUPLANE_API_KEY: undefined };
@@ -25,9 +41,6 @@ describe('create account, verify email, login, logout', () => {
     const created = JSON.parse(c.stdout);
     assert.equal(created.user.email, addr);
     assert.equal(created.user.email_verified, false);
-    const dup = await cli(['create', 'account', '--email', addr, '--password', 'correct horse battery'], noKey);
-    assert.equal(dup.code, 1, 'the address is taken');
-
     const wrong = await cli(['verify', 'email', '--email', addr, '--code', '000000'], noKey);
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /invalid or expired verification code \(HTTP 400, bad_request\)/);
@@ -38,6 +51,9 @@ describe('create account, verify email, login, logout', () => {
     const ok = await cli(['verify', 'email', '--email', addr, '--code', code], noKey);
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /e-mail address verified/);
+    // Verified, the address is taken (before, a second sign-up takes the unverified one over: issue 29 item 22).
+    const dup = await cli(['create', 'account', '--email', addr, '--password', 'correct horse battery'], noKey);
+    assert.equal(dup.code, 1, 'the address is taken');
 
     const login = await cli(['login', '--username', addr, '--password', 'correct horse battery'], noKey);
     assert.equal(login.code, 0, login.stderr);
