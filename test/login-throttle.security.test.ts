@@ -102,4 +102,20 @@ forEachDialect('password throttle', (app) => {
     assert.equal(replies[0].status, 429);
     assert.equal((await login(app(), ghost, 'nope-nope', from)).status, 401, 'another address has its own allowance');
   });
+
+  test('counters idle for a day are deleted (names typed at login do not pile up); addresses the account knows stay', async () => {
+    const addr = email();
+    await app().createUser({ email: addr, password: PASSWORD });
+    const home = newIp();
+    assert.equal((await login(app(), addr, PASSWORD, home)).status, 200);
+    const sprayer = newIp();
+    for (let i = 0; i < 3; i++) await login(app(), email(), 'Summer2026!', sprayer);
+    const rows = () => app().store.db.selectFrom('login_throttles').select(['scope_key', 'familiar']).execute();
+    assert.ok((await rows()).some((r) => r.scope_key === `source:${sprayer}`));
+    await app().advance(86400 + 3600);
+    await login(app(), email(), 'Summer2026!', newIp()); // a failure runs the hourly prune
+    const left = await rows();
+    assert.ok(!left.some((r) => r.scope_key.includes(sprayer)), 'the sprayer\'s counters are gone');
+    assert.ok(left.some((r) => r.familiar === 1 && r.scope_key.endsWith(`\n${home}`)), 'the owner\'s known address stays');
+  });
 });

@@ -33,6 +33,8 @@ export type ThrottleScopeName = keyof typeof LOGIN_THROTTLE;
 
 /** A scope's count starts again after this long without a wrong password (longer than every delay). */
 export const LOGIN_FAILURE_WINDOW_S = DAY_S;
+/** How often (service time) a process deletes counters idle for a window (login-throttle-store.ts `prune`). */
+export const LOGIN_PRUNE_EVERY_S = HOUR_S;
 /** Wrong passwords on one account (all sources) that e-mail its owner; at most once per `LOGIN_FAILURE_WINDOW_S`. */
 export const LOGIN_ALERT_FAILURES = 10;
 

@@ -90,6 +90,14 @@ export function loginThrottleStore(db: Tx) {
       return Number(r.numUpdatedRows) === 1;
     },
 
+    /**
+     * Deletes counters with nothing left to say: no failure since `before` (their count would start again), and no
+     * address the account knows. Rows exist for any name typed at login, so without this they would only grow.
+     */
+    async prune(before: number, tx: Tx = db): Promise<void> {
+      await tx.deleteFrom(T).where('last_failed_at', '<=', before).where('familiar', '=', 0).execute();
+    },
+
     /** After a password change or reset, no address counts as one the account knows (a thief's included). */
     async forgetSources(account: string, tx: Tx = db): Promise<void> {
       await tx.updateTable(T).set({ familiar: 0 }).where('account', '=', account).where('familiar', '=', 1).execute();

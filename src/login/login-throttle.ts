@@ -1,6 +1,6 @@
 import type { Clock } from '../platform/clock.js';
 import { ApiError } from '../platform/errors.js';
-import { LOGIN_ALERT_FAILURES, LOGIN_FAILURE_WINDOW_S, LOGIN_THROTTLE, type ThrottleScopeName } from './login-constants.js';
+import { LOGIN_ALERT_FAILURES, LOGIN_FAILURE_WINDOW_S, LOGIN_PRUNE_EVERY_S, LOGIN_THROTTLE, type ThrottleScopeName } from './login-constants.js';
 import type { LoginThrottleStore, Reserved } from './login-throttle-store.js';
 import { durationText } from '../platform/clock.js';
 
@@ -32,6 +32,13 @@ export interface LoginThrottleDeps {
  * which addresses have accounts.
  */
 export function loginThrottleFactory({ store, clock, alert }: LoginThrottleDeps) {
+  /** When this process last deleted stale counters (service time): at most once per `LOGIN_PRUNE_EVERY_S`. */
+  let prunedAt = -Infinity;
+  const pruneIfDue = async (now: number): Promise<void> => {
+    if (now - prunedAt < LOGIN_PRUNE_EVERY_S) return;
+    prunedAt = now;
+    await store.prune(now - LOGIN_FAILURE_WINDOW_S);
+  };
   const keyOf = {
     source: (_name: string, ip: string) => `source:${ip}`,
     pair: (name: string, ip: string) => `pair:${name}\n${ip}`,
@@ -73,6 +80,7 @@ export function loginThrottleFactory({ store, clock, alert }: LoginThrottleDeps)
           await store.pairSucceeded(keyOf.pair(name, ip));
         },
         async failed(owner) {
+          await pruneIfDue(clock.now());
           if (!owner || account.fail_count < LOGIN_ALERT_FAILURES) return;
           if (await store.claimAlert(keyOf.account(name), clock.now())) await alert(owner.email, account.fail_count);
         },
