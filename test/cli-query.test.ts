@@ -5,7 +5,8 @@ import { DEFAULT_OFFER_QUERY, numericVersion, parseOfferQuery, parseOrder, Query
 import { driverCode } from '../src/fleet/fleet-offers.js';
 import { coerce } from '../src/offers/filter.js';
 import { EXIT } from '../src/cli/context.js';
-import { useServer } from './cli-helpers.js';
+import { OWNER_KEY, useServer } from './cli-helpers.js';
+import { createClient } from '../src/sdk/client.js';
 
 test('the issue example: names with _, >=, >, in [list]', () => {
   assert.deepEqual(parseOfferQuery('gpu_name=RTX_4090 num_gpus>=2 reliability>0.99 geolocation in [US,CA]'), {
@@ -165,6 +166,17 @@ describe('search offers against a server: countries, regions and refusals', () =
       assert.ok(offers.length > 0, `${query} finds offers`);
       assert.deepEqual([...new Set(offers.map(country))].filter((c) => !want.includes(c as never)), [], query);
     }
+  });
+
+  test('launch instance -r takes a region name: the offer in its countries is rented', async () => {
+    const sdk = createClient({ url: server.url(), apiKey: OWNER_KEY });
+    const { api_key } = await sdk.emulator.createUser({ email: `cli-query-${process.pid}@example.com`, credit: 100 });
+    const far = await sdk.emulator.addMachine({ gpu_name: 'Tesla T4', num_gpus: 1, price_gpu: 0.01, geolocation: 'Texas, US' });
+    const near = await sdk.emulator.addMachine({ gpu_name: 'Tesla T4', num_gpus: 1, price_gpu: 5, geolocation: 'Perth, AU' });
+    const r = await server.cli(['launch', 'instance', '-g', 'Tesla_T4', '-n', '1', '-i', 'alpine', '-r', 'Oceania', '-o', 'dph_total'], { GPUPLANE_API_KEY: api_key });
+    assert.equal(r.code, 0, r.stderr);
+    const offer = Number(/from offer (\d+)$/m.exec(r.stdout)?.[1]);
+    assert.ok(near.offer_ids.includes(offer), `${offer} is the machine in Australia, not the cheaper one in ${far.offer_ids.includes(offer) ? 'Texas' : '?'}`);
   });
 
   test('an unknown GPU model: the server\'s refusal is printed as it is, with its status, and the exit code says so', async () => {

@@ -35,7 +35,10 @@ export async function offersRoutes(app: TypedApp, { offers }: { offers: OffersSe
         summary: 'Search offers',
         description:
           'The body is the filter object: `{<field>: {<op>: value}}` with op eq, neq, lt, lte, gt, gte, in, notin; ' +
-          'plus `order` ([[field, "asc"|"desc"]…]), `type` (ondemand, on-demand, bid, reserved), `limit`, `allocated_storage` (GB).' +
+          'plus `order` ([[field, "asc"|"desc"]…]), `type` (ondemand, on-demand, bid, reserved), `limit`, `allocated_storage` (GB). ' +
+          '`geolocation` takes a two-letter country code (`US` matches "California, US") or a region name (North_America, ' +
+          'Europe, Asia, …) besides a whole place. A value that cannot match (a GPU model not known here, a number outside ' +
+          "its field's range such as reliability > 1) is a 400 naming the field." +
           anonymousNote,
         tags: ['offers'],
         response: { 200: OffersReply, ...errors },

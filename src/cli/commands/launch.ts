@@ -47,7 +47,7 @@ export function registerLaunch(g: Groups, verb: (name: string, what: string) => 
     .requiredOption('-g, --gpu-name <name>', 'GPU model, spaces as _ (RTX_4090)')
     .requiredOption('-n, --num-gpus <n>', 'GPUs', intArg('--num-gpus'))
     .option('-i, --image <image>', 'Docker image')
-    .option('-r, --region <list>', 'geolocation values, as search offers compares them: [US,CA] or one value')
+    .option('-r, --region <list>', 'countries or a region, as search offers compares geolocation: [US,CA], US or North_America')
     .option('-d, --disk <GB>', 'local disk in GB', numberArg('--disk', 0), DEFAULT_DISK_GB)
     .option('--limit <n>', 'offers tried, best first', intArg('--limit'), DEFAULT_LIMIT)
     .option('-o, --order <fields>', 'comma-separated fields; a trailing - sorts descending', 'score-'))
@@ -56,7 +56,8 @@ export function registerLaunch(g: Groups, verb: (name: string, what: string) => 
     .addHelpText('after', `
 Example:
   gpuplane launch instance -g RTX_4090 -n 1 -i pytorch/pytorch -d 32 --ssh --direct
-  gpuplane launch instance -g RTX_3090 -n 2 -i pytorch/pytorch -r '[US,CA]' --limit 5`)
+  gpuplane launch instance -g RTX_3090 -n 2 -i pytorch/pytorch -r '[US,CA]' --limit 5
+  gpuplane launch instance -g RTX_4090 -n 1 -i pytorch/pytorch -r Europe`)
     .action(action(async (ctx, o: LaunchOpts) => {
       let text = `num_gpus=${o.numGpus} gpu_name=${o.gpuName} disk_space>=${o.disk}`;
       if (o.region) text += ` geolocation in ${o.region.startsWith('[') ? o.region : `[${o.region}]`}`;
