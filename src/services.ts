@@ -228,6 +228,9 @@ export function createServices(deps: ServiceDeps) {
   instances.onDestroy((tx, instanceId) => scheduledJobs.instanceDestroyed(tx, instanceId));
   // A team with live instances is not deleted (409 conflict).
   teams.onDelete((teamId, tx) => instances.refuseTeamDelete(teamId, tx));
+  // A member leaves: the team's instances and volumes still on their bill become the team owner's (issue 29 item 17).
+  teams.onMemberRemoved((tx, m) => instances.handOver(tx, m));
+  teams.onMemberRemoved((tx, m) => volumes.handOver(tx, m));
   if (emulatorMode) {
     // A simulated machine's desired state changed: its agent acts on it; the instance faults act on its host.
     instances.onDesiredChange((tx, machineId, at) => simhost!.desiredChanged(tx, machineId, at));

@@ -4,9 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
-import { addMachine, BOOT_MAX_S, offerFor, rent } from './instances-fixtures.js';
+import { addMachine, BOOT_MAX_S, offerFor, rent, statusOf } from './instances-fixtures.js';
 import { balance } from './deposits-fixtures.js';
 import { AUTOSCALE_PERIOD_S } from '../src/serverless/serverless-autoscaler.js';
+import { usersContract } from '../src/users/users-contract.js';
+import type { Principal } from '../src/platform/auth.js';
 
 async function teamWithMember(t: TestApp, name: string) {
   const owner = await t.createUser({ credit: 1000 });
@@ -101,6 +103,37 @@ forEachDialect('who pays for team work', (app) => {
     const stop = await app().request('PUT', `/api/v0/instances/${id}/`, { key: ownerTeamKey, body: { state: 'stopped' } });
     assert.equal(stop.status, 200, stop.raw);
     assert.equal((await app().request('DELETE', `/api/v0/instances/${id}/`, { key: ownerTeamKey })).status, 200);
+  });
+
+  test('what a member still pays for in the team (made before the owner paid) becomes the owner\'s when they are removed', async () => {
+    const { owner, member, ownerTeamKey } = await teamWithMember(app(), 'legacy');
+    const m = await addMachine(app(), { num_gpus: 2 });
+    const team = (await app().request('GET', '/api/v0/team/members/', { key: ownerTeamKey })).body.team_id as number;
+    // The member's team context as it was before a team's work was paid by its owner: a principal without the
+    // team's account, so what it makes is on the member's bill (the rows a database from then still holds).
+    const before = await app().store.db.transaction().execute(async (tx) => {
+      const user = (await usersContract.byId(tx, member.user.id))!;
+      const key = { id: 0, user_id: user.id, team_id: team, kind: 'user', instance_id: null, permissions: null } as unknown as Principal['key'];
+      return { user, key, permissions: null, teamId: team, presentedKey: '' } as Principal;
+    });
+    const made = await app().store.db.transaction().execute((tx) => app().services.instances.createIn(tx, before, offerFor(m, 1), { image: 'ubuntu' }));
+    const volumeOffer = (await app().request('POST', '/api/v0/volumes/search/', { key: ownerTeamKey, body: { machine_id: { eq: m.machine_id } } })).body.offers[0];
+    const volume = await app().services.volumes.create(before, { id: volumeOffer.id, size: 50 });
+    await app().advance(BOOT_MAX_S + 3600);
+    const paid = await balance(app(), member.api_key);
+    assert.ok(paid < 1000 * 1e6, 'the member paid for the legacy instance and volume while a member');
+
+    await removeMember(app(), owner.api_key, member.user.id);
+    const memberAfter = await balance(app(), member.api_key);
+    const ownerAfter = await balance(app(), owner.api_key);
+    await app().advance(3600);
+    assert.equal(await balance(app(), member.api_key), memberAfter, 'after the removal the member pays nothing of it');
+    assert.ok((await balance(app(), owner.api_key)) < ownerAfter, 'the owner does');
+    const shown = await statusOf(app(), made.new_contract, ownerTeamKey);
+    assert.equal(shown.actual_status, 'running', 'the instance runs on for the team');
+    const volumes = (await app().request('GET', '/api/v0/volumes/', { key: ownerTeamKey })).body.volumes.map((v: any) => v.id);
+    assert.ok(volumes.includes(volume.id), JSON.stringify(volume));
+    assert.ok((await chargeSources(app(), ownerTeamKey)).includes(`instance-${made.new_contract}`));
   });
 
   test("a team owner without credit: a member's rent in the team context is refused (402), whatever the member holds", async () => {

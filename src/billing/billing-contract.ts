@@ -60,6 +60,12 @@ export interface BillingApi {
   stopMeter(tx: Tx, m: { contract: string; kind: ItemKind; at: number }): Promise<void>;
   /** Stops every meter of the contract (destroy). */
   stopContract(tx: Tx, m: { contract: string; at: number }): Promise<void>;
+  /**
+   * Moves a live contract to another payer from `at` (a team's work still paid by a member who leaves it): what ran
+   * until then is settled and charged to the old payer, with the rest of its deposit refunded to them; its running
+   * meters go on, at their list rates, as the new payer's.
+   */
+  changePayer(tx: Tx, m: { contract: string; userId: number; at: number }): Promise<void>;
   /** A one-off usage charge (bandwidth) in micro-dollars. */
   addUsage(tx: Tx, m: Omit<MeterStart, 'rateMicroPerHour'> & { amountMicro: number }): Promise<void>;
   /**

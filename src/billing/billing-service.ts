@@ -7,7 +7,7 @@ import { ApiError } from '../platform/errors.js';
 import { toDollars } from '../platform/money.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import { accrue, dayOf, SECONDS_PER_HOUR, wholeSecond } from './billing-accrual.js';
-import type { BillingApi, CreditExhaustedHook, ItemKind, MeterStart, ServerlessGroup } from './billing-contract.js';
+import type { BillingApi, ContractType, CreditExhaustedHook, ItemKind, MeterStart, ServerlessGroup } from './billing-contract.js';
 import { billingStore, type MeterRow } from './billing-store.js';
 import { chargesServiceFactory } from './billing-charges.js';
 import { paymentsFactory, type FindUser } from './billing-payments.js';
@@ -332,6 +332,23 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
       // The contract ends: what its deposit has left goes back to the credit. No credit check is re-timed (stopMeter):
       // the balance reaches zero later than before, if ever.
       await deposits.close(tx, contract.id, at, `unused deposit of ${contract.source.replace("-", " ")} refunded`);
+    },
+
+    async changePayer(tx: Tx, m: { contract: string; userId: number; at: number }): Promise<void> {
+      const contract = await billing.contractBySource(m.contract, tx);
+      if (!contract || contract.user_id === m.userId) return;
+      await billing.lockContract(contract.id, tx);
+      const running = (await billing.meters(contract.id, tx)).filter((x) => x.running);
+      // Settled and closed as the old payer's (their deposit's rest goes back to them), then opened again as the new
+      // payer's: the same statements as a stop and a start, so the running totals and credit checks of both follow.
+      await api.stopContract(tx, { contract: m.contract, at: m.at });
+      await billing.updateContract(contract.id, { user_id: m.userId }, tx);
+      for (const meter of running) {
+        await api.startMeter(tx, {
+          contract: m.contract, type: contract.type as ContractType, kind: meter.kind as ItemKind, userId: m.userId, teamId: contract.team_id,
+          rateMicroPerHour: meter.list_rate_micro_per_hour ?? meter.rate_micro_per_hour, at: m.at, description: contract.description,
+        });
+      }
     },
 
     async addUsage(tx: Tx, m: Omit<MeterStart, 'rateMicroPerHour'> & { amountMicro: number }): Promise<void> {

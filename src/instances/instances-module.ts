@@ -163,6 +163,21 @@ export function instancesModule(deps: InstancesModuleDeps) {
     /** The emulator's simulated hosts (src/simhost/): where the instance and machine faults act. */
     useSimHost: jobs.useSimHost,
     /**
+     * Team member removal hook: the team's live instances still paid by the member (rented before a team's work was
+     * paid by its owner, issue 29 item 17) become the owner's, billing included from `at`, so the member pays for
+     * nothing they can no longer reach.
+     */
+    async handOver(tx: Tx, m: { teamId: number; fromUserId: number; toUserId: number; at: number }): Promise<void> {
+      const rows = await tx.selectFrom('instances').select('id').where('team_id', '=', m.teamId).where('user_id', '=', m.fromUserId)
+        .where('destroyed_at', 'is', null).orderBy('id').execute();
+      for (const { id } of rows) {
+        const inst = await store.lock(id, tx);
+        if (!inst || inst.user_id !== m.fromUserId) continue;
+        await store.update(id, { user_id: m.toUserId }, tx);
+        await deps.billing.changePayer(tx, { contract: contractOf(id), userId: m.toUserId, at: m.at });
+      }
+    },
+    /**
      * Team deletion hook: a team that still has instances is not deleted (409), as a real cloud refuses to delete a
      * project with live resources; destroying them silently would lose work and disk, leaving them would orphan them.
      */

@@ -15,6 +15,11 @@ export const INVITE_PREFIX = 'gpt_inv_';
 
 /** Something another feature must do before a team goes (e.g. refuse while instances run, or release them). */
 export type TeamDeleteHook = (teamId: number, tx: Tx) => Promise<void>;
+/**
+ * What another feature does when a member leaves, in the same transaction: what the team has that the member still
+ * pays for becomes the team owner's (`toUserId`) from `at`.
+ */
+export type MemberRemovedHook = (tx: Tx, m: { teamId: number; fromUserId: number; toUserId: number; at: number }) => Promise<void>;
 
 export interface TeamsServiceDeps {
   db: Db;
@@ -33,6 +38,7 @@ export interface TeamsServiceDeps {
 export function teamsServiceFactory(deps: TeamsServiceDeps) {
   const { db, teams, users, clock, random } = deps;
   const deleteHooks: TeamDeleteHook[] = [];
+  const memberRemovedHooks: MemberRemovedHook[] = [];
 
   /**
    * The team a request acts on: the team of a team key (team context); with a personal key, the one team its user
@@ -65,6 +71,10 @@ export function teamsServiceFactory(deps: TeamsServiceDeps) {
 
     onDelete(hook: TeamDeleteHook): void {
       deleteHooks.push(hook);
+    },
+
+    onMemberRemoved(hook: MemberRemovedHook): void {
+      memberRemovedHooks.push(hook);
     },
 
     /** The creator becomes the owner; the built-in `owner` role and the default roles are made with the team. */
@@ -165,7 +175,11 @@ export function teamsServiceFactory(deps: TeamsServiceDeps) {
       });
     },
 
-    /** Removing a member revokes their team keys; auth also refuses them, since it checks membership on each request. */
+    /**
+     * Removing a member revokes their team keys; auth also refuses them, since it checks membership on each request.
+     * Nothing of the team stays on their bill (issue 29 item 17): what the team made is paid by its owner, and what
+     * it still has on the member's account (made before that rule) moves to the owner's with the removal.
+     */
     async removeMember(p: Principal, userId: number) {
       const team = await currentTeam(p);
       const member = await teams.findMember(team.id, userId);
@@ -174,8 +188,10 @@ export function teamsServiceFactory(deps: TeamsServiceDeps) {
       const role = await teams.findRoleById(team.id, member.role_id);
       if (role) assertCovers(p, roleDoc(role), `removing a ${role.name}`);
       await db.transaction().execute(async (tx) => {
+        const now = clock.now();
         await teams.deleteMember(team.id, userId, tx);
-        await deps.revokeTeamKeys(team.id, userId, clock.now(), tx);
+        for (const hook of memberRemovedHooks) await hook(tx, { teamId: team.id, fromUserId: userId, toUserId: team.owner_id, at: now });
+        await deps.revokeTeamKeys(team.id, userId, now, tx);
       });
       return { success: true as const, msg: `member ${userId} removed` };
     },

@@ -39,7 +39,7 @@ export interface VolumesFleetPort {
 export interface VolumesDeps {
   store: Store;
   clock: Clock;
-  billing: Pick<BillingApi, 'startMeter' | 'stopContract' | 'assertCredit'>;
+  billing: Pick<BillingApi, 'startMeter' | 'stopContract' | 'assertCredit' | 'changePayer'>;
   fleet: VolumesFleetPort;
   /** Throws ApiError when the account may not rent (a host-only subaccount, src/subaccounts/). */
   mayRent?: (userId: number, tx?: Tx) => Promise<void>;
@@ -156,6 +156,15 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
 
   return {
     port,
+    /**
+     * Team member removal hook: the team's volumes still paid by the member (made before a team's work was paid by
+     * its owner, issue 29 item 17) become the owner's, billing included from `at`.
+     */
+    async handOver(tx: Tx, m: { teamId: number; fromUserId: number; toUserId: number; at: number }): Promise<void> {
+      for (const id of await volumes.moveTeamPayer(m.teamId, m.fromUserId, m.toUserId, tx)) {
+        await billing.changePayer(tx, { contract: volumeContractOf(id), userId: m.toUserId, at: m.at });
+      }
+    },
     /** For the hosting feature's earnings: the billing contract of every volume made on these machines. */
     async contractsOn(machineIds: readonly number[], tx?: Tx): Promise<{ source: string; machine_id: number }[]> {
       return (await volumes.onMachines(machineIds, tx)).map((v) => ({ source: volumeContractOf(v.id), machine_id: v.machine_id }));

@@ -27,6 +27,14 @@ export function volumesStore(db: Tx, dialect: DialectName) {
     },
 
     /** A live volume of the scope; locked (PostgreSQL) when `lock`. */
+    /** A team's live volumes paid by `fromUserId` become `toUserId`'s (a member leaves the team): their ids. */
+    async moveTeamPayer(teamId: number, fromUserId: number, toUserId: number, tx: Tx = db): Promise<number[]> {
+      const ids = (await tx.selectFrom('volumes').select('id').where('team_id', '=', teamId).where('user_id', '=', fromUserId)
+        .where('deleted_at', 'is', null).orderBy('id').execute()).map((r) => r.id);
+      if (ids.length) await tx.updateTable('volumes').set({ user_id: toUserId }).where('id', 'in', ids).execute();
+      return ids;
+    },
+
     async findInScope(id: number, scope: Scope, tx: Tx = db, lock = false): Promise<VolumeRow | undefined> {
       let q = inScope(tx.selectFrom('volumes').selectAll().where('id', '=', id).where('deleted_at', 'is', null), scope);
       if (pg && lock) q = q.forUpdate();
