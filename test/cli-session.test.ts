@@ -17,6 +17,19 @@ const email = (what: string) => `cli-session-${what}-${process.pid}-${n++}@examp
 const lastCode = async (to: string) => (await sdk().emulator.outbox({ to, channel: 'email' })).messages.at(-1)?.code;
 
 describe('create account, verify email, login, logout', () => {
+  test('verify email --password-stdin keeps the password of a second sign-up of the same address', async () => {
+    const addr = email('again');
+    const noKey = { GPUPLANE_API_KEY: undefined };
+    await cli(['create', 'account', '--email', addr, '--password', 'first password one'], noKey);
+    const again = await cli(['create', 'account', '--email', addr, '--password', 'second password two'], noKey);
+    assert.equal(again.code, 0, again.stderr);
+    const code = await lastCode(addr);
+    const ok = await server.cli(['verify', 'email', '--email', addr, '--code', code!, '--password-stdin'], noKey, undefined, 'second password two\n');
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /you can log in now/);
+    assert.equal((await server.cli(['login', '--username', addr, '--password-stdin'], noKey, undefined, 'second password two\n')).code, 0);
+  });
+
   test('reset password: a code by e-mail, then the new password from standard input; the old one stops working', async () => {
     const addr = email('reset');
     await sdk().emulator.createUser({ email: addr, password: 'correct horse battery' });

@@ -47,13 +47,17 @@ Example:
     .requiredOption('--email <email>', 'the account e-mail')
     .option('--code <code>', 'the code from the e-mail')
     .option('--resend', 'e-mail a new code instead')
+    .option('--password-stdin', 'with --code: also read the password you signed up with from standard input (needed to keep it when the address was signed up more than once)')
     .addHelpText('after', '\nExample:\n  gpuplane verify email --email ada@example.com --code 123456\n  gpuplane verify email --email ada@example.com --resend')
     .action(
-      action(async (ctx, o: { email: string; code?: string; resend?: boolean }) => {
+      action(async (ctx, o: { email: string; code?: string; resend?: boolean; passwordStdin?: boolean }) => {
         if (Boolean(o.resend) === (o.code !== undefined)) throw new UsageError('give exactly one of --code and --resend');
+        if (o.resend && o.passwordStdin) throw new UsageError('--password-stdin goes with --code');
+        // Issue 29 item 22: after a second sign-up of an address, only a code given with the latest password keeps it.
+        const password = o.passwordStdin ? await resolvePassword({ passwordStdin: true }, passwordIO(ctx)) : undefined;
         const r = o.resend
           ? await ctx.client.auth.resendVerification({ email: o.email })
-          : await ctx.client.auth.verifyEmail({ email: o.email, code: o.code! });
+          : await ctx.client.auth.verifyEmail({ email: o.email, code: o.code!, ...(password === undefined ? {} : { password }) });
         ctx.out.print(r, () => r.msg);
       }),
     );
