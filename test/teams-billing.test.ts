@@ -131,6 +131,8 @@ forEachDialect('who pays for team work', (app) => {
     assert.ok((await balance(app(), owner.api_key)) < ownerAfter, 'the owner does');
     const shown = await statusOf(app(), made.new_contract, ownerTeamKey);
     assert.equal(shown.actual_status, 'running', 'the instance runs on for the team');
+    const ownKey = await app().request('PUT', `/api/v0/instances/${made.new_contract}/`, { key: made.instance_api_key, body: { state: 'running' } });
+    assert.equal(ownKey.status, 200, `the instance's own key still works: ${ownKey.raw}`);
     const volumes = (await app().request('GET', '/api/v0/volumes/', { key: ownerTeamKey })).body.volumes.map((v: any) => v.id);
     assert.ok(volumes.includes(volume.id), JSON.stringify(volume));
     assert.ok((await chargeSources(app(), ownerTeamKey)).includes(`instance-${made.new_contract}`));

@@ -174,6 +174,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
         const inst = await store.lock(id, tx);
         if (!inst || inst.user_id !== m.fromUserId) continue;
         await store.update(id, { user_id: m.toUserId }, tx);
+        await deps.keys.moveInstanceKeys(id, m.fromUserId, m.toUserId, tx);
         await deps.billing.changePayer(tx, { contract: contractOf(id), userId: m.toUserId, at: m.at });
       }
     },

@@ -211,6 +211,15 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
       await revokeOfInstance(tx, { userId, instanceId, now });
     },
 
+    /**
+     * An instance's live keys become another account's, with the instance (a team's, when the member who rented it
+     * leaves the team: revoking the member's team keys then leaves the instance's own key working).
+     */
+    async moveInstanceKeys(instanceId: number, fromUserId: number, toUserId: number, tx: Tx = db): Promise<void> {
+      await tx.updateTable('api_keys').set({ user_id: toUserId }).where('user_id', '=', fromUserId).where('kind', '=', 'instance')
+        .where('instance_id', '=', instanceId).where('revoked_at', 'is', null).execute();
+    },
+
     async listByUser(userId: number, tx: Tx = db): Promise<KeyRow[]> {
       return tx.selectFrom('api_keys').selectAll().where('user_id', '=', userId).where('revoked_at', 'is', null).orderBy('id').execute();
     },
