@@ -68,18 +68,22 @@ forEachDialect('instances: lifecycle', (app) => {
     assert.equal(await balance(user.id), b4, 'nothing after destroy');
   });
 
-  test('destroy frees the GPUs, hides the instance (404), revokes its instance key', async () => {
+  test('destroy frees the GPUs, hides the instance (null), revokes its instance key', async () => {
     const m = await addMachine(app(), { num_gpus: 1 });
     const { id, instanceKey } = await rentOk(app(), offerFor(m, 1));
     const del = await app().request('DELETE', `/api/v0/instances/${id}/`);
     assert.equal(del.status, 200, del.raw);
     assert.equal(del.body.success, true);
-    assert.equal((await show(app(), id)).status, 404);
+    // A destroyed instance reads as vast.py's "no longer exists" (200, instances null; issue 29 item 2).
+    const shown = await show(app(), id);
+    assert.equal(shown.status, 200, shown.raw);
+    assert.equal(shown.body.instances, null);
     const list = await app().request('GET', '/api/v0/instances/');
     assert.ok(!list.body.instances.some((i: any) => i.id === id));
     assert.equal((await rent(app(), offerFor(m, 1))).status, 200, 'GPUs free again');
     const again = await app().request('DELETE', `/api/v0/instances/${id}/`);
     assert.equal(again.status, 404);
+    assert.equal(again.body.error, 'no_such_instance');
     const withKey = await put(id, { state: 'stopped' }, instanceKey);
     assert.equal(withKey.status, 401, 'the instance key died with it');
   });
