@@ -120,7 +120,7 @@ export function createServices(deps: ServiceDeps) {
   });
   const sessions = sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl: config.publicUrl, memberships: (u) => teamsDb.membershipsOf(u) });
   const login = loginServiceFactory({
-    db, dialect: store.dialect, users: usersDb, usersService: users, store: loginStore(db, tfaStore), tfaStore, verifier, sessions, messenger, clock, random,
+    db, dialect: store.dialect, users: usersDb, usersService: users, store: loginStore(db), tfaStore, verifier, sessions, messenger, clock, random,
     isSubaccount: async (userId) => (await subaccountsStore(db).find(userId)) !== undefined,
     publicUrl: config.publicUrl,
   });

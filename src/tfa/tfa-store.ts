@@ -211,19 +211,7 @@ export function tfaStore(db: Tx, dialect: DialectName = 'sqlite') {
       return rows.map((r) => r.phone_number);
     },
 
-    // ---- login: the e-mail verification challenge (login-store.ts)
-    /** The newest unused e-mail verification challenge of a user. */
-    async latestEmailVerify(userId: number, tx: Tx = db) {
-      return tx
-        .selectFrom('tfa_challenges')
-        .selectAll()
-        .where('user_id', '=', userId)
-        .where('purpose', '=', 'email_verify')
-        .where('consumed_at', 'is', null)
-        .orderBy('id', 'desc')
-        .limit(1)
-        .executeTakeFirst();
-    },
+    // ---- login: e-mailed codes (login's email-codes.ts)
     /** The newest unused e-mailed code of a user for `purpose` (`email_verify`, `password_reset`). */
     async latestCode(userId: number, purpose: string, tx: Tx = db) {
       return tx
