@@ -50,7 +50,8 @@ after(async () => {
 async function run(server: FakeServer, over: Partial<AgentConfig> = {}, deps: { runtime?: ReturnType<typeof fakeRuntime>; log?: AgentLog } = {}) {
   const fake = deps.runtime ?? fakeRuntime();
   const agent = await startAgent(
-    { url: server.url, apiKey: server.apiKey, stateDir: freshDir(), heartbeatS: 3600, resyncS: 3600, agentVersion: '0.1.0-test', publishIp: '127.0.0.1', portRange: { start: 42000, end: 42099 }, ...over },
+    // The host's firewall is left alone here: agent-isolation.security.test.ts covers the rule on real Docker.
+    { url: server.url, apiKey: server.apiKey, stateDir: freshDir(), heartbeatS: 3600, resyncS: 3600, agentVersion: '0.1.0-test', publishIp: '127.0.0.1', portRange: { start: 42000, end: 42099 }, hostFirewall: false, ...over },
     { runtime: fake.runtime, system, log: deps.log ?? recordingLog().log },
   );
   agents.push(agent);

@@ -128,6 +128,12 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
       + 'could fill this host\'s disk: put Docker\'s data root on xfs mounted with pquota (docs/HOST-SECURITY.md), or pass '
       + '--allow-unlimited-disk to offer the machine anyway, shown as disk_limit false');
   }
+  // Before any container of ours can exist (and before registering, so the first heartbeat is not held up by it), and
+  // again with each hardware check: a firewall reload may have dropped the rule.
+  const guardHost = async () => {
+    if (config.hostFirewall !== false) logFirewall(log, await ensureHostFirewall(system.exec));
+  };
+  await guardHost();
   let hardware = await detectHardware(config, deps, info.dataRoot);
   log.info({ gpu_name: hardware.gpu_name, num_gpus: hardware.num_gpus, declared: hardware.hardware_declared }, 'hardware');
   const cred = await ensureCredential({
@@ -136,16 +142,12 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   });
   const client = createClient({ url: cred.url, apiKey: cred.machineKey, fetch: deps.fetch });
   const owner = { machineId: cred.machineId, owner: ownerId(cred.registrationId) };
-  // Before any container of ours exists, and again with each hardware check (a firewall reload may have dropped it).
-  const guardHost = async () => {
-    if (config.hostFirewall !== false) logFirewall(log, await ensureHostFirewall(system.exec));
-  };
-  await guardHost();
-  const unowned = await runtime.unowned?.(cred.machineId).catch(() => []);
-  if (unowned && unowned.length > 0) {
-    log.warn({ containers: unowned.slice(0, 20), count: unowned.length },
-      'containers carry this machine id but no owner label (made before owner labels): left alone; see docs/HOST-SECURITY.md');
-  }
+  void runtime.unowned?.(cred.machineId).then((unowned) => {
+    if (unowned.length > 0) {
+      log.warn({ containers: unowned.slice(0, 20), count: unowned.length },
+        'containers carry this machine id but no owner label (made before owner labels): left alone; see docs/HOST-SECURITY.md');
+    }
+  }, () => undefined);
   const host = system.hostFacts();
   const waitS = config.waitS ?? DESIRED_WAIT_DEFAULT_S;
   let heartbeatS = config.heartbeatS ?? HEARTBEAT_DEFAULT_S;
