@@ -23,7 +23,9 @@ describe('host commands', () => {
 
     const shown = await h.cli(['show', 'machines']);
     assert.equal(shown.code, 0, shown.stderr);
-    assert.match(shown.stdout.split('\n')[0], /^\s*ID\s+#gpus\s+gpu_name\s+disk GB/);
+    assert.match(shown.stdout.split('\n')[0], /^\s*ID\s+#gpus\s+gpu_name\s+disk GB\s+disk lim/);
+    // No agent says whether a simulated machine's disk is limited (issue 29 item 14): '-'.
+    assert.match(shown.stdout, new RegExp(`^\\s*${id}\\s+4\\s+RTX 4090\\s+\\d+\\s+-\\s`, 'm'));
     assert.match(shown.stdout, new RegExp(`^\\s*${id}\\s+4\\s+RTX 4090\\s+.*\\bno\\s+no\\s+0\\.5000\\s+0\\.2000`, 'm'));
     const quiet = await h.cli(['show', 'machines', '-q']);
     assert.equal(quiet.stdout.trim(), String(id));

@@ -15,6 +15,8 @@ const machineColumns = [
   { key: 'num_gpus', header: '#gpus', align: 'right' as const },
   { key: 'gpu_name', header: 'gpu_name' },
   { key: 'disk_space', header: 'disk GB', align: 'right' as const, fmt: fixed(0) },
+  // Whether renters' disk is enforced on a real host (docs/HOST-SECURITY.md); '-' where no agent said.
+  { key: 'disk_limit', header: 'disk lim', fmt: (v: unknown) => (v === null || v === undefined ? '-' : yesNo(v)) },
   { key: 'hostname', header: 'hostname', fmt: (v: unknown) => String(v).slice(0, 16) },
   { key: 'driver_version', header: 'driver' },
   { key: 'reliability2', header: 'reliab', align: 'right' as const, fmt: fixed(4) },
