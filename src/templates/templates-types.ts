@@ -124,5 +124,5 @@ export const DeleteTemplateReply = Type.Object({ success: Type.Boolean(), msg: T
  * `current`, or the caller's own user id.
  */
 export const UserTemplatesParams = Type.Object({
-  id: Type.String({ pattern: '^(me|current|[0-9]{1,15})$', description: 'your user id, or 0, me or current for yourself' }),
+  id: Type.String({ pattern: '^(me|current|0|[1-9][0-9]{0,14})$', description: 'your user id, or 0, me or current for yourself' }),
 });
