@@ -51,7 +51,8 @@ forEachDialect('metrics labels', (app) => {
     const paths = Array.from({ length: 40 }, (_, i) => `/probe-${i}-${secret.slice(4, 12)}/x`);
     for (const p of paths) assert.equal((await app().request('GET', p, { key: null })).status, 404);
     assert.equal((await app().request('GET', `/api/v0/users/current?api_key=${secret}`)).status, 200);
-    assert.equal((await app().request('GET', `/api/v0/instances/123456/?api_key=${secret}`)).status, 404);
+    // A missing instance reads as {instances: null} with 200, as vast.py expects (issue 29 item 2).
+    assert.equal((await app().request('GET', `/api/v0/instances/123456/?api_key=${secret}`)).status, 200);
 
     const res = await app().request('GET', '/metrics', { key: null });
     assert.equal(res.status, 200);
