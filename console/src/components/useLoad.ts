@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { errorText } from '../lib/api.js';
 
 /** Loads `fn()` on mount and on `reload()`; the error is the API's `msg`, for an ErrorNote where the data would be. */
@@ -42,4 +42,17 @@ export function useAction(): { busy: boolean; error: string | null; run<T>(fn: (
     }
   }, []);
   return { busy, error, run, clear: () => setError(null) };
+}
+
+/**
+ * useAction for a form's steps: `submit(fn)` is a submit or click handler that keeps the page from reloading and runs
+ * `fn`, its error shown in the form's ErrorNote, its controls disabled while it runs.
+ */
+export function useFormAction(): { busy: boolean; error: string | null; submit(fn: () => Promise<void>): (e?: FormEvent) => Promise<void> } {
+  const { busy, error, run } = useAction();
+  const submit = (fn: () => Promise<void>) => async (e?: FormEvent) => {
+    e?.preventDefault();
+    await run(fn);
+  };
+  return { busy, error, submit };
 }

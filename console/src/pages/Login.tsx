@@ -11,6 +11,7 @@ import { useState, type FormEvent } from 'react';
 import { api, errorText, GpuplaneError } from '../lib/api.js';
 import { Field, ErrorNote } from '../components/Field.js';
 import { Link } from '../lib/router.js';
+import { useFormAction } from '../components/useLoad.js';
 import { useSession } from '../lib/session.js';
 
 type Method = { id: number; method: 'sms' | 'totp'; label: string; phone_number: string | null; is_primary: boolean };
@@ -85,21 +86,7 @@ export function LoginPage({ notice }: { notice?: string }) {
 export function VerifyEmail({ email, password, onVerified, onBack }: { email: string; password: string; onVerified(): Promise<void>; onBack?(): void }) {
   const [code, setCode] = useState('');
   const [notice, setNotice] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const run = (fn: () => Promise<void>) => async (e?: FormEvent) => {
-    e?.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await fn();
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit: run } = useFormAction();
   const verify = run(async () => {
     await api.auth.verifyEmail({ email, code: code.trim(), password });
     await onVerified();

@@ -3,8 +3,9 @@
  * (`POST`/`PUT /api/v0/users/reset-password/`). Every session of the account ends; the person then logs in. The
  * server answers the first step the same whether the address has an account or not, and so does this page.
  */
-import { useState, type FormEvent } from 'react';
-import { api, errorText } from '../lib/api.js';
+import { useState } from 'react';
+import { api } from '../lib/api.js';
+import { useFormAction } from '../components/useLoad.js';
 import { ErrorNote, Field } from '../components/Field.js';
 import { Link, navigate } from '../lib/router.js';
 
@@ -14,21 +15,7 @@ export function ResetPasswordPage() {
   const [password, setPassword] = useState('');
   const [step, setStep] = useState<'email' | 'code'>('email');
   const [notice, setNotice] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const run = (fn: () => Promise<void>) => async (e?: FormEvent) => {
-    e?.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await fn();
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit: run } = useFormAction();
   const ask = run(async () => {
     const r = await api.auth.requestPasswordReset({ email });
     setNotice(r.msg);

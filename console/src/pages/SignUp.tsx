@@ -1,6 +1,7 @@
 /** Sign-up, then the e-mailed verification code (contract §3: `POST /api/v0/users/`, `/users/verify-email/`). */
-import { useState, type FormEvent } from 'react';
-import { api, errorText } from '../lib/api.js';
+import { useState } from 'react';
+import { api } from '../lib/api.js';
+import { useFormAction } from '../components/useLoad.js';
 import { ErrorNote, Field } from '../components/Field.js';
 import { Link, navigate } from '../lib/router.js';
 
@@ -11,21 +12,7 @@ export function SignUpPage() {
   const [code, setCode] = useState('');
   const [step, setStep] = useState<'form' | 'verify'>('form');
   const [notice, setNotice] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const run = (fn: () => Promise<void>) => async (e?: FormEvent) => {
-    e?.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await fn();
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit: run } = useFormAction();
 
   const signUp = run(async () => {
     const r = await api.auth.signUp({ email, password, ...(fullName ? { full_name: fullName } : {}) });
