@@ -10,6 +10,7 @@ import {
 import { navigate, useLocation } from '../lib/router.js';
 import { ErrorNote, Field } from '../components/Field.js';
 import { RentDialog } from '../components/RentDialog.js';
+import { counted } from '../lib/format.js';
 
 type Offer = Awaited<ReturnType<typeof api.offers.search>>['offers'][number];
 
@@ -110,7 +111,7 @@ export default function OffersPage() {
       {offers && (
         <div className="table-wrap" tabIndex={0} role="region" aria-label="Offers table, scrollable">
           <table aria-busy={busy}>
-            <caption className="muted">{offers.length} offers{busy ? ' (searching…)' : ''}</caption>
+            <caption className="muted">{counted(offers.length, 'offer')}{busy ? ' (searching…)' : ''}</caption>
             <thead>
               <tr>
                 {COLUMNS.map((c) => (
