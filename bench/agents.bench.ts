@@ -75,7 +75,11 @@ export default defineBench({
     // The servers reach a local database through its Unix socket, as every PostgreSQL bench does (bench/pg.ts).
     const url = serverUrl(new URL(`${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`));
     ctx.log(`  PostgreSQL schema ${schema}${url.includes('host=') ? ', through the Unix socket' : ', over TCP'}`);
-    const env = { GPUPLANE_DATABASE_URL: url, GPUPLANE_SIM_MACHINES: '0', GPUPLANE_SECRET_KEY: 'bench-agents-secret-key-0123456789' };
+    // One host account registers the whole fleet at once: its operator raises the per-account caps (README settings).
+    const env = {
+      GPUPLANE_DATABASE_URL: url, GPUPLANE_SIM_MACHINES: '0', GPUPLANE_SECRET_KEY: 'bench-agents-secret-key-0123456789',
+      GPUPLANE_HOST_MACHINES_MAX: String(AGENTS), GPUPLANE_HOST_REGISTRATIONS_PER_HOUR: String(AGENTS),
+    };
     const servers = [];
     let stopping = false;
     const children: ReturnType<typeof loadChild>[] = [];
