@@ -111,8 +111,10 @@ test('a real host: execute ls, reboot, update, and a snapshot whose push fails',
   assert.deepEqual((await ours()).map((c) => c.Id), [container.Id], 'the same container');
   assert.notEqual((await docker.getContainer(container.Id).inspect()).State.StartedAt, startedAt, 'started again');
   assert.equal(gpusOf(id), gpus);
+  // "running" is reported once the container has started, which can be before onstart has printed: wait for its second line.
+  await within('onstart ran on each start', logShows(docker, container.Id, 'onstart says hi-e2e', 2));
   const log = (await docker.getContainer(container.Id).logs({ stdout: true, stderr: true })).toString('latin1');
-  assert.equal(log.split('onstart says hi-e2e').length - 1, 2, 'onstart ran on each start');
+  assert.equal(log.split('onstart says hi-e2e').length - 1, 2, 'onstart ran once per start, no more');
 
   // update: a new container from the new spec; its log shows the new env.
   const upd = await api('PUT', `/api/v0/instances/update_template/${id}/`, renterKey, { id, env: { GREETING: 'hi-update' } });

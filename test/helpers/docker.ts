@@ -24,18 +24,19 @@ export async function buildBusyboxImage(docker: Docker, dir: string, busybox = '
 }
 
 /** Resolves when the container's log (followed live) contains `text`. */
-export async function logShows(docker: Docker, containerId: string, text: string): Promise<void> {
+export async function logShows(docker: Docker, containerId: string, text: string, times = 1): Promise<void> {
+  const enough = (seen: string) => seen.split(text).length - 1 >= times;
   const stream = (await docker.getContainer(containerId).logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream & { destroy(): void };
   await new Promise<void>((resolve, reject) => {
     let seen = '';
     stream.on('data', (d: Buffer) => {
       seen += d.toString('latin1');
-      if (seen.includes(text)) {
+      if (enough(seen)) {
         stream.destroy();
         resolve();
       }
     });
-    stream.once('end', () => (seen.includes(text) ? resolve() : reject(new Error(`log of ${containerId} ended without ${JSON.stringify(text)}: ${seen}`))));
+    stream.once('end', () => (enough(seen) ? resolve() : reject(new Error(`log of ${containerId} ended without ${times} × ${JSON.stringify(text)}: ${seen}`))));
   });
 }
 
