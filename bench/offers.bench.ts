@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { cryptoRandom } from '../src/platform/random.js';
 import { RealClock } from '../src/platform/clock.js';
 import { openDatabase } from '../src/database.js';
-import { fleetServiceFactory } from '../src/fleet/fleet-service.js';
-import { bundleSizes } from '../src/fleet/fleet-offers.js';
+import { fleetServiceFactory } from '../src/machines/machines-service.js';
+import { bundleSizes } from '../src/machines/machines-offers.js';
 import { compareWithBaseline, defineBench, load, makeTmpDir, median, startBaseline, startGpuplane, type BenchContext, type Figure } from './lib.js';
 import { SEARCH_BODY } from './mixed.js';
 

@@ -37,7 +37,7 @@ import { envVarsStore } from './env-vars/env-vars-store.js';
 import { envVarsServiceFactory } from './env-vars/env-vars-service.js';
 import { sshKeysStore } from './ssh-keys/ssh-keys-store.js';
 import { sshKeysServiceFactory } from './ssh-keys/ssh-keys-service.js';
-import { fleetServiceFactory } from './fleet/fleet-service.js';
+import { fleetServiceFactory } from './machines/machines-service.js';
 import { offersServiceFactory } from './offers/offers-service.js';
 import { instancesModule } from './instances/instances-module.js';
 import { volumesServiceFactory } from './volumes/volumes-service.js';
@@ -48,8 +48,8 @@ import type { Metrics } from './ops/ops-metrics.js';
 import { opsServiceFactory } from './ops/ops-service.js';
 import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
-import { agentServiceFactory, type AgentService } from './hosts/agent-service.js';
-import { simhostServiceFactory, type SimhostService } from './simhost/simhost-service.js';
+import { agentServiceFactory, type AgentService } from './agent-server/agent-server-service.js';
+import { simhostServiceFactory, type SimhostService } from './emulator/simulated-hosts/simhost-service.js';
 import { scheduledJobsStore } from './scheduled-jobs/scheduled-jobs-store.js';
 import { scheduledJobsServiceFactory } from './scheduled-jobs/scheduled-jobs-service.js';
 import { subaccountsStore } from './subaccounts/subaccounts-store.js';
@@ -163,7 +163,7 @@ export function createServices(deps: ServiceDeps) {
     store, clock, random, scheduler, config, secretBox, keys, keysService, fleet, billing,
     templates: templates.instancesPort, sshKeys, volumes: volumes.port, accountEnv: envVars,
     mayRent: (userId, tx) => subaccounts.assertMayRent(userId, tx),
-    // Real hosts: `request_logs` of an instance on an agent-run machine asks its agent (src/hosts/).
+    // Real hosts: `request_logs` of an instance on an agent-run machine asks its agent (src/agent-server/).
     agentLogs: { requested: (r) => agent.logs.requested(r), textOf: (id) => agent.logs.textOf(id) },
   });
   // Prepaid instances: a deposit their charges draw from first, at a discount (src/deposits/).
@@ -183,14 +183,14 @@ export function createServices(deps: ServiceDeps) {
       return m && !m.record.deleted ? m.userId : undefined;
     },
   });
-  // Real hosts (`gpuplane agent`): registration, machine keys, desired state, status reports (src/hosts/).
+  // Real hosts (`gpuplane agent`): registration, machine keys, desired state, status reports (src/agent-server/).
   const agent: AgentService = agentServiceFactory({
     store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
     accountKeys: (userId, tx) => sshKeys.publicKeysOf(userId, tx),
     warn: (err) => log.warn({ err }, 'reading the desired state of held agent polls failed'),
   });
   // The emulator's simulated hosts: each simulated machine has an agent in the server, acting on a simulated runtime
-  // (src/simhost/), so simulated and real machines share one lifecycle path. Emulator mode only.
+  // (src/emulator/simulated-hosts/), so simulated and real machines share one lifecycle path. Emulator mode only.
   const simhost: SimhostService | undefined = emulatorMode
     ? simhostServiceFactory({ store, fleet, reports: agent.simulated, scheduler, config, notify: instances.real.notify })
     : undefined;
@@ -248,7 +248,7 @@ export function createServices(deps: ServiceDeps) {
   const hostingServices = hostingWiring({
     store, clock, scheduler, config, fleet, instances, billing,
     volumesOn: (ids) => volumes.contractsOn(ids),
-    // Deleting a machine revokes its agent's machine key (src/hosts/).
+    // Deleting a machine revokes its agent's machine key (src/agent-server/).
     onMachineDeleted: (tx, machineId) => agent.revoke(machineId, tx),
     // `list machine -v 0` unlists the machine's volume offer; any other vol_size offers it again.
     volumeListing: (tx, machineId, listed) => volumes.setListed(tx, machineId, listed),

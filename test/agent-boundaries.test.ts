@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Compile } from 'typebox/compile';
-import { ObservedInstance, PortMap, StatusBody } from '../src/fleet/agent-protocol-schemas.js';
+import { ObservedInstance, PortMap, StatusBody } from '../src/protocol/agent-protocol-schemas.js';
 
 const SRC = join(import.meta.dirname, '..', 'src');
 const importsOf = (file: string) =>
@@ -20,7 +20,7 @@ test('src/agent/ imports only itself, the SDK, the schema module, and packages',
   for (const name of readdirSync(join(SRC, 'agent'))) {
     for (const spec of importsOf(join(SRC, 'agent', name))) {
       if (!spec.startsWith('.')) continue; // a package
-      const ok = spec.startsWith('./') || spec.startsWith('../sdk/') || spec === '../fleet/agent-protocol-schemas.js' || spec === '../../package.json';
+      const ok = spec.startsWith('./') || spec.startsWith('../sdk/') || spec === '../protocol/agent-protocol-schemas.js' || spec === '../../package.json';
       assert.ok(ok, `${name} imports ${spec}`);
     }
   }

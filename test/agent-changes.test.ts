@@ -1,11 +1,11 @@
-// The change feed of machines' desired states (src/hosts/agent-changes.ts): held long-polls re-read only machines
+// The change feed of machines' desired states (src/agent-server/agent-server-changes.ts): held long-polls re-read only machines
 // it names, and a poll's renewal reuses its last state while the machine's epoch stands. So it must name every
 // machine whose desired state's inputs were written, in any process, and nothing of a rolled-back transaction.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTestApp, DIALECTS, type TestApp } from './helpers/harness.js';
-import { desiredChanges, type DesiredChanges } from '../src/hosts/agent-changes.js';
+import { desiredChanges, type DesiredChanges } from '../src/agent-server/agent-server-changes.js';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEw6kqUqCcIAqqvG2F1vJPrkmYx8bLBIl6RCsvx7mW0N changes@test';
 

@@ -1,6 +1,6 @@
 /**
  * A stand-in for the server side of the agent protocol (docs/AGENT-PROTOCOL.md), for tests that drive the real agent:
- * every request is checked against the protocol's schemas (src/fleet/agent-protocol-schemas.ts), and anything that
+ * every request is checked against the protocol's schemas (src/protocol/agent-protocol-schemas.ts), and anything that
  * does not conform is recorded in `violations` (tests assert there are none) and answered 400. Tests change the
  * desired state and wait on the agent's reports, which arrive as signals: no sleeps.
  */
@@ -12,7 +12,7 @@ import type { TSchema } from 'typebox';
 import {
   DesiredQuery, LogAnswerBody, RegisterBody, StatusBody,
   type DesiredInstanceT, type LogRequestT,
-} from '../src/fleet/agent-protocol-schemas.js';
+} from '../src/protocol/agent-protocol-schemas.js';
 import type { AgentRegisterRequest, AgentStatusRequest, AgentLogAnswer } from '../src/sdk/api/agent.js';
 
 const checkers = new Map<TSchema, ReturnType<typeof Compile>>();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { buildContainerSpec, type MachineLimits } from '../src/agent/container-spec.js';
 import { ONSTART_PIECE_UNITS, onstartArgs } from '../src/agent/onstart-args.js';
 import { ONSTART_DECODED_MAX_BYTES } from '../src/instances/instances-constants.js';
-import type { DesiredInstanceT } from '../src/fleet/agent-protocol-schemas.js';
+import type { DesiredInstanceT } from '../src/protocol/agent-protocol-schemas.js';
 
 /** Linux's limit on one argument (MAX_ARG_STRLEN: 32 pages), the terminating NUL included. */
 const MAX_ARG_BYTES = 128 * 1024;

@@ -6,7 +6,7 @@ import { observe, plan, type Failure, type InstanceActivity, type InstanceRecord
 import { createReconciler } from '../src/agent/reconciler.js';
 import { silentLog } from '../src/agent/agent-log.js';
 import type { RuntimeContainer } from '../src/agent/runtime.js';
-import type { DesiredInstanceT, ObservedInstanceT } from '../src/fleet/agent-protocol-schemas.js';
+import type { DesiredInstanceT, ObservedInstanceT } from '../src/protocol/agent-protocol-schemas.js';
 import { desiredInstance } from './agent-fake-server.js';
 import { FAKE_OWNER, fakeRuntime, type FakeRuntime } from './agent-fake-runtime.js';
 

@@ -1,7 +1,7 @@
 /** Shared steps of the agent-server tests (not a test file itself): a host registers a machine, a renter rents it. */
 import assert from 'node:assert/strict';
 import type { TestApp } from './helpers/harness.js';
-import type { AgentHardwareT, ObservedInstanceT } from '../src/fleet/agent-protocol-schemas.js';
+import type { AgentHardwareT, ObservedInstanceT } from '../src/protocol/agent-protocol-schemas.js';
 
 let regCounter = 0;
 

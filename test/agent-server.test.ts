@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
 import { desired, hardware, hostWithMachine, observed, registrationId, report, type Host } from './agent-server-fixtures.js';
 import { rentOk, statusOf } from './instances-fixtures.js';
-import { agentStore } from '../src/hosts/agent-store.js';
+import { agentStore } from '../src/agent-server/agent-server-store.js';
 import { sha256Hex } from '../src/platform/crypto.js';
 
 forEachDialect('agent server', (app) => {

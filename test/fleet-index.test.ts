@@ -4,9 +4,9 @@
 // changed machines too (`changesSince`, PostgreSQL).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FleetIndex } from '../src/fleet/fleet-index.js';
-import type { FleetStore, MachineRow } from '../src/fleet/fleet-store.js';
-import { drawMachine } from '../src/fleet/fleet-catalogue.js';
+import { FleetIndex } from '../src/machines/machines-index.js';
+import type { FleetStore, MachineRow } from '../src/machines/machines-store.js';
+import { drawMachine } from '../src/machines/machines-catalogue.js';
 import { SeededRandom } from '../src/platform/random.js';
 
 /** Every GPU of the machine free: each of its bundles is offered. */

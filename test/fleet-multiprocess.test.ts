@@ -10,8 +10,8 @@ import type { Store } from '../src/platform/db/connect.js';
 import { openDatabase } from '../src/database.js';
 import { VirtualClock } from '../src/platform/clock.js';
 import { cryptoRandom } from '../src/platform/random.js';
-import { fleetServiceFactory } from '../src/fleet/fleet-service.js';
-import { fleetStore } from '../src/fleet/fleet-store.js';
+import { fleetServiceFactory } from '../src/machines/machines-service.js';
+import { fleetStore } from '../src/machines/machines-store.js';
 import { sql } from 'kysely';
 
 const SIM_MACHINES = 30;

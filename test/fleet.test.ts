@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, forEachDialect, type TestApp } from './helpers/harness.js';
-import type { AllocateRequest } from '../src/fleet/fleet-contract.js';
+import type { AllocateRequest } from '../src/machines/machines-contract.js';
 import { ApiError } from '../src/platform/errors.js';
 
 async function search(app: TestApp, body: unknown) {

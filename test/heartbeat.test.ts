@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { HEARTBEAT_OFFLINE_AFTER_S } from '../src/instances/instances-lifecycle.js';
 import { sql } from 'kysely';
-import { HEARTBEAT_INTERVAL_S, HEARTBEAT_TIMEOUT_S, JOB_HEARTBEAT } from '../src/fleet/fleet-heartbeat.js';
+import { HEARTBEAT_INTERVAL_S, HEARTBEAT_TIMEOUT_S, JOB_HEARTBEAT } from '../src/machines/machines-heartbeat.js';
 import { addMachine, BOOT_MAX_S, offerFor, rentOk, statusOf } from './instances-fixtures.js';
 
 const fault = (app: TestApp, body: Record<string, unknown>) => app.request('POST', '/_emu/faults', { body });

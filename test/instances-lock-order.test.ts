@@ -12,7 +12,7 @@ import pg from 'pg';
 import { createTestApp, DIALECTS, PG_URL, type TestApp } from './helpers/harness.js';
 import { addMachine, offerFor, rent, rentOk } from './instances-fixtures.js';
 import { desired, hardware, hostWithMachine, observed } from './agent-server-fixtures.js';
-import { OFFER_ID_STRIDE } from '../src/fleet/fleet-offers.js';
+import { OFFER_ID_STRIDE } from '../src/machines/machines-offers.js';
 
 const ROUNDS = 10;
 const GPUS = 5;

@@ -248,7 +248,7 @@ forEachDialect('serverless SDK: POST /route/ and GET /pubkey/', (app) => {
   test('a worker whose host port is outside its machine\'s range is not routed to: a host cannot have /route/ sign an address of its choosing', async () => {
     const workers = (await app().request('GET', '/api/v0/workergroups/', { key: owner })).body.results.find((w: any) => w.endpoint_id === ep).workers;
     const [row] = await app().store.db.selectFrom('instances').select(['id', 'ports']).where('id', '=', workers[0]).execute();
-    // As a row stored before reports were checked (hosts/agent-checks.ts refuses such a report now): port 22.
+    // As a row stored before reports were checked (agent-server/agent-server-checks.ts refuses such a report now): port 22.
     await app().store.db.updateTable('instances').set({ ports: JSON.stringify({ '3000/tcp': [{ HostIp: '0.0.0.0', HostPort: '22' }] }) }).where('id', '=', row.id).execute();
     try {
       const res = await route({ endpoint: 'router' });

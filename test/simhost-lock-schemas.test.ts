@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDatabase } from '../src/database.js';
-import { simhostStore } from '../src/simhost/simhost-store.js';
+import { simhostStore } from '../src/emulator/simulated-hosts/simhost-store.js';
 import { PG_URL, dropSchema, uniqueSchema } from './helpers/harness.js';
 
 test('a machine\'s runtime lock in one schema does not hold the same machine id in another (PostgreSQL)', { skip: PG_URL ? false : 'GPUPLANE_TEST_POSTGRES_URL is not set' }, async () => {

@@ -14,8 +14,8 @@ import { MIGRATIONS } from '../src/database.js';
 import { openStore, type DialectName } from '../src/platform/db/connect.js';
 import { VirtualClock } from '../src/platform/clock.js';
 import { cryptoRandom } from '../src/platform/random.js';
-import { fleetServiceFactory } from '../src/fleet/fleet-service.js';
-import { JOB_SIM_STEP } from '../src/simhost/simhost-agent.js';
+import { fleetServiceFactory } from '../src/machines/machines-service.js';
+import { JOB_SIM_STEP } from '../src/emulator/simulated-hosts/simhost-agent.js';
 
 const BEFORE = { migrations: MIGRATIONS.migrations.filter(([name]) => name < '0032'), lastUnordered: MIGRATIONS.lastUnordered };
 const PORTS = { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '40007' }] };

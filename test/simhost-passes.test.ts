@@ -1,4 +1,4 @@
-// A simulated agents' step over several machines is done set-based (src/simhost/simhost-agent.ts `passes`): the
+// A simulated agents' step over several machines is done set-based (src/emulator/simulated-hosts/simhost-agent.ts `passes`): the
 // instances of every machine in the step move together (one UPDATE, one event INSERT) and the compute billing of
 // all that reached running starts together (billing `startMeters`). Each instance must still get exactly what it got
 // one at a time: its own events, its own meter from the second it ran, its user's running totals and credit check,

@@ -1,4 +1,4 @@
-// The emulator's simulated hosts (issue 13, src/simhost/): a simulated container runtime kept in the database and an
+// The emulator's simulated hosts (issue 13, src/emulator/simulated-hosts/): a simulated container runtime kept in the database and an
 // agent that drives it with the real agent's plan/observe and the status route's report application. A boot follows
 // null → loading → running on the virtual clock (the pull takes the seeded boot time); stop, start and destroy
 // converge the simulated containers; every emulator fault acts on the runtime or the agent; the state survives a
@@ -12,8 +12,8 @@ import { createTestApp, DIALECTS, dropSchema, forEachDialect, PG_URL, uniqueSche
 import { addMachine, BOOT_MAX_S, offerFor, rentOk, statusOf } from './instances-fixtures.js';
 import { hostWithMachine } from './agent-server-fixtures.js';
 import { HEARTBEAT_OFFLINE_AFTER_S, PROVISION_DELAY_S } from '../src/instances/instances-lifecycle.js';
-import { bootSeconds, CRASH_EXIT_CODE, STOP_EXIT_CODE } from '../src/simhost/simhost-runtime.js';
-import { JOB_SIM_STEP, STEP_RETRY_S } from '../src/simhost/simhost-agent.js';
+import { bootSeconds, CRASH_EXIT_CODE, STOP_EXIT_CODE } from '../src/emulator/simulated-hosts/simhost-runtime.js';
+import { JOB_SIM_STEP, STEP_RETRY_S } from '../src/emulator/simulated-hosts/simhost-agent.js';
 import type { Tx } from '../src/platform/db/connect.js';
 
 const containers = (app: TestApp, machineId: number) => app.services.simhost!.containers(machineId);

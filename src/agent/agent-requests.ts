@@ -3,7 +3,7 @@
  * snapshots. Each is done once (a request is listed until answered, so every desired-state reply names it again) and
  * answered; a failed answer is retried with the next reply. Neither changes the reconcile's containers.
  */
-import { COMMAND_OUTPUT_MAX_CHARS, type CommandRequestT, type DesiredInstanceT, type SnapshotRequestT } from '../fleet/agent-protocol-schemas.js';
+import { COMMAND_OUTPUT_MAX_CHARS, type CommandRequestT, type DesiredInstanceT, type SnapshotRequestT } from '../protocol/agent-protocol-schemas.js';
 import type { GpuplaneClient } from '../sdk/client.js';
 import { GpuplaneError } from '../sdk/errors.js';
 import type { AgentLog } from './agent-log.js';

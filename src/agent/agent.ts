@@ -6,7 +6,7 @@
 import {
   DESIRED_WAIT_DEFAULT_S, HEARTBEAT_DEFAULT_S, LOG_TEXT_MAX_CHARS, LOG_TAIL_MAX_LINES,
   type AgentHardwareT, type DesiredInstanceT, type LogRequestT,
-} from '../fleet/agent-protocol-schemas.js';
+} from '../protocol/agent-protocol-schemas.js';
 import { createClient } from '../sdk/client.js';
 import { GpuplaneError } from '../sdk/errors.js';
 import type { FetchLike } from '../sdk/transport.js';

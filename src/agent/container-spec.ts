@@ -3,7 +3,7 @@
  * GPUs, limits, ports, labels) is unit-tested without a runtime.
  */
 import { createHash } from 'node:crypto';
-import type { DesiredInstanceT } from '../fleet/agent-protocol-schemas.js';
+import type { DesiredInstanceT } from '../protocol/agent-protocol-schemas.js';
 import { onstartArgs } from './onstart-args.js';
 import { LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, type ContainerSpec, type NetworkSpec } from './runtime.js';
 
@@ -68,7 +68,7 @@ const PORT_KEY = /^-p\s+(?:\d{1,5}:)?(\d{1,5})(?:\/(tcp|udp))?$/;
 
 /**
  * `gpuplane-<machine>-<instance>-<owner>`: the owner keeps two agents on one daemon from fighting over a name (the
- * simulated runtime, src/simhost/, has no owner and names its containers without one).
+ * simulated runtime, src/emulator/simulated-hosts/, has no owner and names its containers without one).
  */
 export function containerName(machineId: number, instanceId: number, owner: string | null = null): string {
   return `gpuplane-${machineId}-${instanceId}${owner === null ? '' : `-${owner}`}`;

@@ -4,7 +4,7 @@
  */
 import { createRequire } from 'node:module';
 import type Dockerode from 'dockerode';
-import type { DockerLoginT, PortMapT } from '../fleet/agent-protocol-schemas.js';
+import type { DockerLoginT, PortMapT } from '../protocol/agent-protocol-schemas.js';
 import {
   LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, NameConflictError, PortInUseError, ownedBy,
   type ContainerOwner, type ContainerRuntime, type ContainerSpec, type NetworkSpec, type RuntimeContainer, type RuntimeInfo,

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Compile } from 'typebox/compile';
 import { Type } from 'typebox';
-import { AgentHardware, type AgentGpuT, type AgentHardwareT } from '../fleet/agent-protocol-schemas.js';
+import { AgentHardware, type AgentGpuT, type AgentHardwareT } from '../protocol/agent-protocol-schemas.js';
 import type { AddressConfig, HostFacts } from './hardware.js';
 
 export const DECLARED_REQUIRED = ['gpu_name', 'num_gpus', 'gpu_ram', 'driver_version', 'cuda_max_good'] as const;

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { statfs } from 'node:fs/promises';
 import os from 'node:os';
-import type { AgentHardwareT } from '../fleet/agent-protocol-schemas.js';
+import type { AgentHardwareT } from '../protocol/agent-protocol-schemas.js';
 import type { PortRange } from './host-ports.js';
 import {
   cudaForDriver, marketplaceGpuName, NvidiaSmiError, parseCudaVersion, parseGpuQuery, pcieBandwidth, queryArgs,

@@ -2,7 +2,7 @@
  * Reading `nvidia-smi`: the query, the parser of its CSV, the CUDA version from its banner, and the marketplace name
  * of a GPU model. Pure functions over text, so captured outputs of real drivers are the tests.
  */
-import type { AgentGpuT } from '../fleet/agent-protocol-schemas.js';
+import type { AgentGpuT } from '../protocol/agent-protocol-schemas.js';
 
 /**
  * Field names of `nvidia-smi --query-gpu` (see `nvidia-smi --help-query-gpu`). `pcie.link.*.max` is the most the GPU

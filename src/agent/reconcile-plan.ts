@@ -3,7 +3,7 @@
  * remembers, which actions converge the machine (`plan`), and what to report (`observe`). Level-triggered: the same
  * inputs always give the same actions, whatever happened before, so a pass after any crash or restart repairs all.
  */
-import type { DesiredInstanceT, ObservedInstanceT } from '../fleet/agent-protocol-schemas.js';
+import type { DesiredInstanceT, ObservedInstanceT } from '../protocol/agent-protocol-schemas.js';
 import type { RuntimeContainer } from './runtime.js';
 
 /** What the agent remembers of an instance (state-store.ts): the container it made and the start it last did. */

@@ -4,7 +4,7 @@
  * `trigger()`: a desired-state change, a runtime event, a finished action, or the periodic resync. They never overlap,
  * and a pass whose listing raced a finished action is thrown away and run again, so no instance is ever created twice.
  */
-import type { DesiredInstanceT, ObservedInstanceT } from '../fleet/agent-protocol-schemas.js';
+import type { DesiredInstanceT, ObservedInstanceT } from '../protocol/agent-protocol-schemas.js';
 import { buildContainerSpec, wantedPorts, type MachineLimits } from './container-spec.js';
 import { pickHostPorts, type PortRange } from './host-ports.js';
 import { observe, plan, type Action, type Failure, type InstanceRecord } from './reconcile-plan.js';

@@ -2,7 +2,7 @@
  * The machine credential: read from the state directory, or obtained once by registering with the host's API key.
  * The registration id is saved before the first attempt, so a retry after a lost reply names the same machine.
  */
-import type { AgentHardwareT } from '../fleet/agent-protocol-schemas.js';
+import type { AgentHardwareT } from '../protocol/agent-protocol-schemas.js';
 import { createClient } from '../sdk/client.js';
 import { GpuplaneError } from '../sdk/errors.js';
 import type { FetchLike } from '../sdk/transport.js';

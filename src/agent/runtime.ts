@@ -1,9 +1,9 @@
 /**
  * What the reconcile loop needs of a container runtime: a few verbs over containers found by label. Docker
- * (docker-runtime.ts) is one runtime; the emulator's simulated runtime (src/simhost/) is another, so simulated and real
+ * (docker-runtime.ts) is one runtime; the emulator's simulated runtime (src/emulator/simulated-hosts/) is another, so simulated and real
  * machines go through the same reconcile. A runtime decides nothing: it does what it is told and reports what is.
  */
-import type { DockerLoginT, PortMapT } from '../fleet/agent-protocol-schemas.js';
+import type { DockerLoginT, PortMapT } from '../protocol/agent-protocol-schemas.js';
 
 /** Labels every managed container carries: how the agent finds its containers after any restart. */
 export const LABEL_MACHINE = 'gpuplane.machine_id';

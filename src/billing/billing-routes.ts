@@ -1,7 +1,7 @@
 import type { TypedApp } from '../platform/http.js';
 import { principalOf, scopeOf } from '../platform/auth.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { BillingService } from '../billing/billing-service.js';
+import type { BillingService } from './billing-service.js';
 import { ChargesQuery, ChargesReply } from './billing-schemas.js';
 
 export async function billingRoutes(app: TypedApp, { billing }: { billing: BillingService }): Promise<void> {

@@ -14,8 +14,8 @@ import { inSavepoint } from '../platform/db/savepoint.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import { ApiError } from '../platform/errors.js';
 import { usersContract } from '../users/users-contract.js';
-import { offerIdOf } from '../fleet/fleet-offers.js';
-import type { FleetHosting } from '../fleet/fleet-hosting.js';
+import { offerIdOf } from '../machines/machines-offers.js';
+import type { FleetHosting } from '../machines/machines-hosting.js';
 import type { CreateRequest } from '../instances/instances-create.js';
 import type { HostingStore } from './hosting-store.js';
 

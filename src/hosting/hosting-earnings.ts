@@ -9,7 +9,7 @@ import type { Principal } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { Tx } from '../platform/db/connect.js';
 import { badRequest } from '../platform/errors.js';
-import type { FleetHosting } from '../fleet/fleet-hosting.js';
+import type { FleetHosting } from '../machines/machines-hosting.js';
 import type { PlacedInstance } from '../instances/instances-module.js';
 import type { DailyCharge } from '../billing/billing-host-charges.js';
 import type { HostingService } from './hosting-service.js';

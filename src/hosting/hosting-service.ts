@@ -9,8 +9,8 @@ import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import { ApiError, badRequest } from '../platform/errors.js';
-import type { FleetHosting, HostedMachine } from '../fleet/fleet-hosting.js';
-import { MAX_MAINT_WINDOWS, type MaintWindow } from '../fleet/fleet-offers.js';
+import type { FleetHosting, HostedMachine } from '../machines/machines-hosting.js';
+import { MAX_MAINT_WINDOWS, type MaintWindow } from '../machines/machines-offers.js';
 import type { PlacedInstance } from '../instances/instances-module.js';
 import { parseDuration } from './hosting-duration.js';
 import { hostingStore } from './hosting-store.js';
@@ -35,7 +35,7 @@ export interface HostingDeps {
   instancesOn: (machineIds: readonly number[], tx?: Tx) => Promise<PlacedInstance[]>;
   /**
    * A machine is being deleted, inside the deleting transaction and before its row is locked (its agent's machine key
-   * is revoked: src/hosts/); rolled back with it when the delete is refused.
+   * is revoked: src/agent-server/); rolled back with it when the delete is refused.
    */
   onDeleted?: (tx: Tx, machineId: number) => Promise<void>;
   /** `list machine`'s `vol_size`: 0 unlists the machine's volume offer, anything else (null too) offers it (src/volumes/). */

@@ -1,6 +1,6 @@
 /** The JSON a host sees of its machines and maintenance windows (hosting-schemas.ts: MachineRow, MaintenanceWindow). */
-import type { HostedMachine } from '../fleet/fleet-hosting.js';
-import { isRentable, UNRENTABLE_FAULTS, type MaintWindow } from '../fleet/fleet-offers.js';
+import type { HostedMachine } from '../machines/machines-hosting.js';
+import { isRentable, UNRENTABLE_FAULTS, type MaintWindow } from '../machines/machines-offers.js';
 
 const dollars = (micro: number) => micro / 1e6;
 

@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { Store, Tx } from '../platform/db/connect.js';
-import type { FleetService } from '../fleet/fleet-service.js';
+import type { FleetService } from '../machines/machines-service.js';
 import type { InstancesModule } from '../instances/instances-module.js';
 import type { BillingService } from '../billing/billing-service.js';
 import { hostingServiceFactory } from './hosting-service.js';

@@ -17,8 +17,8 @@ import { secretToken, type Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import {
   COMMAND_OUTPUT_MAX_CHARS, type CommandRequestT, type DockerLoginT, type SnapshotRequestT,
-} from '../fleet/agent-protocol-schemas.js';
-import type { FleetApi } from '../fleet/fleet-contract.js';
+} from '../protocol/agent-protocol-schemas.js';
+import type { FleetApi } from '../machines/machines-contract.js';
 import { checkInstanceKey } from './instances-service.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import type { EventsHub } from './instances-events.js';
@@ -220,7 +220,7 @@ export function instanceCommandsFactory(deps: CommandsDeps) {
       return { success: true as const, snapshots: (await extras.snapshotsOf(id)).map(snapshotView) };
     },
 
-    /** For real hosts (src/hosts/): what a machine's agent must do, and its answers. */
+    /** For real hosts (src/agent-server/): what a machine's agent must do, and its answers. */
     agent: {
       async openCommands(machineId: number, tx: Tx = db): Promise<CommandRequestT[]> {
         return (await extras.openCommands(machineId, clock.now() - COMMAND_ANSWER_TTL_S, tx)).map((c) => ({

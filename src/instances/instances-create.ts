@@ -13,7 +13,7 @@ import type { Static } from 'typebox';
 import { ApiError, badRequest } from '../platform/errors.js';
 import { diskRateMicro, toDollars, toMicro } from '../platform/money.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import type { FleetApi } from '../fleet/fleet-contract.js';
+import type { FleetApi } from '../machines/machines-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
 import { EnvParseError, mergeTemplateIntoRequest } from '../templates/template-merge.js';
 import type { Lifecycle } from './instances-lifecycle.js';

@@ -6,7 +6,7 @@
  * host's agent execs argv in the container, working directory `/`), so shell syntax would not do what it says: it is
  * refused, with a 400 naming what is wrong, instead of being passed on as literal text.
  */
-import { COMMAND_MAX_WORDS } from '../fleet/agent-protocol-schemas.js';
+import { COMMAND_MAX_WORDS } from '../protocol/agent-protocol-schemas.js';
 import { badRequest } from '../platform/errors.js';
 
 export const EXECUTE_COMMANDS = ['ls', 'rm', 'du'] as const;

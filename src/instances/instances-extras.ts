@@ -13,7 +13,7 @@ import type { SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import type { FleetApi } from '../fleet/fleet-contract.js';
+import type { FleetApi } from '../machines/machines-contract.js';
 import { EnvParseError, mergeTemplateIntoRequest, type TemplateForCreate } from '../templates/template-merge.js';
 import type { Lifecycle } from './instances-lifecycle.js';
 import type { TemplatesPort } from './instances-ports.js';

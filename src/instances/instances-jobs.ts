@@ -1,7 +1,7 @@
 /**
  * The control plane's side of host trouble: a host lost (heartbeat timeout: instances `unknown`, then `offline`), and
  * the emulator's instance and machine faults (contract §2: exited, unknown, offline, stall, recover, no_heartbeat).
- * A fault is a fault of a simulated host (src/simhost/, SimHostPort): `exited` crashes its containers and `stall`
+ * A fault is a fault of a simulated host (src/emulator/simulated-hosts/, SimHostPort): `exited` crashes its containers and `stall`
  * hangs its pulls, and its agent's report then moves the instances (exited; loading); `unknown` and `offline` silence
  * its agent, and the control plane marks the instances as for any host it no longer hears; `recover` makes the host
  * behave again, and its agent's report brings the instances back, with their containers, as a real host coming back.
@@ -10,7 +10,7 @@ import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { Clock } from '../platform/clock.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import type { FleetApi } from '../fleet/fleet-contract.js';
+import type { FleetApi } from '../machines/machines-contract.js';
 import type { FaultRequest } from '../platform/faults.js';
 import { HEARTBEAT_OFFLINE_AFTER_S, JOB_OFFLINE, refOf, type Lifecycle } from './instances-lifecycle.js';
 import type { SimHostPort } from './instances-ports.js';

@@ -2,13 +2,13 @@
  * State changes of an instance (spec: States and transitions; contract §6): boots, stop/start, outbid and resume, and
  * the control plane's own states (unknown, offline). Every change happens inside the caller's transaction, writes an
  * `instance_events` row and keeps the fleet's GPU holds and the billing meters in step with `actual_status`. A boot
- * only asks: the machine's agent (a real host's, or the emulator's simulated one, src/simhost/) makes the container,
- * and its reports move the instance to loading and running (src/hosts/agent-observed.ts).
+ * only asks: the machine's agent (a real host's, or the emulator's simulated one, src/emulator/simulated-hosts/) makes the container,
+ * and its reports move the instance to loading and running (src/agent-server/agent-server-observed.ts).
  */
 import type { Tx } from '../platform/db/connect.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { BillingApi, MeterStart } from '../billing/billing-contract.js';
-import type { FleetApi } from '../fleet/fleet-contract.js';
+import type { FleetApi } from '../machines/machines-contract.js';
 import type { InstanceEventRow, InstancePatch, InstanceRow, InstanceState, InstancesStore } from './instances-store.js';
 
 /** From a desired-state change to the host acting on it (provisioning: the host accepts the container). */
@@ -47,7 +47,7 @@ export function wantsRunning(inst: Pick<InstanceRow, 'intended_status' | 'actual
 }
 
 /**
- * Whether a state change changes what the machine's desired state says of the instance (src/hosts/agent-desired.ts):
+ * Whether a state change changes what the machine's desired state says of the instance (src/agent-server/agent-server-desired.ts):
  * it appears (its first change), goes (destroyed), gets a new `boot` (a boot begins: status null), or its container
  * should run where it should not, or the other way.
  */

@@ -13,7 +13,7 @@ import type { Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { BillingApi, CreditExhaustedHook } from '../billing/billing-contract.js';
 import type { FaultHandler } from '../platform/faults.js';
-import type { FleetApi } from '../fleet/fleet-contract.js';
+import type { FleetApi } from '../machines/machines-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
 import type { KeysStore } from '../keys/keys-store.js';
 import { createFactory } from './instances-create.js';
@@ -136,13 +136,13 @@ export function instancesModule(deps: InstancesModuleDeps) {
     faults: Object.fromEntries(INSTANCE_FAULTS.map((name) => [name, (req) => jobs.fault(req)])) as Record<string, FaultHandler>,
     /** Billing hook: the user's credit ran out. */
     creditExhausted,
-    /** For real hosts (src/hosts/): their agents' reports drive the lifecycle of the instances on their machines. */
+    /** For real hosts (src/agent-server/): their agents' reports drive the lifecycle of the instances on their machines. */
     real: { store, lifecycle, notify, commands: commands.agent },
     /** For the hosting feature: the instances placed on machines (earnings, force_delete, renters' maintenance view). */
     onMachines: (machineIds: readonly number[], tx: Tx = db) => instancesOnMachines(tx, machineIds),
     /**
      * Another feature's work when a machine's desired state changes (an instance appears, boots, should stop or run,
-     * gets a new generation, goes), inside the changing transaction: the simulated hosts' agent (src/simhost/).
+     * gets a new generation, goes), inside the changing transaction: the simulated hosts' agent (src/emulator/simulated-hosts/).
      */
     onDesiredChange(hook: DesiredChangeHook): void {
       desiredChangeHooks.push(hook);
@@ -160,7 +160,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
     },
     /** For the fleet's host runtime: a host that stopped heartbeating. */
     hostLost: jobs.hostLost,
-    /** The emulator's simulated hosts (src/simhost/): where the instance and machine faults act. */
+    /** The emulator's simulated hosts (src/emulator/simulated-hosts/): where the instance and machine faults act. */
     useSimHost: jobs.useSimHost,
     /**
      * Team member removal hook: the team's live instances still paid by the member (rented before a team's work was

@@ -39,7 +39,7 @@ export interface VolumesPort {
 }
 
 /**
- * HOOK for real hosts (src/hosts/): `request_logs` on an instance of a machine run by `gpuplane agent` asks its agent
+ * HOOK for real hosts (src/agent-server/): `request_logs` on an instance of a machine run by `gpuplane agent` asks its agent
  * for the container's real log instead of the simulated boot log.
  */
 export interface AgentLogsPort {
@@ -56,7 +56,7 @@ export interface AgentLogsPort {
 export type SimHostFault = 'exited' | 'stall' | 'silent' | 'recover';
 
 /**
- * HOOK for the emulator's simulated hosts (src/simhost/): the instance and machine faults (contract §2) act on a
+ * HOOK for the emulator's simulated hosts (src/emulator/simulated-hosts/): the instance and machine faults (contract §2) act on a
  * simulated machine's runtime and agent, and the instances follow from what its agent then reports (or does not).
  */
 export interface SimHostPort {

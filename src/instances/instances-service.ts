@@ -13,7 +13,7 @@ import { ApiError, badRequest } from '../platform/errors.js';
 import { toDollars, toMicro } from '../platform/money.js';
 import { secretToken, type Random } from '../platform/random.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import type { FleetApi } from '../fleet/fleet-contract.js';
+import type { FleetApi } from '../machines/machines-contract.js';
 import type { KeysStore } from '../keys/keys-store.js';
 import { contractOf, refOf, type Lifecycle } from './instances-lifecycle.js';
 import type { AgentLogsPort, VolumesPort } from './instances-ports.js';

@@ -56,7 +56,7 @@ export interface InstancesTable {
   created_at: number;
   /** When it last became running (uptime), or null. */
   running_since: number | null;
-  /** Bumped on every state change (varies the simulated pull time of each boot: src/simhost/). */
+  /** Bumped on every state change (varies the simulated pull time of each boot: src/emulator/simulated-hosts/). */
   state_version: number;
   destroyed_at: number | null;
   /** Bumped when the container must be made anew (recycle, update): a real host recreates an older one. */

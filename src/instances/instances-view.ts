@@ -2,7 +2,7 @@
  * The instance object as the API shows it (spec: Instance; client-compat: Instances). Every field the vastai client
  * prints is present with the type it needs; `start_date` and `extra_env` always.
  */
-import type { MachineInfo } from '../fleet/fleet-contract.js';
+import type { MachineInfo } from '../machines/machines-contract.js';
 import { toDollars } from '../platform/money.js';
 import { PROXY_SSH_PORT_BASE } from './instances-lifecycle.js';
 import type { InstanceRow } from './instances-store.js';

@@ -1,5 +1,5 @@
 /**
- * Typed-array columns over the offer index's slots (fleet/fleet-index.ts), so that a search over 100,000 offers
+ * Typed-array columns over the offer index's slots (machines/machines-index.ts), so that a search over 100,000 offers
  * scans arrays instead of calling a getter on every offer object. A column is built on first use and then kept:
  * `sync` patches only the slots the index reloaded since the last search (a rent changes one machine's run), and
  * drops everything when the index starts a new generation (a new epoch).
@@ -7,8 +7,8 @@
  * A slot without an offer holds NaN in every numeric column: a comparison that NaN fails (every ordering, `eq` a
  * number) can scan a column whole, without the list of live slots.
  */
-import type { OfferSlots } from '../fleet/fleet-index.js';
-import type { OfferEntry } from '../fleet/fleet-offers.js';
+import type { OfferSlots } from '../machines/machines-index.js';
+import type { OfferEntry } from '../machines/machines-offers.js';
 
 export type NumGetter = (o: OfferEntry) => number;
 export type StrGetter = (o: OfferEntry) => string | null;

@@ -16,7 +16,7 @@ import {
   type OfferEntry,
   UNRENTABLE_FAULTS,
   MAX_MAINT_WINDOWS,
-} from '../fleet/fleet-offers.js';
+} from '../machines/machines-offers.js';
 import type { FieldDef, FieldRange, FieldTable, FieldType } from './filter.js';
 import { countryCode, countryOf, regionCountries } from './offer-geo.js';
 import { diskHourly, toDollars } from '../platform/money.js';

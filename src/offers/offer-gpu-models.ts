@@ -4,7 +4,7 @@
  * name cannot match, and is refused with the models that would: `gpu_name=RTX4090`, a typo of `RTX 4090`, was a
  * silent empty list.
  */
-import { GPU_MODELS } from '../fleet/fleet-catalogue.js';
+import { GPU_MODELS } from '../machines/machines-catalogue.js';
 import type { KnownValues } from './filter.js';
 import { normalizeGpuName } from './offer-fields.js';
 

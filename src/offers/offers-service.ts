@@ -3,8 +3,8 @@
  */
 import { ApiError } from '../platform/errors.js';
 import type { Clock } from '../platform/clock.js';
-import { DEFAULT_ALLOCATED_STORAGE_GB, type OfferContext, type OfferEntry, type SearchType } from '../fleet/fleet-offers.js';
-import type { FleetIndex } from '../fleet/fleet-index.js';
+import { DEFAULT_ALLOCATED_STORAGE_GB, type OfferContext, type OfferEntry, type SearchType } from '../machines/machines-offers.js';
+import type { FleetIndex } from '../machines/machines-index.js';
 import { coerce, parseFilterBody, type KnownValues, type ParsedQuery } from './filter.js';
 import { checkDepth, echo } from './filter-input.js';
 import { knownGpuModels } from './offer-gpu-models.js';

@@ -51,7 +51,7 @@ function reachable(ip: string): boolean {
  * `http://IP:PORT` of a worker: the host port of its WORKER_PORT; `none` when that port is not exposed, `refused` when
  * what its host reported cannot be signed (issue 29 item 19: a host had `/route/` sign `http://10.66.66.66:22`).
  * - The port must lie in the machine's declared range: the agent publishes only there (status reports are checked
- *   the same way, hosts/agent-checks.ts; this guards rows stored before that check).
+ *   the same way, agent-server/agent-server-checks.ts; this guards rows stored before that check).
  * - The address is the one the machine registered (checked as an IPv4 literal there), never one from a report. It
  *   is not compared with the address the agent's requests come from: a host behind NAT, or a server behind a proxy,
  *   sees its agent from another address than renters reach it at (the registration's `public_ipaddr` is configured

@@ -10,7 +10,7 @@ import type { Store, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import { diskRateMicro, toDollars } from '../platform/money.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import { isRentable, type MachineRecord } from '../fleet/fleet-offers.js';
+import { isRentable, type MachineRecord } from '../machines/machines-offers.js';
 import { coerce, parseFilterBody, selectRows } from '../offers/filter.js';
 import type { VolumesPort } from '../instances/instances-ports.js';
 import type { VolumeInfo } from '../instances/instances-request.js';

@@ -6,7 +6,7 @@ import type { Static } from 'typebox';
 import type {
   AnswerReply, CommandAnswerBody, DesiredQuery, DesiredReply, LogAnswerBody, LogAnswerReply, RegisterBody, RegisterReply, SnapshotAnswerBody,
   StatusBody, StatusReply,
-} from '../../fleet/agent-protocol-schemas.js';
+} from '../../protocol/agent-protocol-schemas.js';
 import type { Transport } from '../transport.js';
 
 export type AgentRegisterRequest = Static<typeof RegisterBody>;

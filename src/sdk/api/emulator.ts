@@ -11,7 +11,7 @@ import type {
   ResetReply,
 } from '../../emulator/emulator-schemas.js';
 import type { EmuCreditReply } from '../../billing/billing-schemas.js';
-import type { NewMachineBody, NewMachineReply } from '../../fleet/fleet-types.js';
+import type { NewMachineBody, NewMachineReply } from '../../machines/machines-types.js';
 import type { EmuLoadReply } from '../../serverless/serverless-schemas.js';
 import type { EmuBenchmarkBody, EmuBenchmarkReply } from '../../benchmarks/benchmarks-schemas.js';
 import type { Transport } from '../transport.js';

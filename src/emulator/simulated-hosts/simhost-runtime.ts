@@ -3,13 +3,13 @@
  * list, pull, create, start, stop, remove), over rows in the database (simhost-store.ts), with image pulls that take
  * service time. Like a real runtime it decides nothing: the simulated agent (simhost-agent.ts) tells it what to do.
  */
-import type { PortMapT } from '../fleet/agent-protocol-schemas.js';
-import type { MachineInfo } from '../fleet/fleet-contract.js';
-import { SeededRandom } from '../platform/random.js';
-import { containerName } from '../agent/container-spec.js';
-import type { RuntimeContainer } from '../agent/runtime.js';
-import { directPortSlice } from '../instances/instances-request.js';
-import type { DesiredInstanceT } from '../fleet/agent-protocol-schemas.js';
+import type { PortMapT } from '../../protocol/agent-protocol-schemas.js';
+import type { MachineInfo } from '../../machines/machines-contract.js';
+import { SeededRandom } from '../../platform/random.js';
+import { containerName } from '../../agent/container-spec.js';
+import type { RuntimeContainer } from '../../agent/runtime.js';
+import { directPortSlice } from '../../instances/instances-request.js';
+import type { DesiredInstanceT } from '../../protocol/agent-protocol-schemas.js';
 import type { RuntimeChanges, SimContainerRow } from './simhost-store.js';
 
 /** The exit status of a container that crashed (fault `exited`, or a start on a machine whose containers crash). */

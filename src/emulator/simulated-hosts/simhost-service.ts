@@ -4,11 +4,11 @@
  * same desired state, reconcile and report application as real hosts. The emulator's faults act here, on the runtime
  * or the agent (SimHostPort). Wired in emulator mode only (services.ts): production has no simulated machines.
  */
-import type { Config } from '../config.js';
-import type { Store } from '../platform/db/connect.js';
-import type { Scheduler } from '../platform/scheduler.js';
-import type { FleetApi } from '../fleet/fleet-contract.js';
-import type { SimHostPort } from '../instances/instances-ports.js';
+import type { Config } from '../../config.js';
+import type { Store } from '../../platform/db/connect.js';
+import type { Scheduler } from '../../platform/scheduler.js';
+import type { FleetApi } from '../../machines/machines-contract.js';
+import type { SimHostPort } from '../../instances/instances-ports.js';
 import { simAgentFactory, type SimReportPort } from './simhost-agent.js';
 import { CRASH_EXIT_CODE, pullKey } from './simhost-runtime.js';
 import { simhostStore } from './simhost-store.js';

@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder, type RawBuilder, type Selectable } from 'k
 import type { Db, Tx } from '../platform/db/connect.js';
 import type { Database } from '../platform/db/schema.js';
 import { prepared, preparedByKeys } from '../platform/db/prepared.js';
-import type { AgentLogRequestsTable, AgentMachinesTable } from './agent-tables.js';
+import type { AgentLogRequestsTable, AgentMachinesTable } from './agent-server-tables.js';
 
 export type AgentMachineRow = Selectable<AgentMachinesTable>;
 export type AgentLogRequestRow = Selectable<AgentLogRequestsTable>;

@@ -4,11 +4,11 @@
  * each time, and a state is written only when it differs. A report about an older `generation` or `boot` than the
  * desired one is stale (the agent has not acted on the change yet) and changes nothing.
  */
-import type { ObservedInstanceT } from '../fleet/agent-protocol-schemas.js';
+import type { ObservedInstanceT } from '../protocol/agent-protocol-schemas.js';
 import type { Tx } from '../platform/db/connect.js';
 import { stopPending, type Lifecycle, type StatePatch } from '../instances/instances-lifecycle.js';
 import type { InstanceRow, InstancesStore } from '../instances/instances-store.js';
-import { wantsRunning } from './agent-desired.js';
+import { wantsRunning } from './agent-server-desired.js';
 
 export interface ObservedDeps {
   store: InstancesStore;

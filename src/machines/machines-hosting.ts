@@ -5,9 +5,9 @@
  */
 import { sql } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
-import type { FleetStore, MachineRow } from './fleet-store.js';
-import { toRecord } from './fleet-store.js';
-import type { GpuHold, MachineRecord, MaintWindow } from './fleet-offers.js';
+import type { FleetStore, MachineRow } from './machines-store.js';
+import { toRecord } from './machines-store.js';
+import type { GpuHold, MachineRecord, MaintWindow } from './machines-offers.js';
 
 /** A machine as its host sees it: the fleet's record, its GPUs' holds and the user who hosts it (null: simulated). */
 export interface HostedMachine {

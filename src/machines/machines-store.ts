@@ -1,9 +1,9 @@
 import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import { prepared } from '../platform/db/prepared.js';
-import type { FleetMachinesTable } from './fleet-tables.js';
-import type { MachineSpec, NewMachine } from './fleet-catalogue.js';
-import { driverCode, type GpuHold, type MachineFault, type MachineRecord, type MaintWindow } from './fleet-offers.js';
+import type { FleetMachinesTable } from './machines-tables.js';
+import type { MachineSpec, NewMachine } from './machines-catalogue.js';
+import { driverCode, type GpuHold, type MachineFault, type MachineRecord, type MaintWindow } from './machines-offers.js';
 
 export type MachineRow = Selectable<FleetMachinesTable> & { verification: string };
 

@@ -15,23 +15,23 @@ import type { Scheduler } from '../platform/scheduler.js';
 import type { Principal } from '../platform/auth.js';
 import {
   LOG_TEXT_MAX_CHARS, type AgentHardwareT, type CommandRequestT, type DesiredInstanceT, type LogRequestT, type ObservedInstanceT, type SnapshotRequestT,
-} from '../fleet/agent-protocol-schemas.js';
-import type { MachineInfo } from '../fleet/fleet-contract.js';
+} from '../protocol/agent-protocol-schemas.js';
+import type { MachineInfo } from '../machines/machines-contract.js';
 import type { AgentLogAnswer, AgentRegisterRequest, AgentStatusRequest } from '../sdk/api/agent.js';
-import type { FleetService } from '../fleet/fleet-service.js';
+import type { FleetService } from '../machines/machines-service.js';
 import type { Lifecycle } from '../instances/instances-lifecycle.js';
 import type { InstanceRow, InstancesStore } from '../instances/instances-store.js';
 import { kvState } from '../platform/db/kv.js';
 import { coalescing } from '../platform/coalesce.js';
 import type { EventsHub } from '../instances/instances-events.js';
-import { agentStore, type AgentMachineRow } from './agent-store.js';
-import { desiredInstance, desiredVersion } from './agent-desired.js';
-import { applyObserved, applyReports, markOffline } from './agent-observed.js';
-import { desiredWatch } from './agent-watch.js';
-import { desiredChanges, type DesiredChanges } from './agent-changes.js';
-import { machineFromHardware, hardwarePatch, networkPatch } from './agent-hardware.js';
-import { checkHardware, checkObservedPorts } from './agent-checks.js';
-import { registrationCaps } from './agent-registration.js';
+import { agentStore, type AgentMachineRow } from './agent-server-store.js';
+import { desiredInstance, desiredVersion } from './agent-server-desired.js';
+import { applyObserved, applyReports, markOffline } from './agent-server-observed.js';
+import { desiredWatch } from './agent-server-watch.js';
+import { desiredChanges, type DesiredChanges } from './agent-server-changes.js';
+import { machineFromHardware, hardwarePatch, networkPatch } from './agent-server-hardware.js';
+import { checkHardware, checkObservedPorts } from './agent-server-checks.js';
+import { registrationCaps } from './agent-server-registration.js';
 
 /** The liveness sweep: one chain of jobs across every process, each due when the next machine can go silent. */
 export const JOB_AGENT_SWEEP = 'agent.sweep';
@@ -195,7 +195,7 @@ export function agentServiceFactory(deps: AgentDeps) {
   }
 
   /**
-   * The desired states of simulated machines (the emulator's agent, src/simhost/), read together for its pass over
+   * The desired states of simulated machines (the emulator's agent, src/emulator/simulated-hosts/), read together for its pass over
    * them: their instances read and locked in one statement (the caller holds the machines' rows: FleetApi.lockMachine),
    * in id order. A simulated machine never has log requests, commands or snapshots for its agent: it has no agent row
    * (log requests go to real hosts only), its container answers `execute` at once, and a snapshot needs a real host.
@@ -221,7 +221,7 @@ export function agentServiceFactory(deps: AgentDeps) {
 
   /**
    * Applies an agent's report on the machine to its instances, inside `tx`: the core of `status`, and the report of
-   * the emulator's simulated agent (src/simhost/). `current` is the desired state as read in `tx`, when the caller has
+   * the emulator's simulated agent (src/emulator/simulated-hosts/). `current` is the desired state as read in `tx`, when the caller has
    * it; its `rows` are the instances the report may move. Returns how many changed, and the desired state's version.
    */
   async function applyReport(
@@ -378,7 +378,7 @@ export function agentServiceFactory(deps: AgentDeps) {
     desiredState,
 
     /**
-     * For the emulator's simulated agent (src/simhost/), which acts on the same desired state and reports through the
+     * For the emulator's simulated agent (src/emulator/simulated-hosts/), which acts on the same desired state and reports through the
      * same code as a real host's agent, inside the transaction of its pass (it needs no machine key, and its machines
      * have no agent row: the liveness sweep never sees them; their liveness is the simulated fleet's heartbeat).
      */

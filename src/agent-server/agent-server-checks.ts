@@ -5,8 +5,8 @@
  * only addresses and ports that can be real, inside the range the machine declared.
  */
 import { isIP } from 'node:net';
-import type { AgentHardwareT, ObservedInstanceT } from '../fleet/agent-protocol-schemas.js';
-import type { MachineInfo } from '../fleet/fleet-contract.js';
+import type { AgentHardwareT, ObservedInstanceT } from '../protocol/agent-protocol-schemas.js';
+import type { MachineInfo } from '../machines/machines-contract.js';
 import { badRequest } from '../platform/errors.js';
 
 /** Text shown to renters (GPU, CPU and host names) carries no markup and no control characters. */

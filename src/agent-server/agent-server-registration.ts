@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import type { Tx } from '../platform/db/connect.js';
 import type { KvState } from '../platform/db/kv.js';
 import { ApiError } from '../platform/errors.js';
-import type { AgentStore } from './agent-store.js';
+import type { AgentStore } from './agent-server-store.js';
 
 /** The window of `hostRegistrationsPerHour`, seconds. */
 export const REGISTRATION_WINDOW_S = 3600;

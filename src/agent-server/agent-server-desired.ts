@@ -4,7 +4,7 @@
  * changes with anything in it (any difference, not only a larger one) and is the same in every server process.
  */
 import { createHash } from 'node:crypto';
-import type { CommandRequestT, DesiredInstanceT, DockerLoginT, LogRequestT, SnapshotRequestT } from '../fleet/agent-protocol-schemas.js';
+import type { CommandRequestT, DesiredInstanceT, DockerLoginT, LogRequestT, SnapshotRequestT } from '../protocol/agent-protocol-schemas.js';
 import type { InstanceRow } from '../instances/instances-store.js';
 import { RUNTYPE_PORTS, type Runtype } from '../instances/instances-request.js';
 import { wantsRunning } from '../instances/instances-lifecycle.js';

@@ -11,10 +11,10 @@ import type { Scheduler } from '../platform/scheduler.js';
 import { ApiError } from '../platform/errors.js';
 import { toDollars } from '../platform/money.js';
 import { SeededRandom, type Random } from '../platform/random.js';
-import { drawMachine, type NewMachine } from './fleet-catalogue.js';
-import type { Allocation, AllocateRequest, FleetApi, HoldKind, MachineInfo, OfferSnapshot } from './fleet-contract.js';
-import { FleetIndex } from './fleet-index.js';
-import { fleetHeartbeatFactory, type HostLostHook } from './fleet-heartbeat.js';
+import { drawMachine, type NewMachine } from './machines-catalogue.js';
+import type { Allocation, AllocateRequest, FleetApi, HoldKind, MachineInfo, OfferSnapshot } from './machines-contract.js';
+import { FleetIndex } from './machines-index.js';
+import { fleetHeartbeatFactory, type HostLostHook } from './machines-heartbeat.js';
 import {
   chooseGpus,
   DEFAULT_ALLOCATED_STORAGE_GB,
@@ -29,11 +29,11 @@ import {
   type GpuHold,
   type MachineRecord,
   type OfferEntry,
-} from './fleet-offers.js';
-import { fleetStore, toRecord } from './fleet-store.js';
-import { machineFromInput } from './fleet-emu-input.js';
-import type { NewMachineInput } from './fleet-types.js';
-import { fleetHostingFactory } from './fleet-hosting.js';
+} from './machines-offers.js';
+import { fleetStore, toRecord } from './machines-store.js';
+import { machineFromInput } from './machines-emu-input.js';
+import type { NewMachineInput } from './machines-types.js';
+import { fleetHostingFactory } from './machines-hosting.js';
 
 export interface FleetDeps {
   store: Store;

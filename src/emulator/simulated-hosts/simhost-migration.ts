@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { col, type DialectMigration } from '../platform/db/migrations.js';
+import { col, type DialectMigration } from '../../platform/db/migrations.js';
 
 /**
  * 0032_simhost: the simulated hosts' runtime and agent state (simhost-tables.ts), replacing the boot timers

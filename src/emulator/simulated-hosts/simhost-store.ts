@@ -3,9 +3,9 @@
  * work due for their agent. Every function takes the caller's transaction.
  */
 import { sql, type Selectable } from 'kysely';
-import type { DialectName, Tx } from '../platform/db/connect.js';
-import { prepared } from '../platform/db/prepared.js';
-import { rowsTable } from '../platform/db/values.js';
+import type { DialectName, Tx } from '../../platform/db/connect.js';
+import { prepared } from '../../platform/db/prepared.js';
+import { rowsTable } from '../../platform/db/values.js';
 import type { SimContainersTable, SimInstancesTable } from './simhost-tables.js';
 
 export type SimContainerRow = Selectable<SimContainersTable>;

@@ -12,15 +12,15 @@
  * trip, and a run's statements no longer grow with its instances (docs/DEVELOPING.md, performance ledger). A real
  * agent's retries, backoffs and periodic resync have no counterpart: a simulated action never fails.
  */
-import type { Config } from '../config.js';
-import type { Tx } from '../platform/db/connect.js';
-import type { Scheduler, JobContext } from '../platform/scheduler.js';
-import type { FleetApi, MachineInfo } from '../fleet/fleet-contract.js';
-import type { DesiredInstanceT, ObservedInstanceT } from '../fleet/agent-protocol-schemas.js';
-import { isSilent } from '../fleet/fleet-heartbeat.js';
-import { observe, plan, type Action, type InstanceRecord } from '../agent/reconcile-plan.js';
-import { PROVISION_DELAY_S } from '../instances/instances-lifecycle.js';
-import type { DesiredRead } from '../hosts/agent-service.js';
+import type { Config } from '../../config.js';
+import type { Tx } from '../../platform/db/connect.js';
+import type { Scheduler, JobContext } from '../../platform/scheduler.js';
+import type { FleetApi, MachineInfo } from '../../machines/machines-contract.js';
+import type { DesiredInstanceT, ObservedInstanceT } from '../../protocol/agent-protocol-schemas.js';
+import { isSilent } from '../../machines/machines-heartbeat.js';
+import { observe, plan, type Action, type InstanceRecord } from '../../agent/reconcile-plan.js';
+import { PROVISION_DELAY_S } from '../../instances/instances-lifecycle.js';
+import type { DesiredRead } from '../../agent-server/agent-server-service.js';
 import { bootSeconds, pullKey, simRuntime, type SimRuntime } from './simhost-runtime.js';
 import type { SimContainerRow, SimhostStore, SimInstanceRow } from './simhost-store.js';
 

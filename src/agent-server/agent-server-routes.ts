@@ -12,8 +12,8 @@ import { ErrorReply } from '../platform/schemas.js';
 import {
   AnswerReply, CommandAnswerBody, DesiredQuery, DesiredReply, LogAnswerBody, LogAnswerParams, LogAnswerReply, RegisterBody, RegisterReply,
   SnapshotAnswerBody, StatusBody, StatusReply,
-} from '../fleet/agent-protocol-schemas.js';
-import type { AgentService } from './agent-service.js';
+} from '../protocol/agent-protocol-schemas.js';
+import type { AgentService } from './agent-server-service.js';
 
 const tags = ['agent'];
 /** `{request}`: a request's id (log, command, snapshot), a random token (not an integer id, so not named `…_id` in the route). */

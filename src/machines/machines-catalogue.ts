@@ -131,7 +131,7 @@ export interface MachineSpec {
   cluster_id: number | null;
   /** Fraction off dph_total for reserved (prepaid) rentals. */
   reserved_discount: number;
-  /** Run by `gpuplane agent` (a real host): its own agent reports, not the emulator's simulated one (src/simhost/). */
+  /** Run by `gpuplane agent` (a real host): its own agent reports, not the emulator's simulated one (src/emulator/simulated-hosts/). */
   agent?: boolean;
   /** The host declared the hardware (`gpuplane agent --hardware`) instead of discovery: never `verified`. */
   hardware_declared?: boolean;

@@ -6,15 +6,15 @@
  * Offer id = machine id × OFFER_ID_STRIDE + bundle size: stable between a search and a rent, and it names its
  * machine and size without a lookup.
  */
-import type { MachineSpec } from './fleet-catalogue.js';
-import type { HoldKind, MaintWindow } from './fleet-contract.js';
+import type { MachineSpec } from './machines-catalogue.js';
+import type { HoldKind, MaintWindow } from './machines-contract.js';
 import type { Static } from 'typebox';
 import type { OfferObject } from '../offers/offers-schemas.js';
 import { diskHourly, toDollars } from '../platform/money.js';
 
 /** Room for bundle sizes up to 99 GPUs in an offer id. */
 export const OFFER_ID_STRIDE = 100;
-export { MAX_GPUS_PER_MACHINE } from './fleet-types.js';
+export { MAX_GPUS_PER_MACHINE } from './machines-types.js';
 /** Storage priced into dph_total when a search names none (contract §6). */
 export const DEFAULT_ALLOCATED_STORAGE_GB = 8;
 /** A bid that displaces another must beat it by at least this much per GPU per hour ($0.001). */
@@ -57,7 +57,7 @@ export interface MachineRecord {
   driver_code: number;
 }
 
-export type { MaintWindow } from './fleet-contract.js';
+export type { MaintWindow } from './machines-contract.js';
 
 /** At most this many maintenance windows per machine (the offer columns hold them: offers/offer-fields.ts). */
 export const MAX_MAINT_WINDOWS = 4;

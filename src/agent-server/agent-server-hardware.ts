@@ -3,8 +3,8 @@
  * What the agent cannot measure (memory bandwidth, TFLOPS, DL performance, NVLink) comes from the catalogue's entry
  * for the GPU model when there is one, else 0.
  */
-import type { AgentHardwareT } from '../fleet/agent-protocol-schemas.js';
-import { GPU_MODELS, type MachineSpec, type NewMachine } from '../fleet/fleet-catalogue.js';
+import type { AgentHardwareT } from '../protocol/agent-protocol-schemas.js';
+import { GPU_MODELS, type MachineSpec, type NewMachine } from '../machines/machines-catalogue.js';
 
 /** A new machine is priced like its model's typical marketplace price until its host lists it with prices. */
 const FALLBACK_PRICE_MICRO = 100_000;

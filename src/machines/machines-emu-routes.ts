@@ -1,7 +1,7 @@
 import { EMU, type TypedApp } from '../platform/http.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { FleetService } from './fleet-service.js';
-import { NewMachineBody, NewMachineReply } from './fleet-types.js';
+import type { FleetService } from './machines-service.js';
+import { NewMachineBody, NewMachineReply } from './machines-types.js';
 
 /** `POST /_emu/machines` (contract §2). Registered inside the emulator-mode branch of routes.ts. */
 export async function fleetEmuRoutes(app: TypedApp, { fleet }: { fleet: FleetService }): Promise<void> {

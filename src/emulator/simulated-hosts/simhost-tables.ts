@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 
 /**
- * The simulated hosts of the emulator (src/simhost/): their container runtime and their agent's memory live in the
+ * The simulated hosts of the emulator (src/emulator/simulated-hosts/): their container runtime and their agent's memory live in the
  * database, so any server process on the same PostgreSQL steps them, and a file-backed emulator resumes them after a
  * restart. Times Unix seconds (service time); booleans 0/1; JSON as text.
  */

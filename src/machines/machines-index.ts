@@ -12,9 +12,9 @@
  */
 import { coalescing } from '../platform/coalesce.js';
 import type { ReadCache } from '../platform/db/read-cache.js';
-import type { FleetStore, MachineRow } from './fleet-store.js';
-import { toRecord } from './fleet-store.js';
-import { bundleSizes, offersOf, type GpuHold, type OfferEntry } from './fleet-offers.js';
+import type { FleetStore, MachineRow } from './machines-store.js';
+import { toRecord } from './machines-store.js';
+import { bundleSizes, offersOf, type GpuHold, type OfferEntry } from './machines-offers.js';
 
 /** Changed machines one freshness read brings at most (PostgreSQL); more are loaded the long way. */
 const CHANGES_LIMIT = 500;

@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import type { Store } from '../platform/db/connect.js';
 import type { Listener } from '../platform/db/listen.js';
 import type { EventsHub } from '../instances/instances-events.js';
-import { DESIRED_CHANNEL } from './agent-notify-migration.js';
+import { DESIRED_CHANNEL } from './agent-server-notify-migration.js';
 
 export interface DesiredChanges {
   /** A token that is the same as long as nothing the machine's desired state is built from changed. */

@@ -4,8 +4,8 @@
  */
 import { toMicro } from '../platform/money.js';
 import { SeededRandom } from '../platform/random.js';
-import { DRIVERS, GPU_MODELS, machineOf, type NewMachine } from './fleet-catalogue.js';
-import { EMU_MACHINE_DEFAULTS as D, type NewMachineInput } from './fleet-types.js';
+import { DRIVERS, GPU_MODELS, machineOf, type NewMachine } from './machines-catalogue.js';
+import { EMU_MACHINE_DEFAULTS as D, type NewMachineInput } from './machines-types.js';
 
 export function machineFromInput(input: NewMachineInput, seed: number, n: number): NewMachine {
   const name = input.gpu_name ?? D.gpu_name;

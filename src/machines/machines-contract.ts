@@ -67,7 +67,7 @@ export interface MachineInfo {
   gpu_name: string;
   /** Fault condition injected on the machine, or null when healthy. */
   fault: null | 'offline' | 'unknown' | 'exited' | 'stall';
-  /** Run by `gpuplane agent` on a real host (else by the emulator's simulated agent, src/simhost/). */
+  /** Run by `gpuplane agent` on a real host (else by the emulator's simulated agent, src/emulator/simulated-hosts/). */
   agent: boolean;
   /** Maintenance windows the host announced (`schedule maint`), oldest first. */
   maint: readonly MaintWindow[];
@@ -120,7 +120,7 @@ export interface FleetApi {
    * stops those it outbids, after the fleet's rows were written: with the machine's row taken before any instance, no
    * transaction can hold one of those instances while it waits for the machine (test/instances-lock-order.test.ts).
    * A simulated agents' step (one job across machines) takes the rows of all its machines first, in id order, skipping
-   * those another transaction holds (`lockIdleMachines`; simhost/simhost-agent.ts).
+   * those another transaction holds (`lockIdleMachines`; emulator/simulated-hosts/simhost-agent.ts).
    */
   lockMachine(tx: Tx, machineId: number): Promise<void>;
   /**

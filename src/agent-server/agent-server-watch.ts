@@ -6,7 +6,7 @@
  * 10,000 held polls costs no database work between changes.
  */
 import type { EventsHub } from '../instances/instances-events.js';
-import type { DesiredChanges } from './agent-changes.js';
+import type { DesiredChanges } from './agent-server-changes.js';
 
 interface Waiter {
   seen: string;
