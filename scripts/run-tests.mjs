@@ -4,7 +4,7 @@
 // keeps the test files whose path contains it.
 // dist/ is built first (`npm run build`), so the tests that start real processes run the sources as they are now.
 // The tests run compiled (scripts/build-tests.mjs: each test file bundled into .test-build/), not through tsx's
-// loader, which cost each test file a second of CPU to import the app (docs/DEVELOPING.md, performance ledger).
+// loader, which cost each test file a second of CPU to import the app (docs/PERFORMANCE.md).
 // Three test files run at once (GPUPLANE_TEST_CONCURRENCY): the tests wait on processes, Docker and timers often
 // enough that a third keeps both cores busy.
 // Without GPUPLANE_TEST_POSTGRES_URL the PostgreSQL half of the suite does not run: a notice says so, first and last.

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: the type check (tsc --noEmit) and the dependency rules (dependency-cruiser) run beside the test files
 // (scripts/run-tests.mjs), not before them: the tests leave part of the two cores idle while they wait on processes,
-// Docker and timers, and the checks fill it (the suite's wall time is in docs/DEVELOPING.md, performance ledger).
+// Docker and timers, and the checks fill it (the suite's wall time is in docs/PERFORMANCE.md).
 // Their output is printed after the tests'; any of the three failing fails the command. Arguments go to run-tests.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';

@@ -24,7 +24,7 @@ export function serveHelp(): string {
  * request objects that outlived two young collections: 32 connections of offer searches took the old generation from
  * 75 to 260 MB used between full collections, and resident memory with ~100,000 offers swung between 280 and 560 MB,
  * so what the `offers` bench read depended on when it looked (250–414 MB). At 40% it read 258–262 MB, at 25% 254–255
- * MB, searching as fast as without within the noise (issue 16: at most 300 MB; docs/DEVELOPING.md, performance ledger).
+ * MB, searching as fast as without within the noise (issue 16: at most 300 MB; docs/PERFORMANCE.md).
  * Set here, for the server process only: the tests build their apps in their own processes with V8's defaults.
  */
 export const HEAP_GROWING_PERCENT = 40;

@@ -6,7 +6,7 @@
  * on a virtual machine that wake-up (an inter-processor interrupt, charged to the writing process) costs more than
  * most handlers do. Holding the replies of one turn and writing them back to back when the turn ends (its check
  * phase, `setImmediate`) wakes the client once for many of them. Measured with wrk against `GET /users/current`:
- * server CPU per request 60 → 30 µs, throughput doubled (docs/DEVELOPING.md, performance ledger).
+ * server CPU per request 60 → 30 µs, throughput doubled (docs/PERFORMANCE.md).
  *
  * A reply waits at most for the rest of its turn; an idle server's single reply goes out one loop hop later.
  */

@@ -9,7 +9,7 @@
  * A pass is due after a desired-state change of the machine (PROVISION_DELAY_S later: the host accepting the work)
  * and when a pull finishes; one job kind runs every machine due, in one transaction, and schedules itself for the
  * next. The machines of one run are stepped together, set-based (`passes`): on PostgreSQL every statement is a round
- * trip, and a run's statements no longer grow with its instances (docs/DEVELOPING.md, performance ledger). A real
+ * trip, and a run's statements no longer grow with its instances (docs/PERFORMANCE.md). A real
  * agent's retries, backoffs and periodic resync have no counterpart: a simulated action never fails.
  */
 import type { Config } from '../../config.js';

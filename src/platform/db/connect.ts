@@ -155,7 +155,7 @@ export const BACKGROUND_POOL_SIZE = 2;
 /**
  * Twice the CPU cores, at least 4. Was 10 whatever the machine: three processes on a 2-core machine kept 30
  * backends busy, which queued for the CPU with their locks held (pg-mixed, 3 processes, 3 rounds each: pool 10
- * 0.37–0.46× the SQLite rate, pool 4 0.41–0.51×; docs/DEVELOPING.md, performance ledger).
+ * 0.37–0.46× the SQLite rate, pool 4 0.41–0.51×; docs/PERFORMANCE.md).
  */
 export function defaultPoolSize(): number {
   return Math.max(4, 2 * availableParallelism());
