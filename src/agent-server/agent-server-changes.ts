@@ -2,7 +2,7 @@
  * Which machines' desired states may have changed, in this process or any other, so held long-polls re-read only
  * those (agent-watch.ts) and a poll's renewal reuses the state it built last time when nothing changed
  * (agent-service.ts).
- * - PostgreSQL: the tables' triggers notify `gpuplane_desired` with the machine id at commit (agent-notify-migration.ts);
+ * - PostgreSQL: the tables' triggers notify `gpuplane_desired` with the machine id at commit (migration 0037);
  *   every process listens. A dropped connection may have missed some: then every machine counts as changed.
  * - SQLite: one process writes the file; `PRAGMA data_version` (Store.version) moves with any commit, so while it
  *   stands still nothing changed; when it moves, any machine may have.
@@ -11,8 +11,10 @@
 import { sql } from 'kysely';
 import type { Store } from '../platform/db/connect.js';
 import type { Listener } from '../platform/db/listen.js';
-import type { EventsHub } from '../instances/instances-events.js';
-import { DESIRED_CHANNEL } from './agent-server-notify-migration.js';
+import type { InstanceChanges } from '../instances/instances-agent-contract.js';
+
+/** The channel the triggers of migration 0037_agent_desired_notify notify: payload `<schema>:<machine id>`. */
+const DESIRED_CHANNEL = 'gpuplane_desired';
 
 export interface DesiredChanges {
   /** A token that is the same as long as nothing the machine's desired state is built from changed. */
@@ -29,7 +31,7 @@ export interface DesiredChanges {
 
 export async function desiredChanges(
   store: Store,
-  opts: { hub: EventsHub; pollMs: number; warn: (err: unknown) => void },
+  opts: { hub: InstanceChanges; pollMs: number; warn: (err: unknown) => void },
 ): Promise<DesiredChanges> {
   const subscribers = new Set<(ids: number[] | null) => void>();
   const emit = (ids: number[] | null) => {

@@ -5,9 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CommandRequestT, DesiredInstanceT, DockerLoginT, LogRequestT, SnapshotRequestT } from '../protocol/agent-protocol-schemas.js';
-import type { InstanceRow } from '../instances/instances-store.js';
-import { RUNTYPE_PORTS, type Runtype } from '../instances/instances-request.js';
-import { wantsRunning } from '../instances/instances-lifecycle.js';
+import { RUNTYPE_PORTS, wantsRunning, type InstanceRow, type Runtype } from '../instances/instances-agent-contract.js';
 
 export { wantsRunning };
 

@@ -6,13 +6,14 @@
  */
 import type { ObservedInstanceT } from '../protocol/agent-protocol-schemas.js';
 import type { Tx } from '../platform/db/connect.js';
-import { stopPending, type Lifecycle, type StatePatch } from '../instances/instances-lifecycle.js';
-import type { InstanceRow, InstancesStore } from '../instances/instances-store.js';
+import {
+  stopPending, type InstanceRow, type InstancesOnMachines, type ObservedTransitions, type StatePatch,
+} from '../instances/instances-agent-contract.js';
 import { wantsRunning } from './agent-server-desired.js';
 
 export interface ObservedDeps {
-  store: InstancesStore;
-  lifecycle: Lifecycle;
+  store: InstancesOnMachines;
+  lifecycle: ObservedTransitions;
 }
 
 export const MISSING_MSG = 'its container is gone from the host; the host is making it again';

@@ -2,6 +2,7 @@ import { sql, type ExpressionBuilder, type RawBuilder, type Selectable } from 'k
 import type { Db, Tx } from '../platform/db/connect.js';
 import type { Database } from '../platform/db/schema.js';
 import { prepared, preparedByKeys } from '../platform/db/prepared.js';
+import { instanceFingerprintParts, instanceWorkOn } from '../instances/instances-agent-contract.js';
 import type { AgentLogRequestsTable, AgentMachinesTable } from './agent-server-tables.js';
 
 export type AgentMachineRow = Selectable<AgentMachinesTable>;
@@ -10,7 +11,7 @@ export type AgentLogRequestRow = Selectable<AgentLogRequestsTable>;
 /** Machines per fingerprint query (bound parameters stay far below SQLite's and PostgreSQL's limits). */
 const FINGERPRINT_BATCH = 1000;
 
-/** The agent tables (agent-tables.ts). */
+/** The agent tables (agent-server-tables.ts). */
 export function agentStore(db: Db) {
   // Every agent request and heartbeat runs these (platform/db/prepared.ts): 10,000 machines report every 10 s.
   const selectByKeyHash = prepared(['key_hash'], (q: { key_hash: string }) => db.selectFrom('agent_machines').selectAll().where('key_hash', '=', q.key_hash));
@@ -24,16 +25,20 @@ export function agentStore(db: Db) {
       .where('expires_at', '>', q.now).orderBy('request_id'));
   // The heartbeat of an online machine with nothing on it (most of a fleet, most of the time), in one statement: its key
   // finds its row, and the row is touched only when the machine has no live instance and no unanswered log request,
-  // command or snapshot (its desired state is then the empty one). Reads of the instances feature's tables.
-  const idle = (eb: ExpressionBuilder<Database, 'agent_machines'>) => eb.and([
-    eb('agent_machines.offline', '=', 0),
-    // Hardware held back while the machine had instances is applied by the full path once it has none.
-    eb('agent_machines.hardware_pending', '=', 0),
-    eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.machine_id', '=', 'agent_machines.machine_id').where('instances.destroyed_at', 'is', null))),
-    eb.not(eb.exists(eb.selectFrom('agent_log_requests').select('agent_log_requests.request_id').whereRef('agent_log_requests.machine_id', '=', 'agent_machines.machine_id').where('agent_log_requests.answered_at', 'is', null))),
-    eb.not(eb.exists(eb.selectFrom('instance_commands').select('instance_commands.id').whereRef('instance_commands.machine_id', '=', 'agent_machines.machine_id').where('instance_commands.answered_at', 'is', null))),
-    eb.not(eb.exists(eb.selectFrom('instance_snapshots').select('instance_snapshots.id').whereRef('instance_snapshots.machine_id', '=', 'agent_machines.machine_id').where('instance_snapshots.answered_at', 'is', null))),
-  ]);
+  // command or snapshot (its desired state is then the empty one). The instances feature's tests go in the same
+  // statement (instances-agent-contract.ts `instanceWorkOn`).
+  const idle = (eb: ExpressionBuilder<Database, 'agent_machines'>) => {
+    const work = instanceWorkOn(eb.ref('agent_machines.machine_id'));
+    return eb.and([
+      eb('agent_machines.offline', '=', 0),
+      // Hardware held back while the machine had instances is applied by the full path once it has none.
+      eb('agent_machines.hardware_pending', '=', 0),
+      eb.not(work.liveInstance),
+      eb.not(eb.exists(eb.selectFrom('agent_log_requests').select('agent_log_requests.request_id').whereRef('agent_log_requests.machine_id', '=', 'agent_machines.machine_id').where('agent_log_requests.answered_at', 'is', null))),
+      eb.not(work.openCommand),
+      eb.not(work.openSnapshot),
+    ]);
+  };
   const touchIdle = prepared(['key_hash', 'now', 'agent_version'], (q: { key_hash: string; now: number; agent_version: string }) =>
     db.updateTable('agent_machines').set({ last_report_at: q.now, agent_version: q.agent_version })
       .where('key_hash', '=', q.key_hash).where(idle)
@@ -153,7 +158,7 @@ export function agentStore(db: Db) {
      * its live instances (each state change bumps `state_version`, each recycle or update `generation`), their SSH
      * keys, their renters' account keys, its open log requests, and its `execute` and snapshot requests (a new one, or
      * one answered). A held long-poll rebuilds the desired state only when its machine's digest changes
-     * (agent-watch.ts).
+     * (agent-server-watch.ts).
      */
     async fingerprints(machineIds: number[], tx: Tx = db): Promise<Map<number, string>> {
       const parts = new Map<number, number[]>();
@@ -162,33 +167,27 @@ export function agentStore(db: Db) {
         for (const id of ids) parts.set(id, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         const list = sql.join(ids);
         const num = (e: RawBuilder<unknown>) => sql`cast(${e} as double precision)`;
-        // One statement, one round trip (a renewed long-poll reads it): each part's aggregates, tagged.
+        // One statement, one round trip (a renewed long-poll reads it): each part's aggregates, tagged. All but the log
+        // requests are the instances feature's parts (instances-agent-contract.ts `instanceFingerprintParts`).
+        const of = instanceFingerprintParts(list, num);
         const { rows } = await sql<{ machine_id: number; k: string; a: number; b: number; c: number }>`
-          select machine_id, 'i' as k, ${num(sql`count(*)`)} as a, ${num(sql`sum(state_version)`)} as b, ${num(sql`sum(generation)`)} as c
-            from instances where machine_id in (${list}) and destroyed_at is null group by machine_id
+          ${of.instances}
           union all
-          select i.machine_id, 'k', ${num(sql`count(*)`)}, ${num(sql`max(k.id)`)}, ${num(sql`0`)}
-            from instance_ssh_keys k join instances i on i.id = k.instance_id
-            where i.machine_id in (${list}) and i.destroyed_at is null group by i.machine_id
+          ${of.sshKeys}
           union all
           select machine_id, 'l', ${num(sql`count(*)`)}, ${num(sql`0`)}, ${num(sql`0`)}
             from agent_log_requests where machine_id in (${list}) and answered_at is null group by machine_id
           union all
-          select i.machine_id, 'a', ${num(sql`count(*)`)}, ${num(sql`max(s.id)`)}, ${num(sql`max(s.updated_at)`)}
-            from ssh_keys s join instances i on i.user_id = s.user_id
-            where i.machine_id in (${list}) and i.destroyed_at is null group by i.machine_id
+          ${of.accountKeys}
           union all
-          select machine_id, 'c', ${num(sql`max(id)`)}, ${num(sql`count(answered_at)`)}, ${num(sql`0`)}
-            from instance_commands where machine_id in (${list}) group by machine_id
+          ${of.commands}
           union all
-          select machine_id, 's', ${num(sql`max(id)`)}, ${num(sql`count(answered_at)`)}, ${num(sql`0`)}
-            from instance_snapshots where machine_id in (${list}) group by machine_id`.execute(tx);
+          ${of.snapshots}`.execute(tx);
         for (const r of rows) {
           const p = parts.get(Number(r.machine_id));
           if (!p) continue;
           const [a, b, c] = [Number(r.a), Number(r.b), Number(r.c)];
-          // The renters' account keys (a read of the ssh-keys feature's table) go into their containers too; the
-          // instances feature's execute and snapshot requests count by the newest one and how many were answered.
+          // The instances feature's execute and snapshot requests count by the newest one and how many were answered.
           if (r.k === 'i') Object.assign(p, { 0: a, 1: b, 8: c });
           else if (r.k === 'k') Object.assign(p, { 2: a, 3: b });
           else if (r.k === 'l') p[4] = a;
@@ -198,25 +197,6 @@ export function agentStore(db: Db) {
         }
       }
       return new Map([...parts].map(([id, p]) => [id, p.join(':')]));
-    },
-
-    /** How many times each instance was booted: its `boot` counter (events where a boot began: status null). */
-    async bootCounts(instanceIds: number[], tx: Tx = db): Promise<Map<number, number>> {
-      const out = new Map<number, number>();
-      if (!instanceIds.length) return out;
-      const rows = await tx.selectFrom('instance_events').select(['instance_id', (eb) => eb.fn.countAll<number>().as('n')])
-        .where('instance_id', 'in', instanceIds).where('actual_status', 'is', null).groupBy('instance_id').execute();
-      for (const r of rows) out.set(r.instance_id, Number(r.n));
-      return out;
-    },
-
-    /** SSH keys attached to each instance. */
-    async sshKeysOf(instanceIds: number[], tx: Tx = db): Promise<Map<number, string[]>> {
-      const out = new Map<number, string[]>();
-      if (!instanceIds.length) return out;
-      const rows = await tx.selectFrom('instance_ssh_keys').select(['instance_id', 'ssh_key']).where('instance_id', 'in', instanceIds).orderBy('id').execute();
-      for (const r of rows) out.set(r.instance_id, [...(out.get(r.instance_id) ?? []), r.ssh_key]);
-      return out;
     },
   };
 }

@@ -5,7 +5,7 @@
  * machine is re-read when the feed cannot say which changed, and every `safetyMs` all the same. So an idle fleet of
  * 10,000 held polls costs no database work between changes.
  */
-import type { EventsHub } from '../instances/instances-events.js';
+import type { InstanceChanges } from '../instances/instances-agent-contract.js';
 import type { DesiredChanges } from './agent-server-changes.js';
 
 interface Waiter {
@@ -14,7 +14,7 @@ interface Waiter {
 }
 
 export interface DesiredWatchDeps {
-  hub: EventsHub;
+  hub: InstanceChanges;
   changes: () => Promise<DesiredChanges>;
   /** Every held machine is re-read at least this often, whatever the feed says. */
   safetyMs: number;
