@@ -18,7 +18,6 @@ const exact = (file) => `^${file.replace(/[.]/g, '\\.')}$`;
  * features' modules it may import besides their public ones; anything else it imports is checked as everywhere.
  */
 const EXCEPTIONS = {
-  'src/agent-server/agent-server-hardware.ts': { to: ['src/machines/machines-catalogue.ts'], why: 'TODO(issue 30): not yet through a public module' },
   'src/benchmarks/benchmarks-service.ts': { to: ['src/offers/filter.ts', 'src/offers/offer-fields.ts'], why: 'TODO(issue 30): not yet through a public module' },
   'src/deposits/deposits-service.ts': { to: ['src/instances/instances-queries.ts'], why: 'TODO(issue 30): not yet through a public module' },
   'src/emulator/outbox-messenger.ts': { to: ['src/messages/message-errors.ts'], why: 'TODO(issue 30): not yet through a public module' },

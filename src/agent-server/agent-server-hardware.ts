@@ -4,7 +4,7 @@
  * for the GPU model when there is one, else 0.
  */
 import type { AgentHardwareT } from '../protocol/agent-protocol-schemas.js';
-import { GPU_MODELS, type MachineSpec, type NewMachine } from '../machines/machines-catalogue.js';
+import { GPU_MODELS, type MachineSpec, type NewMachine } from '../machines/machines-contract.js';
 
 /** A new machine is priced like its model's typical marketplace price until its host lists it with prices. */
 const FALLBACK_PRICE_MICRO = 100_000;

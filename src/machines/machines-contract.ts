@@ -76,7 +76,7 @@ export interface MachineInfo {
 export interface FleetApi {
   /**
    * The offer as search shows it now (on-demand prices, 8 GB of storage priced in), or undefined when there is no
-   * such offer or its bundle cannot be filled now. Offer id = machine id × 100 + bundle size (fleet-offers.ts).
+   * such offer or its bundle cannot be filled now. Offer id = machine id × 100 + bundle size (machines-offers-contract.ts).
    * With it, its machine (one read of both, for renting). `forAllocation`: the caller allocates the offer next in
    * `tx`; on PostgreSQL the machine's row is locked by this read (as `allocate` would lock it: keep to its lock order)
    * and marked changed, and `allocate` reads nothing again.
@@ -147,3 +147,9 @@ export interface FleetApi {
   /** Sets or clears (null) a machine's fault (emulator faults). Throws ApiError `not_found` for an unknown machine. */
   setMachineFault(tx: Tx, machineId: number, fault: MachineInfo['fault']): Promise<void>;
 }
+
+/**
+ * The GPU models gpuplane knows, with the figures a real host's agent cannot measure (src/agent-server/ fills them in
+ * from here), and what a new machine is made of (FleetService.addAgentMachine).
+ */
+export { GPU_MODELS, type GpuModel, type MachineSpec, type NewMachine } from './machines-catalogue.js';
