@@ -18,35 +18,9 @@ const exact = (file) => `^${file.replace(/[.]/g, '\\.')}$`;
  * features' modules it may import besides their public ones; anything else it imports is checked as everywhere.
  */
 const EXCEPTIONS = {
-  'src/benchmarks/benchmarks-service.ts': { to: ['src/offers/filter.ts', 'src/offers/offer-fields.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/deposits/deposits-service.ts': { to: ['src/instances/instances-queries.ts'], why: 'TODO(issue 30): not yet through a public module' },
   'src/emulator/outbox-messenger.ts': { to: ['src/messages/message-errors.ts'], why: 'TODO(issue 30): not yet through a public module' },
   'src/emulator/simulated-hosts/simhost-agent.ts': { to: ['src/agent/reconcile-plan.ts', 'src/instances/instances-lifecycle.ts', 'src/machines/machines-heartbeat.ts'], why: 'TODO(issue 30): not yet through a public module' },
   'src/emulator/simulated-hosts/simhost-runtime.ts': { to: ['src/agent/container-spec.ts', 'src/agent/runtime.ts', 'src/instances/instances-request.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/emulator/simulated-hosts/simhost-service.ts': { to: ['src/instances/instances-ports.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/hosting/hosting-defjob.ts': { to: ['src/instances/instances-create.ts', 'src/machines/machines-hosting.ts', 'src/machines/machines-offers.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/hosting/hosting-earnings.ts': { to: ['src/billing/billing-host-charges.ts', 'src/instances/instances-module.ts', 'src/machines/machines-hosting.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/hosting/hosting-service.ts': { to: ['src/instances/instances-module.ts', 'src/machines/machines-hosting.ts', 'src/machines/machines-offers.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/hosting/hosting-view.ts': { to: ['src/machines/machines-hosting.ts', 'src/machines/machines-offers.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/hosting/hosting-wiring.ts': { to: ['src/instances/instances-module.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/instances/instances-create.ts': { to: ['src/templates/template-merge.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/instances/instances-extras.ts': { to: ['src/templates/template-merge.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/instances/instances-ports.ts': { to: ['src/templates/template-merge.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/instances/instances-service.ts': { to: ['src/ssh-keys/ssh-keys-format.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/offers/filter-parse.ts': { to: ['src/machines/machines-offers.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/offers/offer-columns.ts': { to: ['src/machines/machines-index.ts', 'src/machines/machines-offers.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/offers/offer-fields.ts': { to: ['src/machines/machines-offers.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/offers/offer-gpu-models.ts': { to: ['src/machines/machines-catalogue.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/offers/offer-json.ts': { to: ['src/machines/machines-offers.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/offers/offer-search.ts': { to: ['src/machines/machines-offers.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/offers/offers-service.ts': { to: ['src/machines/machines-index.ts', 'src/machines/machines-offers.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/serverless/serverless-deployments.ts': { to: ['src/instances/instances-create.ts', 'src/templates/template-merge.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/serverless/serverless-offers.ts': { to: ['src/machines/machines-offers.ts', 'src/offers/filter.ts', 'src/offers/offer-fields.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/serverless/serverless-query.ts': { to: ['src/offers/offer-fields.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/serverless/serverless-scaler.ts': { to: ['src/instances/instances-create.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/serverless/serverless-service.ts': { to: ['src/instances/instances-create.ts', 'src/instances/instances-ports.ts', 'src/offers/filter.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/volumes/volume-offers.ts': { to: ['src/machines/machines-offers.ts', 'src/offers/filter.ts', 'src/offers/offer-fields.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/volumes/volumes-service.ts': { to: ['src/instances/instances-ports.ts', 'src/instances/instances-request.ts', 'src/machines/machines-offers.ts', 'src/offers/filter.ts'], why: 'TODO(issue 30): not yet through a public module' },
 };
 
 module.exports = {

@@ -11,7 +11,7 @@ import { cryptoRandom } from '../src/platform/random.js';
 import { RealClock } from '../src/platform/clock.js';
 import { openDatabase } from '../src/database.js';
 import { fleetServiceFactory } from '../src/machines/machines-service.js';
-import { bundleSizes } from '../src/machines/machines-offers.js';
+import { bundleSizes } from '../src/machines/machines-offers-contract.js';
 import { compareWithBaseline, defineBench, load, makeTmpDir, median, startBaseline, startGpuplane, type BenchContext, type Figure } from './lib.js';
 import { SEARCH_BODY } from './mixed.js';
 

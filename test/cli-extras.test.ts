@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createClient } from '../src/sdk/client.js';
 import { GpuplaneError } from '../src/sdk/errors.js';
 import { OWNER_KEY, useServer } from './cli-helpers.js';
-import { OFFER_ID_STRIDE } from '../src/machines/machines-offers.js';
+import { OFFER_ID_STRIDE } from '../src/machines/machines-offers-contract.js';
 
 const server = useServer();
 const sdk = (apiKey = OWNER_KEY) => createClient({ url: server.url(), apiKey });

@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_OFFER_QUERY, numericVersion, parseOfferQuery, parseOrder, QueryError } from '../src/cli/offer-query.js';
-import { driverCode } from '../src/machines/machines-offers.js';
+import { driverCode } from '../src/machines/machines-offers-contract.js';
 import { coerce } from '../src/offers/filter.js';
 import { EXIT } from '../src/cli/context.js';
 import { OWNER_KEY, useServer } from './cli-helpers.js';

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { hostMachine, listBody, newHost } from './hosting-fixtures.js';
-import { OFFER_ID_STRIDE } from '../src/machines/machines-offers.js';
+import { OFFER_ID_STRIDE } from '../src/machines/machines-offers-contract.js';
 
 const volumeOffers = async (app: TestApp, key: string, machineId: number) => {
   const res = await app.request('POST', '/api/v0/volumes/search/', { key, body: { machine_id: { eq: machineId } } });

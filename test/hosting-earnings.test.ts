@@ -7,7 +7,7 @@ import { offerFor, rentOk, untilRunning } from './instances-fixtures.js';
 import { hostMachine, newHost } from './hosting-fixtures.js';
 import { cumulativeMicro } from '../src/billing/billing-accrual.js';
 import { HOURS_PER_MONTH } from '../src/platform/money.js';
-import { OFFER_ID_STRIDE } from '../src/machines/machines-offers.js';
+import { OFFER_ID_STRIDE } from '../src/machines/machines-offers-contract.js';
 
 const FEE = 0.25;
 

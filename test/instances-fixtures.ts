@@ -1,7 +1,7 @@
 /** Shared steps of the instances tests (not a test file itself). */
 import assert from 'node:assert/strict';
 import type { TestApp } from './helpers/harness.js';
-import { OFFER_ID_STRIDE } from '../src/machines/machines-offers.js';
+import { OFFER_ID_STRIDE } from '../src/machines/machines-offers-contract.js';
 
 /** A simulated machine with known prices: `{machine_id, offer_ids}`; offer_ids[k-1] rents k GPUs when listed. */
 export async function addMachine(app: TestApp, body: Record<string, unknown> = {}): Promise<{ machine_id: number; offer_ids: number[] }> {

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { forEachDialect, type Reply, type TestApp } from './helpers/harness.js';
 import { addMachine, offerFor, rentOk } from './instances-fixtures.js';
 import { RESERVED_BODY_KEYS } from '../src/platform/validation.js';
-import { OFFER_ID_STRIDE } from '../src/machines/machines-offers.js';
+import { OFFER_ID_STRIDE } from '../src/machines/machines-offers-contract.js';
 
 /** Body keys the tests below send onto rows, and the values an attacker would pick. */
 const PROTOTYPE_KEYS = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
-import { offerJson, type OfferContext, type OfferEntry } from '../src/machines/machines-offers.js';
+import { offerJson, type OfferContext, type OfferEntry } from '../src/machines/machines-offers-contract.js';
 import { FRAGMENT_GENERATION, offerJsonWriter } from '../src/offers/offer-json.js';
 
 const reference = (rows: readonly OfferEntry[], ctx: OfferContext) => JSON.stringify({ offers: rows.map((o) => offerJson(o, ctx)) });

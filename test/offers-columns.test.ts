@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
-import { offerJson } from '../src/machines/machines-offers.js';
+import { offerJson } from '../src/machines/machines-offers-contract.js';
 import { rangeRefuses, selectRows } from '../src/offers/filter.js';
 import { OFFER_FIELDS } from '../src/offers/offer-fields.js';
 import { OFFER_SEARCH_TIEBREAK, parseOfferSearch } from '../src/offers/offers-service.js';

@@ -1,8 +1,8 @@
-// The one SSH public-key parser (src/ssh-keys/ssh-keys-format.ts), used by the account's keys and by instance attach.
+// The one SSH public-key parser (src/ssh-keys/ssh-keys-contract.ts), used by the account's keys and by instance attach.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { parseSshPublicKey, SSH_KEY_MAX_CHARS, SSH_KEY_TYPES } from '../src/ssh-keys/ssh-keys-format.js';
+import { parseSshPublicKey, SSH_KEY_MAX_CHARS, SSH_KEY_TYPES } from '../src/ssh-keys/ssh-keys-contract.js';
 
 /** A wire blob: length-prefixed type name, then key bytes (RFC 4253 §6.6), base64. */
 function body(type: string, seed = 'k'): string {

@@ -9,7 +9,7 @@ import {
   templateImageRef,
   templateRuntype,
   type TemplateForCreate,
-} from '../src/templates/template-merge.js';
+} from '../src/templates/templates-contract.js';
 
 function template(overrides: Partial<TemplateForCreate> = {}): TemplateForCreate {
   return {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { addMachine, offerFor, rent, rentOk, statusOf } from './instances-fixtures.js';
 import { cumulativeMicro } from '../src/billing/billing-accrual.js';
-import { OFFER_ID_STRIDE } from '../src/machines/machines-offers.js';
+import { OFFER_ID_STRIDE } from '../src/machines/machines-offers-contract.js';
 import { HOURS_PER_MONTH } from '../src/platform/money.js';
 
 const micro = (dollars: number) => Math.round(dollars * 1e6);

@@ -7,8 +7,7 @@ import type { Static } from 'typebox';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
-import { parseFilterBody, selectRows, type FieldDef, type FieldTable, type FieldType } from '../offers/filter.js';
-import { normalizeGpuName } from '../offers/offer-fields.js';
+import { normalizeGpuName, parseFilterBody, selectRows, type FieldDef, type FieldTable, type FieldType } from '../offers/offers-contract.js';
 import { benchmarksStore, type BenchmarkRow } from './benchmarks-store.js';
 import type { BenchmarksQuery, EmuBenchmarkBody } from './benchmarks-schemas.js';
 

@@ -5,7 +5,7 @@
  * encoded as integers). Unlike that client, an unknown field, a malformed comparison or a value of the wrong type is
  * an error here, before anything is sent.
  */
-import { driverCode } from '../machines/machines-offers.js';
+import { driverCode } from '../machines/machines-offers-contract.js';
 import { rangeRefuses } from '../offers/filter.js';
 import { OFFER_FIELD_ALIASES, OFFER_FIELD_RANGES, QUERY_UNIT_MULT as M } from '../offers/offer-fields.js';
 

@@ -10,7 +10,7 @@ import { ApiError, badRequest } from '../platform/errors.js';
 import { toDollars, toMicro } from '../platform/money.js';
 import { discountedRate, PPM } from '../billing/billing-contract.js';
 import type { BillingService } from '../billing/billing-service.js';
-import type { InstanceQueries } from '../instances/instances-queries.js';
+import type { OwnedInstances } from '../instances/instances-contract.js';
 import { monthsCovered, prepayDiscountPpm } from './deposits-policy.js';
 
 /** Largest single prepay, dollars: a typo guard (as for credit transfers). */
@@ -20,7 +20,7 @@ export interface DepositsDeps {
   db: Db;
   clock: Clock;
   billing: Pick<BillingService, 'prepay' | 'depositOf'>;
-  instances: Pick<InstanceQueries, 'lockOwned' | 'findOwned'>;
+  instances: OwnedInstances;
   /** The machine's largest prepay discount (fraction), set by its host. */
   creditDiscountMax(machineId: number, tx: Tx): Promise<number | undefined>;
 }

@@ -14,9 +14,9 @@ import { inSavepoint } from '../platform/db/savepoint.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import { ApiError } from '../platform/errors.js';
 import { usersContract } from '../users/users-contract.js';
-import { offerIdOf } from '../machines/machines-offers.js';
-import type { FleetHosting } from '../machines/machines-hosting.js';
-import type { CreateRequest } from '../instances/instances-create.js';
+import { offerIdOf } from '../machines/machines-offers-contract.js';
+import type { FleetService } from '../machines/machines-service.js';
+import type { CreateRequest } from '../instances/instances-contract.js';
 import type { HostingStore } from './hosting-store.js';
 
 export const JOB_DEFJOB = 'hosting.defjob';
@@ -35,7 +35,7 @@ export interface DefjobInstancesPort {
 export interface DefjobDeps {
   hosting: HostingStore;
   scheduler: Scheduler;
-  fleet: Pick<FleetHosting, 'machine'>;
+  fleet: Pick<FleetService['hosting'], 'machine'>;
   instances: DefjobInstancesPort;
 }
 

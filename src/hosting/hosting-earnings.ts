@@ -9,9 +9,9 @@ import type { Principal } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { Tx } from '../platform/db/connect.js';
 import { badRequest } from '../platform/errors.js';
-import type { FleetHosting } from '../machines/machines-hosting.js';
-import type { PlacedInstance } from '../instances/instances-module.js';
-import type { DailyCharge } from '../billing/billing-host-charges.js';
+import type { FleetService } from '../machines/machines-service.js';
+import type { PlacedInstance } from '../instances/instances-contract.js';
+import type { BillingService } from '../billing/billing-service.js';
 import type { HostingService } from './hosting-service.js';
 import { jsonQuery } from './hosting-service.js';
 
@@ -21,11 +21,11 @@ const MAX_DAY = 1_000_000;
 
 export interface EarningsDeps {
   clock: Clock;
-  fleet: FleetHosting;
+  fleet: FleetService['hosting'];
   hosting: Pick<HostingService, 'own'>;
   instancesOn: (machineIds: readonly number[], tx?: Tx) => Promise<PlacedInstance[]>;
   volumesOn: (machineIds: readonly number[]) => Promise<{ source: string; machine_id: number }[]>;
-  dailyCharges: (sources: readonly string[], fromDay: number, toDay: number) => Promise<DailyCharge[]>;
+  dailyCharges: (sources: readonly string[], fromDay: number, toDay: number) => ReturnType<BillingService['dailyCharges']>;
   /** Fraction of what renters paid that the platform keeps. */
   serviceFee: number;
 }

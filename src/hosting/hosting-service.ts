@@ -1,7 +1,7 @@
 /**
  * The host side of the marketplace (client-compat-more.md §a): a host (a user) sees and changes its own machines
  * only; an admin sees and changes every machine. A machine is offered only while it is listed, online and not in
- * maintenance (fleet-offers.ts isRentable); unlisting stops new rentals and leaves running ones alone.
+ * maintenance (machines-offers-contract.ts isRentable); unlisting stops new rentals and leaves running ones alone.
  * Another host's machine is a 404, as if it did not exist.
  */
 import type { Principal } from '../platform/auth.js';
@@ -9,9 +9,9 @@ import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import { ApiError, badRequest } from '../platform/errors.js';
-import type { FleetHosting, HostedMachine } from '../machines/machines-hosting.js';
-import { MAX_MAINT_WINDOWS, type MaintWindow } from '../machines/machines-offers.js';
-import type { PlacedInstance } from '../instances/instances-module.js';
+import type { FleetService } from '../machines/machines-service.js';
+import { MAX_MAINT_WINDOWS, type HostedMachine, type MaintWindow } from '../machines/machines-offers-contract.js';
+import type { PlacedInstance } from '../instances/instances-contract.js';
 import { parseDuration } from './hosting-duration.js';
 import { hostingStore } from './hosting-store.js';
 import type { CreateAsksInput, DefJobInput, MaintInput } from './hosting-schemas.js';
@@ -30,7 +30,7 @@ export interface HostingDeps {
   store: Store;
   clock: Clock;
   scheduler: Scheduler;
-  fleet: FleetHosting;
+  fleet: FleetService['hosting'];
   /** The instances placed on machines (instances-module.ts onMachines). */
   instancesOn: (machineIds: readonly number[], tx?: Tx) => Promise<PlacedInstance[]>;
   /**

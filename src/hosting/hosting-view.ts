@@ -1,6 +1,5 @@
 /** The JSON a host sees of its machines and maintenance windows (hosting-schemas.ts: MachineRow, MaintenanceWindow). */
-import type { HostedMachine } from '../machines/machines-hosting.js';
-import { isRentable, UNRENTABLE_FAULTS, type MaintWindow } from '../machines/machines-offers.js';
+import { isRentable, UNRENTABLE_FAULTS, type HostedMachine, type MaintWindow } from '../machines/machines-offers-contract.js';
 
 const dollars = (micro: number) => micro / 1e6;
 

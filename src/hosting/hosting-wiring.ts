@@ -3,10 +3,10 @@ import type { Clock } from '../platform/clock.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import type { FleetService } from '../machines/machines-service.js';
-import type { InstancesModule } from '../instances/instances-module.js';
 import type { BillingService } from '../billing/billing-service.js';
-import { hostingServiceFactory } from './hosting-service.js';
+import { hostingServiceFactory, type HostingDeps } from './hosting-service.js';
 import { hostingEarningsFactory, type EarningsDeps } from './hosting-earnings.js';
+import type { DefjobInstancesPort } from './hosting-defjob.js';
 
 /** The hosting feature's services over the fleet, instances and billing (called once from services.ts). */
 export function hostingWiring(d: {
@@ -15,7 +15,8 @@ export function hostingWiring(d: {
   scheduler: Scheduler;
   config: Pick<Config, 'hostServiceFee'>;
   fleet: Pick<FleetService, 'hosting'>;
-  instances: Pick<InstancesModule, 'onMachines' | 'createIn' | 'destroyIn' | 'liveIds' | 'real'>;
+  /** The instances feature (instances-module.ts): what default jobs rent, the instances on machines, its event streams' wake-up. */
+  instances: DefjobInstancesPort & { onMachines: HostingDeps['instancesOn']; real: { notify: () => void } };
   billing: Pick<BillingService, 'dailyCharges'>;
   /** The billing contracts of the volumes made on machines (their storage is the host's too). */
   volumesOn: EarningsDeps['volumesOn'];

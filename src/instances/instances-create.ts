@@ -15,24 +15,23 @@ import { diskRateMicro, toDollars, toMicro } from '../platform/money.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import type { FleetApi } from '../machines/machines-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
-import { EnvParseError, mergeTemplateIntoRequest } from '../templates/template-merge.js';
+import { EnvParseError, mergeTemplateIntoRequest } from '../templates/templates-contract.js';
 import type { Lifecycle } from './instances-lifecycle.js';
-import type { AccountEnvPort, SshKeysPort, TemplatesPort, VolumesPort } from './instances-ports.js';
+import type { AccountEnvPort, SshKeysPort } from './instances-ports.js';
+import type { CreateRequest, TemplatesPort, VolumesPort } from './instances-contract.js';
 import {
   argsListToString, checkImage, checkImageLogin, DEFAULT_DISK_GB, directPortCapacity, directPortsWanted, MAX_LABEL_CHARS,
   parseEnvObject, parseRuntype,
   readOnstart, readVolumeInfo,
 } from './instances-request.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
-import type { CreateBody, CreateReply as CreateReplySchema } from './instances-schemas.js';
+import type { CreateReply as CreateReplySchema } from './instances-schemas.js';
 import { txBatcher } from './instances-batch.js';
 
 /** How long a create reply is kept for its `Idempotency-Key`. */
 export const IDEMPOTENCY_RETENTION_S = 24 * 3600;
 export const IDEMPOTENCY_KEY_MAX_CHARS = 255;
 
-/** The creation body as the route's schema admits it (types and bounds checked there; the rules it cannot state here). */
-export type CreateRequest = Static<typeof CreateBody>;
 export type CreateReply = Static<typeof CreateReplySchema>;
 
 /**

@@ -14,9 +14,9 @@ import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import type { FleetApi } from '../machines/machines-contract.js';
-import { EnvParseError, mergeTemplateIntoRequest, type TemplateForCreate } from '../templates/template-merge.js';
+import { EnvParseError, mergeTemplateIntoRequest, type TemplateForCreate } from '../templates/templates-contract.js';
 import type { Lifecycle } from './instances-lifecycle.js';
-import type { TemplatesPort } from './instances-ports.js';
+import type { TemplatesPort } from './instances-contract.js';
 import {
   argsListToString, checkImage, checkImageLogin, directPortCapacity, directPortsWanted, parseEnvObject, parseRuntype, readOnstart, type Runtype,
 } from './instances-request.js';

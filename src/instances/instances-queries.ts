@@ -10,23 +10,12 @@ import { contractOf } from './instances-lifecycle.js';
 import { checkInstanceKey } from './instances-service.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import type { InstanceObject } from './instances-view.js';
+import type { OwnedInstance } from './instances-contract.js';
 import type { Static } from 'typebox';
 import type { ContractObject as ContractObjectSchema } from './instances-queries-schemas.js';
 
 /** Most ids one `contracts/fetch` may name. */
 export const FETCH_MAX_IDS = 10_000;
-
-/** What the deposits feature reads of an instance: who pays it, what it costs, where it runs. */
-export interface OwnedInstance {
-  id: number;
-  /** Its billing contract (`instance-<id>`). */
-  contract: string;
-  user_id: number;
-  machine_id: number | null;
-  is_bid: boolean;
-  /** Its list rate while running, GPUs plus disk, micro-dollars per hour. */
-  rate_micro_per_hour: number;
-}
 
 const owned = (r: InstanceRow): OwnedInstance => ({
   id: r.id,

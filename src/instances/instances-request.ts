@@ -6,6 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { badRequest } from '../platform/errors.js';
 import { MAX_VOLUME_NAME_CHARS } from '../volumes/volumes-schemas.js';
 import { ONSTART_DECODED_MAX_BYTES, ONSTART_MAX_CHARS } from './instances-constants.js';
+import type { VolumeInfo } from './instances-contract.js';
 
 export { ONSTART_DECODED_MAX_BYTES, ONSTART_MAX_CHARS };
 
@@ -181,14 +182,6 @@ export function checkImage(image: string): void {
   if (image.length > MAX_IMAGE_CHARS || !/^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$/.test(image)) {
     throw badRequest('body.image must be a Docker image reference such as pytorch/pytorch:latest');
   }
-}
-
-export interface VolumeInfo {
-  volume_id: number;
-  mount_path: string;
-  create_new: boolean;
-  size: number | null;
-  name: string | null;
 }
 
 /** Spec `volume_info` shape; `size` is required to create a new volume. */

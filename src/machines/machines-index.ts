@@ -14,19 +14,10 @@ import { coalescing } from '../platform/coalesce.js';
 import type { ReadCache } from '../platform/db/read-cache.js';
 import type { FleetStore, MachineRow } from './machines-store.js';
 import { toRecord } from './machines-store.js';
-import { bundleSizes, offersOf, type GpuHold, type OfferEntry } from './machines-offers.js';
+import { bundleSizes, offersOf, type GpuHold, type OfferEntry, type OfferSlots } from './machines-offers-contract.js';
 
 /** Changed machines one freshness read brings at most (PostgreSQL); more are loaded the long way. */
 const CHANGES_LIMIT = 500;
-
-/** The slots as of one read: what a column cache needs to follow the index. */
-export interface OfferSlots {
-  readonly slots: readonly (OfferEntry | null)[];
-  /** Changes when every slot may have moved (a new epoch, or the change log was compacted): rebuild. */
-  readonly generation: number;
-  /** Slot runs changed in this generation, as flat [start, count, start, count …]; only ever appended to. */
-  readonly changes: readonly number[];
-}
 
 type FleetState = Readonly<{ version: number; epoch: string }>;
 

@@ -3,7 +3,7 @@
  * 400 `bad_request` that names it.
  */
 import { ApiError } from '../platform/errors.js';
-import { driverCode } from '../machines/machines-offers.js';
+import { driverCode } from '../machines/machines-offers-contract.js';
 import { checkDepth, echo, shown } from './filter-input.js';
 import {
   EQUALITY, OPS, type Comparable, type FieldDef, type FieldRange, type FieldTable, type Op, type OrderKey, type ParsedQuery, type ParseOptions,

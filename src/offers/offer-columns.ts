@@ -7,8 +7,7 @@
  * A slot without an offer holds NaN in every numeric column: a comparison that NaN fails (every ordering, `eq` a
  * number) can scan a column whole, without the list of live slots.
  */
-import type { OfferSlots } from '../machines/machines-index.js';
-import type { OfferEntry } from '../machines/machines-offers.js';
+import type { OfferEntry, OfferSlots } from '../machines/machines-offers-contract.js';
 
 export type NumGetter = (o: OfferEntry) => number;
 export type StrGetter = (o: OfferEntry) => string | null;

@@ -16,7 +16,7 @@ import {
   type OfferEntry,
   UNRENTABLE_FAULTS,
   MAX_MAINT_WINDOWS,
-} from '../machines/machines-offers.js';
+} from '../machines/machines-offers-contract.js';
 import type { FieldDef, FieldRange, FieldTable, FieldType } from './filter.js';
 import { countryCode, countryOf, regionCountries } from './offer-geo.js';
 import { diskHourly, toDollars } from '../platform/money.js';
@@ -160,13 +160,13 @@ export const OFFER_FIELD_ALIASES: Record<string, string> = {
 
 /**
  * Per-offer parts of the search-dependent fields, kept as columns like the static fields: a search combines them
- * with the same arithmetic as fleet-offers.ts (same operations in the same order, so the same doubles).
+ * with the same arithmetic as machines-offers-contract.ts (same operations in the same order, so the same doubles).
  */
 export const OFFER_PARTS: Record<string, (o: OfferEntry) => number> = {
   price_gpu_ondemand_micro: (o) => gpuPriceMicro(o, 'ondemand'),
   price_gpu_bid_micro: (o) => gpuPriceMicro(o, 'bid'),
   reserved_discount: (o) => o.machine.spec.reserved_discount,
-  // Listed by its host and online (isRentable, fleet-offers.ts); the time checks are the `rentable` column's.
+  // Listed by its host and online (isRentable, machines-offers-contract.ts); the time checks are the `rentable` column's.
   fault_ok: (o) => (o.machine.listed && !UNRENTABLE_FAULTS.has(o.machine.fault ?? '') ? 1 : 0),
   maint_n: (o) => o.machine.maint.length,
   ...Object.fromEntries(
@@ -237,7 +237,7 @@ function perDph(name: string): Dynamic {
 }
 
 /**
- * Every field that is not static, over columns, with the same operations in the same order as fleet-offers.ts
+ * Every field that is not static, over columns, with the same operations in the same order as machines-offers-contract.ts
  * (so the same doubles; test/offers-columns.test.ts checks each against its `get`). Booleans as 1/0.
  */
 export const OFFER_DYNAMIC: Record<string, Dynamic> = {

@@ -16,7 +16,7 @@ import {
   type OfferContextKey,
   type OfferEntry,
   type SearchType,
-} from '../machines/machines-offers.js';
+} from '../machines/machines-offers-contract.js';
 
 /**
  * Offers whose fragments one generation of the cache holds; two generations are kept, so at most twice this (a few

@@ -6,7 +6,7 @@
  * into a small sorted buffer. A 100,000-offer search is a few array scans. test/offers-columns.test.ts checks it
  * against `selectRows` over the row objects, byte for byte.
  */
-import type { OfferContext, OfferEntry } from '../machines/machines-offers.js';
+import type { OfferContext, OfferEntry } from '../machines/machines-offers-contract.js';
 import { compileClause, toNum, type Clause, type Op, type OrderKey, type ParsedQuery } from './filter.js';
 import { transientStringColumn, type OfferColumns, type Range, type StringColumn } from './offer-columns.js';
 import { OFFER_DYNAMIC, OFFER_FIELDS, OFFER_PARTS, type ColumnOf, type Fill } from './offer-fields.js';

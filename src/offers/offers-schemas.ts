@@ -7,7 +7,7 @@ const Bool = Type.Boolean();
 
 /**
  * An offer as search shows it (client-compat.md: the fields the vastai client prints and filters on), in the order
- * fleet-offers.ts offerJson writes them; offerJson's return type is this schema's, so the two cannot drift.
+ * machines-offers-contract.ts offerJson writes them; offerJson's return type is this schema's, so the two cannot drift.
  * Prices are $/hour except storage_cost ($/GB/month) and inet_*_cost ($/GB).
  */
 export const OfferObject = Type.Object(

@@ -3,8 +3,7 @@
  */
 import { ApiError } from '../platform/errors.js';
 import type { Clock } from '../platform/clock.js';
-import { DEFAULT_ALLOCATED_STORAGE_GB, type OfferContext, type OfferEntry, type SearchType } from '../machines/machines-offers.js';
-import type { FleetIndex } from '../machines/machines-index.js';
+import { DEFAULT_ALLOCATED_STORAGE_GB, type OfferContext, type OfferEntry, type OfferSlots, type SearchType } from '../machines/machines-offers-contract.js';
 import { coerce, parseFilterBody, type KnownValues, type ParsedQuery } from './filter.js';
 import { checkDepth, echo } from './filter-input.js';
 import { knownGpuModels } from './offer-gpu-models.js';
@@ -55,7 +54,8 @@ export const OFFER_SEARCH_OPTIONS = {
 };
 
 export interface OffersDeps {
-  index: FleetIndex;
+  /** The machines feature's in-memory offer index (machines-index.ts): its slots as of now. */
+  index: { current(): Promise<OfferSlots> };
   clock: Clock;
   /**
    * Searches a minute one address may make without a key (GPUPLANE_ANONYMOUS_SEARCHES_PER_MINUTE), or null when offer

@@ -6,9 +6,8 @@
  */
 import type { Clock } from '../platform/clock.js';
 import type { Tx } from '../platform/db/connect.js';
-import { DEFAULT_ALLOCATED_STORAGE_GB, offersOf, type GpuHold, type MachineRecord, type OfferContext } from '../machines/machines-offers.js';
-import { parseFilterBody, selectRows } from '../offers/filter.js';
-import { OFFER_FIELD_ALIASES, OFFER_FIELDS } from '../offers/offer-fields.js';
+import { DEFAULT_ALLOCATED_STORAGE_GB, offersOf, type GpuHold, type MachineRecord, type OfferContext } from '../machines/machines-offers-contract.js';
+import { OFFER_FIELD_ALIASES, OFFER_FIELDS, parseFilterBody, selectRows } from '../offers/offers-contract.js';
 import { OFFER_SEARCH_MAX_LIMIT, OFFER_SEARCH_OPTIONS } from '../offers/offers-service.js';
 import type { OffersInTx } from './serverless-scaler.js';
 

@@ -6,7 +6,7 @@
  * filter language, so an unknown field or bad value is a 400 at creation, never a worker rented on the wrong GPU.
  */
 import { badRequest } from '../platform/errors.js';
-import { OFFER_FIELD_ALIASES, QUERY_UNIT_MULT } from '../offers/offer-fields.js';
+import { OFFER_FIELD_ALIASES, QUERY_UNIT_MULT } from '../offers/offers-contract.js';
 
 const TOKEN = /([a-zA-Z0-9_]+)( *[=><!]+| +(?:[lg]te?|nin|neq|eq|not ?eq|not ?in|in) )?( *)(\[[^\]]+\]|"[^"]+"|[^ ]+)?( *)/g;
 const OPS: Record<string, string> = {

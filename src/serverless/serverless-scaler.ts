@@ -11,7 +11,7 @@ import { inSavepoint } from '../platform/db/savepoint.js';
 import { ApiError } from '../platform/errors.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import type { CreateRequest } from '../instances/instances-create.js';
+import type { CreateRequest } from '../instances/instances-contract.js';
 import { AUTOSCALE_PERIOD_S, decide, type ScalingSettings } from './serverless-autoscaler.js';
 import type { EndpointRow, ServerlessStore, WorkergroupRow } from './serverless-store.js';
 

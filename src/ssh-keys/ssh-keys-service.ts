@@ -1,7 +1,7 @@
 import type { Clock } from '../platform/clock.js';
 import type { Db, DialectName, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
-import { parseSshPublicKey } from './ssh-keys-format.js';
+import { parseSshPublicKey } from './ssh-keys-contract.js';
 import type { SshKeyRow, SshKeysStore } from './ssh-keys-store.js';
 import { checkEchoedId } from '../platform/validation.js';
 import type { SshKeyObject, SshKeyUpdateBody } from './ssh-keys-types.js';

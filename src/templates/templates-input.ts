@@ -4,7 +4,7 @@
  * field at fault.
  */
 import { badRequest } from '../platform/errors.js';
-import { EnvParseError, parseDockerEnv } from './template-merge.js';
+import { EnvParseError, parseDockerEnv } from './templates-contract.js';
 import { SEARCH_OPERATORS } from './templates-search.js';
 import type { CreateTemplateBody } from './templates-types.js';
 

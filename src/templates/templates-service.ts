@@ -4,7 +4,7 @@ import type { SecretBox } from '../platform/crypto.js';
 import type { Db, DialectName, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
-import type { TemplateForCreate } from './template-merge.js';
+import type { TemplateForCreate } from './templates-contract.js';
 import { templateHashId } from './templates-hash.js';
 import { applyBody, defaultContent, type TemplateContent } from './templates-input.js';
 import { parseTemplateFilters } from './templates-search.js';

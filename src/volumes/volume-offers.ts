@@ -5,10 +5,9 @@
  * Volume offer id = machine id × OFFER_ID_STRIDE: the bundle-size-0 slot of the machine's offer ids, which no GPU
  * offer uses, so a volume offer id is never mistaken for a GPU offer id (or the other way round).
  */
-import { driverCode, isRentable, OFFER_ID_STRIDE, type MachineRecord } from '../machines/machines-offers.js';
+import { driverCode, isRentable, OFFER_ID_STRIDE, type MachineRecord } from '../machines/machines-offers-contract.js';
 import { diskHourly, toDollars } from '../platform/money.js';
-import { type FieldDef, type FieldTable, type FieldType } from '../offers/filter.js';
-import { GEOLOCATION_MATCHING, normalizeGpuName, OFFER_FIELD_RANGES } from '../offers/offer-fields.js';
+import { GEOLOCATION_MATCHING, normalizeGpuName, OFFER_FIELD_RANGES, type FieldDef, type FieldTable, type FieldType } from '../offers/offers-contract.js';
 import type { Static } from 'typebox';
 import type { VolumeOfferObject } from './volumes-schemas.js';
 

@@ -10,10 +10,9 @@ import type { Store, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import { diskRateMicro, toDollars } from '../platform/money.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import { isRentable, type MachineRecord } from '../machines/machines-offers.js';
-import { coerce, parseFilterBody, selectRows } from '../offers/filter.js';
-import type { VolumesPort } from '../instances/instances-ports.js';
-import type { VolumeInfo } from '../instances/instances-request.js';
+import { isRentable, type MachineRecord } from '../machines/machines-offers-contract.js';
+import { coerce, parseFilterBody, selectRows } from '../offers/offers-contract.js';
+import type { VolumeInfo, VolumesPort } from '../instances/instances-contract.js';
 import {
   DEFAULT_VOLUME_STORAGE_GB, machineOfVolumeOffer, VOLUME_OFFER_ALIASES, VOLUME_OFFER_FIELDS, volumeOfferJson,
   type VolumeOffer, type VolumeOfferContext,

@@ -1,12 +1,14 @@
 /**
- * Offers, derived from machines and the state of their GPUs. Pure functions: the allocation (fleet-service) and
- * the in-memory offer index (fleet-index) use the same ones, so what search shows is what renting does.
+ * Offers, derived from machines and the state of their GPUs: the machines feature's public offer model. Pure
+ * functions: the allocation (machines-service.ts), the in-memory offer index (machines-index.ts), the offer search
+ * (src/offers/), the autoscaler's search in its transaction (src/serverless/), volume offers and the hosting view all
+ * use the same ones, so what search shows is what renting does.
  *
  * A machine offers its GPUs in bundles of 1, 2, 4, 8 … GPUs (powers of two up to its size, and its full size).
  * Offer id = machine id × OFFER_ID_STRIDE + bundle size: stable between a search and a rent, and it names its
  * machine and size without a lookup.
  */
-import type { MachineSpec } from './machines-catalogue.js';
+import { GPU_MODELS, type MachineSpec } from './machines-catalogue.js';
 import type { HoldKind, MaintWindow } from './machines-contract.js';
 import type { Static } from 'typebox';
 import type { OfferObject } from '../offers/offers-schemas.js';
@@ -59,6 +61,13 @@ export interface MachineRecord {
 
 export type { MaintWindow } from './machines-contract.js';
 
+/** A machine as its host sees it (src/hosting/): the fleet's record, its GPUs' holds and the user who hosts it (null: simulated). */
+export interface HostedMachine {
+  record: MachineRecord;
+  userId: number | null;
+  gpus: GpuHold[];
+}
+
 /** At most this many maintenance windows per machine (the offer columns hold them: offers/offer-fields.ts). */
 export const MAX_MAINT_WINDOWS = 4;
 
@@ -81,6 +90,18 @@ export interface OfferEntry {
   /** Lowest bid per GPU per hour that can rent this bundle now, micro-dollars. */
   bid_floor_micro: number;
 }
+
+/** The offer index's slots as of one read: what a search's column cache needs to follow the index (machines-index.ts). */
+export interface OfferSlots {
+  readonly slots: readonly (OfferEntry | null)[];
+  /** Changes when every slot may have moved (a new epoch, or the change log was compacted): rebuild. */
+  readonly generation: number;
+  /** Slot runs changed in this generation, as flat [start, count, start, count …]; only ever appended to. */
+  readonly changes: readonly number[];
+}
+
+/** The GPU models of the catalogue, by name: the models gpuplane knows (a `gpu_name` filter may name them). */
+export const CATALOGUE_GPU_NAMES: readonly string[] = GPU_MODELS.map((m) => m.name);
 
 export type SearchType = 'ondemand' | 'bid' | 'reserved';
 

@@ -2,8 +2,9 @@
  * What counts as a plausible OpenSSH public key: `<type> <base64 body> [comment]` on one line, where the body
  * decodes to an SSH wire blob that starts with the same type name (RFC 4253 §6.6). This catches a pasted private
  * key, a fingerprint, a truncated paste or a key with its type swapped, without parsing the key material itself.
- * The one parser of public keys: the account's keys (`/ssh/`) and the keys attached to an instance
- * (`/instances/{id}/ssh/`) follow the same rules and are stored in the same normalized form.
+ * The one parser of public keys, public to other features: the account's keys (`/ssh/`) and the keys the instances
+ * feature attaches to an instance (`/instances/{id}/ssh/`) follow the same rules and are stored in the same
+ * normalized form.
  */
 import { badRequest } from '../platform/errors.js';
 

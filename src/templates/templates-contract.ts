@@ -1,6 +1,7 @@
 /**
- * Merging a template into an instance creation request (spec: Create instance, rules 1-4) and the Docker-flag env
- * parser. Pure functions: no I/O, no clock, so the instances feature and the tests can call them directly.
+ * What other features use of templates: merging a template into an instance creation request (spec: Create
+ * instance, rules 1-4; the instances feature) and the Docker-flag env parser (instances, serverless deployments).
+ * Pure functions: no I/O, no clock, so those features and the tests can call them directly.
  */
 
 /** Instance-creation default `disk` in GB (spec: Limits), used only when neither request nor template says. */
