@@ -1,7 +1,7 @@
 /**
  * Which machines' desired states may have changed, in this process or any other, so held long-polls re-read only
- * those (agent-watch.ts) and a poll's renewal reuses the state it built last time when nothing changed
- * (agent-service.ts).
+ * those (agent-server-watch.ts) and a poll's renewal reuses the state it built last time when nothing changed
+ * (agent-server-polls.ts).
  * - PostgreSQL: the tables' triggers notify `gpuplane_desired` with the machine id at commit (migration 0037);
  *   every process listens. A dropped connection may have missed some: then every machine counts as changed.
  * - SQLite: one process writes the file; `PRAGMA data_version` (Store.version) moves with any commit, so while it

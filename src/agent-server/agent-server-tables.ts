@@ -18,7 +18,7 @@ export interface AgentMachinesTable {
   hardware: string;
   /**
    * 1 while `hardware` arrived with instances on the machine and waits to describe it until the machine is free
-   * (agent-service.ts `status`); 0 once it describes it. Migration 0048.
+   * (agent-server-reports.ts `status`); 0 once it describes it. Migration 0048.
    */
   hardware_pending: number;
   /** The last status report, or null before the first. */

@@ -1,9 +1,9 @@
 /**
- * Held desired-state long-polls of one server process, watched together. The change feed (agent-changes.ts) says
- * which machines may have changed, in any process; one loop re-reads the fingerprints of just those held machines in
- * one batch (agent-store.ts `fingerprints`) and wakes only the polls whose machine's fingerprint moved. Every held
- * machine is re-read when the feed cannot say which changed, and every `safetyMs` all the same. So an idle fleet of
- * 10,000 held polls costs no database work between changes.
+ * Held desired-state long-polls of one server process, watched together. The change feed (agent-server-changes.ts)
+ * says which machines may have changed, in any process; one loop re-reads the fingerprints of just those held
+ * machines in one batch (agent-server-store.ts `fingerprints`) and wakes only the polls whose machine's fingerprint
+ * moved. Every held machine is re-read when the feed cannot say which changed, and every `safetyMs` all the same. So
+ * an idle fleet of 10,000 held polls costs no database work between changes.
  */
 import type { InstanceChanges } from '../instances/instances-agent-contract.js';
 import type { DesiredChanges } from './agent-server-changes.js';
