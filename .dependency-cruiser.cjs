@@ -2,8 +2,8 @@
 // Run by `npm test` before the tests: `depcruise src --config .dependency-cruiser.cjs`.
 // Type-only imports count too: a feature that needs another's types depends on it all the same.
 
-/** The composition root: the only files that know every feature (and the emulator). */
-const ROOT = '^src/(app|services|routes|main|migrations|database)\\.ts$';
+/** The composition root: the only files that know every feature (and the emulator), and the migrations it lists. */
+const ROOT = '^src/((app|services|routes|main|database)\\.ts$|migrations/)';
 
 /** A feature's public module: what other features may import of it. */
 const PUBLIC_MODULE = '^src/[^/]+/[^/]*-(service|contract|schemas|types|constants)\\.ts$';
@@ -42,10 +42,17 @@ module.exports = {
     },
     {
       name: 'no-feature-imports-root',
-      comment: 'The root (app.ts, services.ts, routes.ts, main.ts, migrations.ts, database.ts) imports features, never the other way.',
+      comment: 'The root (app.ts, services.ts, routes.ts, main.ts, database.ts, migrations/) imports features, never the other way.',
       severity: 'error',
       from: { path: '^src/', pathNot: `${ROOT}|^src/cli/` },
       to: { path: ROOT },
+    },
+    {
+      name: 'migrations-import-the-kit-only',
+      comment: 'A migration does what it did when databases applied it: it imports the migration kit alone, no feature code (which may change).',
+      severity: 'error',
+      from: { path: '^src/migrations/' },
+      to: { path: '^src/', pathNot: '^src/migrations/|^src/platform/db/migrations\\.ts$' },
     },
     {
       name: 'login-depends-on-tfa-not-back',

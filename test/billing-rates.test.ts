@@ -8,7 +8,7 @@ import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { SECONDS_PER_DAY } from '../src/billing/billing-accrual.js';
 import { SETTLE_PERIOD_S } from '../src/billing/billing-service.js';
 import type { ItemKind, MeterStart } from '../src/billing/billing-contract.js';
-import { fillBillingRates } from '../src/billing/billing-rates-migration.js';
+import { fillBillingRates } from '../src/migrations/0017-billing-rates.js';
 
 let seq = 0;
 const contract = () => `instance-${800_000 + seq++}`;

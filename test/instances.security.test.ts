@@ -7,7 +7,7 @@ import { forEachDialect } from './helpers/harness.js';
 import { addMachine, offerFor, rent, rentOk } from './instances-fixtures.js';
 import { SecretBox } from '../src/platform/crypto.js';
 import { cryptoRandom } from '../src/platform/random.js';
-import { instancesIdempotencySealedMigration } from '../src/instances/instances-idempotency-migration.js';
+import { instancesIdempotencySealedMigration } from '../src/migrations/0025-instances-idempotency-sealed.js';
 
 forEachDialect('instances: security', (app) => {
   test('the instance key can stop, start and destroy its own instance', async () => {

@@ -1,6 +1,7 @@
-// Migration 0032_simhost takes over a database of the boot timers (before issue 13's simulated agent): a running
-// instance of a simulated machine keeps running in a container with the ports it showed (no reboot), a boot under way
-// is due for the simulated agent when its old boot step was, and the old `instance.boot` job and columns are gone.
+// Migrations 0039_simulated_hosts and 0040_instances_boot_timers_dropped (0032_simhost until issue 30) take over a
+// database of the boot timers (before issue 13's simulated agent): a running instance of a simulated machine keeps
+// running in a container with the ports it showed (no reboot), a boot under way is due for the simulated agent when
+// its old boot step was, and the old `instance.boot` job and columns are gone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,14 +11,14 @@ import { sql } from 'kysely';
 import { createTestApp, DIALECTS, dropSchema, OWNER_KEY, PG_URL, T0, uniqueSchema } from './helpers/harness.js';
 import { sha256Hex } from '../src/platform/crypto.js';
 import { BOOT_MAX_S, statusOf } from './instances-fixtures.js';
-import { MIGRATIONS } from '../src/database.js';
+import { MIGRATIONS } from '../src/migrations/index.js';
 import { openStore, type DialectName } from '../src/platform/db/connect.js';
 import { VirtualClock } from '../src/platform/clock.js';
 import { cryptoRandom } from '../src/platform/random.js';
 import { fleetServiceFactory } from '../src/machines/machines-service.js';
 import { JOB_SIM_STEP } from '../src/emulator/simulated-hosts/simhost-agent.js';
 
-const BEFORE = { migrations: MIGRATIONS.migrations.filter(([name]) => name < '0032'), lastUnordered: MIGRATIONS.lastUnordered };
+const BEFORE = { migrations: MIGRATIONS.migrations.filter(([name]) => name < '0039') };
 const PORTS = { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '40007' }] };
 
 function place(dialect: DialectName) {
@@ -39,7 +40,7 @@ function place(dialect: DialectName) {
 }
 
 for (const dialect of DIALECTS) {
-  test(`0032_simhost [${dialect}]: instances of the boot timers carry on under the simulated agent`, async () => {
+  test(`0039_simulated_hosts [${dialect}]: instances of the boot timers carry on under the simulated agent`, async () => {
     const p = place(dialect);
     try {
       const old = await p.openOld();

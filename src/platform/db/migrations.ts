@@ -6,16 +6,17 @@ export type DialectName = 'sqlite' | 'postgres';
 export type DialectMigration = (dialect: DialectName) => Migration;
 
 /**
- * The database's migrations, as the composition root lists them (src/database.ts): by name, each name sorting
- * after the one before (the order they are applied in). Names are recorded in the database: never rename one.
+ * The database's migrations, as src/migrations/index.ts lists them: by name, each name sorting after the one before
+ * (the order they are applied in). Names are recorded in the database: a name changes only through `renamed`.
  */
 export interface MigrationList {
   migrations: ReadonlyArray<readonly [name: string, migration: DialectMigration]>;
   /**
-   * The last of the migrations that were once listed out of order: databases made then may have applied them in
-   * another order. A migration after it must sort after every migration a database has applied.
+   * Names a database may have recorded that are no longer in the list, each with the migrations it became (in
+   * order): a database that applied the old one has applied those. Applied to the recorded names before anything
+   * else, in one transaction.
    */
-  lastUnordered?: string;
+  renamed?: ReadonlyArray<readonly [old: string, now: readonly string[]]>;
 }
 
 export async function migrate(db: Kysely<any>, dialect: DialectName, list: MigrationList): Promise<void> {
@@ -23,20 +24,16 @@ export async function migrate(db: Kysely<any>, dialect: DialectName, list: Migra
   names.forEach((name, i) => {
     if (i > 0 && !(names[i - 1] < name)) throw new Error(`migrations out of order: ${name} is listed after ${names[i - 1]}`);
   });
+  checkRenames(new Set(names), list.renamed ?? []);
+  const schema = dialect === 'postgres' ? await currentSchema(db) : undefined;
+  await rename(db, schema, list.renamed ?? []);
   const provider: MigrationProvider = {
     getMigrations: async () => Object.fromEntries(list.migrations.map(([name, m]) => [name, m(dialect)])),
   };
-  // Kysely's migrator takes a lock (a row lock on PostgreSQL), so several processes starting at once migrate once.
-  // Its own order check compares the order migrations were applied in, and databases made while the list was out of
-  // order applied the early ones in another order (each only creates its own feature's tables, so that was safe):
-  // those are let through, and every later one is checked here instead.
-  const migrator = new Migrator({
-    db,
-    provider,
-    allowUnorderedMigrations: true,
-    migrationTableSchema: dialect === 'postgres' ? await currentSchema(db) : undefined,
-  });
-  await ensureOrdered(migrator, list.lastUnordered);
+  // Kysely's migrator takes a lock (an advisory lock on PostgreSQL), so several processes starting at once migrate
+  // once. It refuses a database whose applied migrations are not the first of the list, in the order applied: a new
+  // migration always sorts after every one before it.
+  const migrator = new Migrator({ db, provider, migrationTableSchema: schema });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
@@ -44,14 +41,48 @@ export async function migrate(db: Kysely<any>, dialect: DialectName, list: Migra
   }
 }
 
-/** A pending migration after `lastUnordered` must sort after every applied one: a new one always comes last. */
-async function ensureOrdered(migrator: Migrator, lastUnordered: string | undefined): Promise<void> {
-  const known = await migrator.getMigrations();
-  const applied = known.filter((m) => m.executedAt !== undefined).map((m) => m.name);
-  if (applied.length === 0) return;
-  const newest = applied.reduce((a, b) => (a > b ? a : b));
-  const early = known.find((m) => m.executedAt === undefined && m.name < newest && (lastUnordered === undefined || m.name > lastUnordered));
-  if (early) throw new Error(`database migration ${early.name} sorts before ${newest}, which this database has already applied`);
+/** A renamed migration's new names are in the list, and its old name is not (it would be renamed again each time). */
+function checkRenames(names: Set<string>, renamed: NonNullable<MigrationList['renamed']>): void {
+  for (const [old, now] of renamed) {
+    if (names.has(old)) throw new Error(`migration ${old} is renamed, and a migration of the list has its old name`);
+    const missing = now.find((name) => !names.has(name));
+    if (missing !== undefined) throw new Error(`migration ${old} is renamed to ${missing}, which the list does not have`);
+  }
+}
+
+/**
+ * Replaces the recorded names of renamed migrations with their new ones, in one transaction. The old rows are deleted
+ * first: the delete takes the database's write lock (SQLite) or the rows' locks (PostgreSQL), so of several processes
+ * opening one database at once one renames, and the others then find nothing left to rename.
+ *
+ * Kysely orders the applied migrations by the time recorded, then by name. The old rows hold the order each
+ * database applied them in, which is not always the list's (until issue 12 the list named 0008_billing before
+ * 0003_templates, and databases of that time applied them so): the new rows all take the latest of their times, so
+ * that they follow each other by name.
+ */
+async function rename(db: Kysely<any>, schema: string | undefined, renamed: NonNullable<MigrationList['renamed']>): Promise<void> {
+  if (renamed.length === 0 || !(await hasMigrationTable(db, schema))) return;
+  const table = (trx: Kysely<any>) => (schema ? trx.withSchema(schema) : trx);
+  const news = new Map(renamed);
+  await db.transaction().execute(async (trx) => {
+    const old = await table(trx)
+      .deleteFrom('kysely_migration')
+      .where('name', 'in', [...news.keys()])
+      .returning(['name', 'timestamp'])
+      .execute();
+    if (old.length === 0) return;
+    const latest = old.map((row) => row.timestamp as string).reduce((a, b) => (Date.parse(a) >= Date.parse(b) ? a : b));
+    const rows = old.flatMap((row) => news.get(row.name)!.map((name) => ({ name, timestamp: latest })));
+    await table(trx).insertInto('kysely_migration').values(rows).execute();
+  });
+}
+
+/** Whether Kysely's table of applied migrations is there (a new database has none until the migrator runs). */
+async function hasMigrationTable(db: Kysely<any>, schema: string | undefined): Promise<boolean> {
+  const { rows } = schema
+    ? await sql`select 1 from pg_catalog.pg_tables where schemaname = ${schema} and tablename = 'kysely_migration'`.execute(db)
+    : await sql`select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'`.execute(db);
+  return rows.length > 0;
 }
 
 /**
