@@ -14,7 +14,11 @@ import { markOffline } from './agent-server-observed.js';
 
 /** The liveness sweep: one chain of jobs across every process, each due when the next machine can go silent. */
 export const JOB_AGENT_SWEEP = 'agent.sweep';
-/** Per-machine timers of earlier versions; a left-over one only makes sure the sweep runs. */
+/**
+ * Per-machine timers of the versions before the sweep chain. Nothing schedules them now, but a database made then can
+ * still hold some, and there they are what starts the chain (a heartbeat does not; registration and an offline
+ * machine's report do): so a left-over one makes sure the sweep runs, where a kind without a handler would be dropped.
+ */
 const JOB_AGENT_OFFLINE_LEGACY = 'agent.offline';
 /** kv row held while the sweep chain runs (the chain's lock, as the simulated fleet's heartbeat chain has one). */
 const SWEEP_KV = 'agent.sweep';
