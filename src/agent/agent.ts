@@ -7,6 +7,8 @@ import {
   DESIRED_WAIT_DEFAULT_S, HEARTBEAT_DEFAULT_S, LOG_TEXT_MAX_CHARS, LOG_TAIL_MAX_LINES,
   type AgentHardwareT, type DesiredInstanceT, type LogRequestT,
 } from '../protocol/agent-protocol-schemas.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Backoff } from '../sdk/backoff.js';
 import { createClient } from '../sdk/client.js';
 import { GpuplaneError } from '../sdk/errors.js';
 import type { FetchLike } from '../sdk/transport.js';
@@ -21,7 +23,7 @@ import type { PortRange } from './host-ports.js';
 import { containersByInstance } from './reconcile-plan.js';
 import { createReconciler } from './reconciler.js';
 import { createRequestRunner } from './agent-requests.js';
-import { AgentFatalError, ensureCredential, sleep, transient } from './registration.js';
+import { AgentFatalError, ensureCredential, transient } from './registration.js';
 import type { ContainerRuntime } from './runtime.js';
 import { openStateDir } from './state-store.js';
 
@@ -35,7 +37,7 @@ export const STOP_TIMEOUT_DEFAULT_S = 10;
 const HARDWARE_REFRESH_S = 600;
 /** A long-poll with no reply this long after its `wait` is taken as a dead connection. */
 const POLL_GRACE_S = 15;
-/** Waits between failed long-polls: doubling from 1 s to this. */
+/** Waits between failed long-polls: doubling from 1 s to this, jittered (sdk/backoff.ts). */
 const POLL_RETRY_MAX_S = 30;
 
 export interface AgentConfig {
@@ -250,13 +252,13 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   }
 
   async function pollLoop(): Promise<void> {
-    let retryS = 1;
+    const retry = new Backoff({ firstMs: 1000, maxMs: POLL_RETRY_MAX_S * 1000 });
     while (!stopping.signal.aborted) {
       const ctl = (pollAbort = new AbortController());
       const deadline = setTimeout(() => ctl.abort(), (waitS + POLL_GRACE_S) * 1000);
       try {
         const r = await client.agent.desired({ ...(desiredVersion !== null ? { after: desiredVersion } : {}), wait: desiredVersion === null ? 0 : waitS }, ctl.signal);
-        retryS = 1;
+        retry.reset();
         if (r.version !== desiredVersion || desiredVersion === null) {
           desiredVersion = r.version;
           log.info({ version: r.version, instances: r.instances.length }, 'desired state');
@@ -272,12 +274,13 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
           continue;
         }
         if (refused(err)) return fatal(err);
+        const waitMs = retry.next();
         if (!transient(err) && !(err instanceof GpuplaneError && err.error === 'aborted')) {
           log.warn({ err: (err as Error).message }, 'desired-state request refused');
-        } else log.warn({ err: (err as Error).message, retry_in_s: retryS }, 'desired-state request failed; retrying');
-        await sleep(retryS * 1000, ctl.signal);
+        } else log.warn({ err: (err as Error).message, retry_in_s: Math.round(waitMs) / 1000 }, 'desired-state request failed; retrying');
+        // A wake-up or a stop aborts ctl and ends the pause early.
+        await sleep(waitMs, undefined, { signal: ctl.signal }).catch(() => undefined);
         woken = false;
-        retryS = Math.min(POLL_RETRY_MAX_S, retryS * 2);
       } finally {
         clearTimeout(deadline);
       }

@@ -5,13 +5,14 @@
  * and a pass whose listing raced a finished action is thrown away and run again, so no instance is ever created twice.
  */
 import type { DesiredInstanceT, ObservedInstanceT } from '../protocol/agent-protocol-schemas.js';
+import { backoffDelay } from '../sdk/backoff.js';
 import { buildContainerSpec, wantedPorts, type MachineLimits } from './container-spec.js';
 import { pickHostPorts, type PortRange } from './host-ports.js';
 import { observe, plan, type Action, type Failure, type InstanceRecord } from './reconcile-plan.js';
 import { NameConflictError, PortInUseError, type ContainerRuntime, type RuntimeContainer } from './runtime.js';
 import type { AgentLog } from './agent-log.js';
 
-/** A failed action is retried after this long, doubling with each failure up to RETRY_MAX_S. */
+/** A failed action is retried after this long, doubling with each failure up to RETRY_MAX_S, jittered (sdk/backoff.ts). */
 export const RETRY_FIRST_S = 5;
 export const RETRY_MAX_S = 300;
 
@@ -173,7 +174,8 @@ export function createReconciler(deps: ReconcilerDeps) {
         log.warn({ instance_id: instanceId, action: a.kind, err: msg }, 'action failed');
         if (instanceId !== null && generation !== null) {
           const attempts = (failures.get(instanceId)?.generation === generation ? failures.get(instanceId)!.attempts : 0) + 1;
-          const delay = Math.min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (attempts - 1));
+          // Jittered: hosts whose pulls failed together (a registry down) do not retry them together.
+          const delay = backoffDelay(attempts - 1, { firstMs: RETRY_FIRST_S * 1000, maxMs: RETRY_MAX_S * 1000 }) / 1000;
           failures.set(instanceId, { generation, error: msg, attempts, retryAt: deps.now() + delay });
         }
       })

@@ -2,14 +2,16 @@
  * The machine credential: read from the state directory, or obtained once by registering with the host's API key.
  * The registration id is saved before the first attempt, so a retry after a lost reply names the same machine.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentHardwareT } from '../protocol/agent-protocol-schemas.js';
+import { Backoff } from '../sdk/backoff.js';
 import { createClient } from '../sdk/client.js';
 import { GpuplaneError } from '../sdk/errors.js';
 import type { FetchLike } from '../sdk/transport.js';
 import type { AgentLog } from './agent-log.js';
 import type { StateDir } from './state-store.js';
 
-/** Waits between registration attempts while the server cannot be reached: doubling from 1 s to this. */
+/** Waits between registration attempts while the server cannot be reached: doubling from 1 s to this, jittered. */
 const RETRY_MAX_MS = 30_000;
 
 /** The agent cannot go on (no credential and no key, a key refused, a credential revoked): it stops with this. */
@@ -26,20 +28,6 @@ export interface MachineCredential {
 /** Whether an error is worth another try later: no reply at all, or the server's own failure. */
 export function transient(err: unknown): boolean {
   return err instanceof GpuplaneError && (err.status === 0 || err.status >= 500 || err.status === 429 || err.status === 408);
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
 
 export interface RegisterOptions {
@@ -73,7 +61,8 @@ export async function ensureCredential(o: RegisterOptions): Promise<MachineCrede
   const registrationId = saved?.url === url ? saved.registration_id : o.randomId();
   o.state.writeCredentials({ url, registration_id: registrationId });
   const client = createClient({ url, apiKey: o.apiKey, fetch: o.fetch });
-  for (let waitMs = 1000; ; waitMs = Math.min(RETRY_MAX_MS, waitMs * 2)) {
+  const retry = new Backoff({ firstMs: 1000, maxMs: RETRY_MAX_MS });
+  for (;;) {
     if (o.signal.aborted) throw new AgentFatalError('stopped before the machine was registered');
     try {
       const r = await client.agent.register({ registration_id: registrationId, agent_version: o.agentVersion, hardware: o.hardware });
@@ -85,8 +74,10 @@ export async function ensureCredential(o: RegisterOptions): Promise<MachineCrede
         const e = err as GpuplaneError;
         throw new AgentFatalError(`registration refused: ${e.msg ?? String(err)}${e.status ? ` (HTTP ${e.status}, ${e.error})` : ''}`);
       }
-      o.log.warn({ err: (err as GpuplaneError).msg, retry_in_s: waitMs / 1000 }, 'cannot register yet; retrying');
-      await sleep(waitMs, o.signal);
+      const waitMs = retry.next();
+      o.log.warn({ err: (err as GpuplaneError).msg, retry_in_s: Math.round(waitMs) / 1000 }, 'cannot register yet; retrying');
+      // A stop ends the pause early; the loop's first line then gives up.
+      await sleep(waitMs, undefined, { signal: o.signal }).catch(() => undefined);
     }
   }
 }

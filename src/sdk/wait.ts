@@ -4,6 +4,7 @@
  * timeout, so a forgotten instance does not keep accruing disk charges.
  */
 import { GpuplaneError, InstanceFailedError, WaitTimeoutError } from './errors.js';
+import { backoffDelay } from './backoff.js';
 import { readEvents, type ServerEvent } from './sse.js';
 import type { Transport } from './transport.js';
 
@@ -16,7 +17,10 @@ export const CLOCK_HEADER = 'x-gpuplane-clock';
 export const DEFAULT_POLL_INTERVAL_S = 10;
 /** @default timeout of a wait, in seconds. */
 export const DEFAULT_WAIT_TIMEOUT_S = 600;
-/** Pause before re-opening an event stream the server closed. */
+/**
+ * Pause before re-opening an event stream the server closed, jittered (backoff.ts): a server that shuts down closes
+ * every client's stream at once, and they should not all come back in the same instant.
+ */
 const RECONNECT_DELAY_MS = 500;
 
 export interface InstanceState {
@@ -37,6 +41,7 @@ export interface WaitOptions {
   pollInterval?: number;
 }
 
+/** `node:timers/promises`' `setTimeout(ms, undefined, { signal })`, which browsers lack (the SDK runs in one). */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
@@ -129,7 +134,7 @@ export async function waitForInstance(
         // An event may carry only some fields: the full record comes from the API once the wait is over.
         if (check(inst)) return (await show(id, ctl.signal)) ?? (inst as InstanceState);
       }
-      await sleep(RECONNECT_DELAY_MS, ctl.signal);
+      await sleep(backoffDelay(0, { firstMs: RECONNECT_DELAY_MS, maxMs: RECONNECT_DELAY_MS }), ctl.signal);
     }
   } catch (err) {
     if (ctl.signal.aborted && ctl.signal.reason === timedOut) throw new WaitTimeoutError(id, last, timeoutS, clock);

@@ -21,6 +21,8 @@ export interface ListenOptions {
   warn: (err: unknown) => void;
 }
 
+// Doubling without jitter, unlike the clients' sdk/backoff.ts: only the server's own few processes reconnect here,
+// not a fleet, and the platform imports nothing outside itself.
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 5000;
 
