@@ -1,6 +1,6 @@
 // The SDK runs in a browser (docs/DEVELOPING.md, "Layers and their rules"): bundled for the browser platform, it
-// resolves no Node built-in, and what it carries is the SDK itself and the server's schema and type modules only,
-// never platform or feature code.
+// resolves no Node built-in, and what it carries is the SDK itself, the server's schema and type modules and the
+// browser packages they use only, never platform or feature code.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -23,7 +23,8 @@ test('the SDK bundles for the browser, carrying only itself and schema modules',
   assert.deepEqual(result.errors, []);
   const inputs = Object.keys(result.metafile.inputs);
   assert.ok(inputs.includes('src/sdk/client.ts'), 'the client is in the bundle');
-  const foreign = inputs.filter((p) => !p.startsWith('src/sdk/') && !SCHEMA_MODULE.test(p) && !p.startsWith('node_modules/typebox/'));
+  // Packages: TypeBox (the schemas) and eventsource-parser (the SSE reader), both made for browsers.
+  const foreign = inputs.filter((p) => !p.startsWith('src/sdk/') && !SCHEMA_MODULE.test(p) && !/^node_modules\/(typebox|eventsource-parser)\//.test(p));
   assert.deepEqual(foreign, []);
   const text = result.outputFiles[0].text;
   assert.doesNotMatch(text, /from ["']node:/);
