@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../platform/clock.js';
 import type { Principal } from '../platform/auth.js';
 import { ApiError } from '../platform/errors.js';
@@ -5,7 +6,7 @@ import type { AuditStore } from './audit-store.js';
 
 /** How often (service time) a process deletes entries past the retention period. */
 export const AUDIT_PRUNE_EVERY_S = 3600;
-/** Addresses remembered per process as already recorded, before the memory starts over. */
+/** Addresses remembered per process as already recorded; past it, the least recently seen is forgotten. */
 const SEEN_IPS_MAX = 10_000;
 const DAY_S = 86_400;
 
@@ -32,7 +33,7 @@ export interface AuditEntry {
 
 export function auditServiceFactory({ audit, clock, retentionDays, teamOwner, warn }: AuditDeps) {
   let prunedAt = -Infinity;
-  const seen = new Set<string>();
+  const seen = new LRUCache<string, true>({ max: SEEN_IPS_MAX });
   /** Address writes still in flight (they run after the reply): a listing in this process waits for them. */
   const writing = new Set<Promise<void>>();
 
@@ -44,9 +45,8 @@ export function auditServiceFactory({ audit, clock, retentionDays, teamOwner, wa
 
   function sawIp(userId: number, ip: string): void {
     const k = `${userId} ${ip}`;
-    if (seen.has(k)) return;
-    if (seen.size >= SEEN_IPS_MAX) seen.clear();
-    seen.add(k);
+    if (seen.get(k)) return; // get, not has: a hit keeps the address among the recently seen
+    seen.set(k, true);
     const write = audit.sawIp(userId, ip, clock.now()).catch((err: unknown) => {
       seen.delete(k);
       warn(err, 'could not record a client address');

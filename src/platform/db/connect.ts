@@ -1,5 +1,6 @@
 import { Kysely, SqliteDialect, type Transaction } from 'kysely';
 import SQLite from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -111,7 +112,10 @@ async function openSqlite(path: string, options: OpenOptions): Promise<Store> {
   return { db, dialect: 'sqlite', version, connections, close: () => db.destroy() };
 }
 
-/** Distinct SQL texts kept prepared; the queries of the code are a fixed, small set, so this is never reached. */
+/**
+ * Distinct SQL texts kept prepared, the least recently used dropped past it; the queries of the code are a fixed,
+ * small set, so this is never reached.
+ */
 const STATEMENT_CACHE_SIZE = 2000;
 
 /**
@@ -126,7 +130,7 @@ const STATEMENT_CACHE_SIZE = 2000;
 function cachePreparedStatements(sqlite: SQLite.Database): { count: number } {
   const writes = { count: 0 };
   const prepare = sqlite.prepare.bind(sqlite);
-  const cache = new Map<string, SQLite.Statement>();
+  const cache = new LRUCache<string, SQLite.Statement>({ max: STATEMENT_CACHE_SIZE });
   sqlite.prepare = ((source: string) => {
     const stmt = preparedFor(source);
     if (!stmt.readonly) writes.count++;
@@ -138,10 +142,7 @@ function cachePreparedStatements(sqlite: SQLite.Database): { count: number } {
     const cached = cache.get(source);
     if (cached && !cached.busy) return cached;
     const stmt = prepare(source);
-    if (!cached) {
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
-      cache.set(source, stmt);
-    }
+    if (!cached) cache.set(source, stmt);
     return stmt;
   }
 }

@@ -6,9 +6,10 @@
  *
  * A cached value is shared by every caller, so it must be one none of them can change: a string, or frozen.
  */
+import { LRUCache } from 'lru-cache';
 import type { Store } from './connect.js';
 
-/** Entries kept; when full, the cache starts over (a lookup of a key not in it only costs its read). */
+/** Entries kept; when full, the least recently used goes (a lookup of a key not in it only costs its read). */
 const MAX_ENTRIES = 10_000;
 
 export interface ReadCache<V> {
@@ -21,7 +22,7 @@ export interface ReadCache<V> {
 export function readCache<V extends string | Readonly<object>>(store: Pick<Store, 'version'>): ReadCache<V> | undefined {
   const version = store.version;
   if (!version) return undefined;
-  const entries = new Map<string, { at: number; value: V }>();
+  const entries = new LRUCache<string, { at: number; value: V }>({ max: MAX_ENTRIES });
   return {
     async through(key, read) {
       const at = version();
@@ -32,7 +33,6 @@ export function readCache<V extends string | Readonly<object>>(store: Pick<Store
         // Nothing is kept for a miss: unknown keys must not fill the cache.
         entries.delete(key);
       } else {
-        if (entries.size >= MAX_ENTRIES) entries.clear();
         entries.set(key, { at, value });
       }
       return value;
