@@ -6,8 +6,8 @@
  * an error here, before anything is sent.
  */
 import { driverCode } from '../machines/machines-offers-contract.js';
-import { rangeRefuses } from '../offers/filter.js';
-import { OFFER_FIELD_ALIASES, OFFER_FIELD_RANGES, QUERY_UNIT_MULT as M } from '../offers/offer-fields.js';
+import { rangeRefuses, type FieldType as ServerFieldType } from '../offers/filter.js';
+import { OFFER_FIELD_ALIASES, OFFER_FIELD_RANGES, OFFER_FIELDS as SERVER_OFFER_FIELDS, QUERY_UNIT_MULT as M } from '../offers/offer-fields.js';
 
 export type FieldType = 'int' | 'float' | 'bool' | 'string' | 'version';
 
@@ -21,63 +21,19 @@ export interface FieldDef {
 }
 
 
-/** Offer fields a query may filter on (vastai `offers_fields`, plus those client-compat.md names). */
-export const OFFER_FIELDS: Record<string, FieldDef> = {
-  bw_nvlink: { type: 'float', unit: 'GB/s', desc: 'NVLink bandwidth' },
-  cluster_id: { type: 'int', desc: 'cluster the machine belongs to' },
-  compute_cap: { type: 'int', desc: 'CUDA compute capability × 100 (650 for 6.5)' },
-  cpu_arch: { type: 'string', desc: 'host CPU architecture (amd64, arm64)' },
-  cpu_cores: { type: 'int', desc: 'virtual CPUs of the host' },
-  cpu_cores_effective: { type: 'float', desc: 'virtual CPUs you get' },
-  cpu_ghz: { type: 'float', unit: 'GHz', desc: 'CPU clock speed' },
-  cpu_ram: { type: 'float', unit: 'GB', mult: M.cpu_ram, desc: 'system RAM (sent in MB)' },
-  cuda_max_good: { type: 'float', desc: 'highest CUDA version the driver supports (alias cuda_vers)' },
-  datacenter: { type: 'bool', desc: 'only datacenter offers' },
-  direct_port_count: { type: 'int', desc: 'open ports on the host' },
-  disk_bw: { type: 'float', unit: 'MB/s', desc: 'disk read bandwidth' },
-  disk_space: { type: 'float', unit: 'GB', desc: 'disk space' },
-  dlperf: { type: 'float', desc: 'DL-perf score' },
-  dlperf_per_dphtotal: { type: 'float', desc: 'DL-perf per $/hr (alias dlperf_usd)' },
-  dph_total: { type: 'float', unit: '$/hr', desc: 'total price (alias dph)' },
-  driver_version: { type: 'version', desc: 'driver version, e.g. 535.86.05 (sent as 535086005)' },
-  duration: { type: 'float', unit: 'days', mult: M.duration, desc: 'longest rental (sent in seconds)' },
-  external: { type: 'bool', desc: 'include external offers' },
-  flops_per_dphtotal: { type: 'float', desc: 'TFLOPS per $/hr (alias flops_usd)' },
-  geolocation: { type: 'string', desc: 'two-letter country code (US), or a region: North_America, South_America, Europe, Asia, Oceania, Africa' },
-  gpu_arch: { type: 'string', desc: 'GPU architecture (nvidia, amd)' },
-  gpu_display_active: { type: 'bool', desc: 'a display is attached (alias display_active)' },
-  gpu_frac: { type: 'float', desc: 'share of the machine’s GPUs in the offer' },
-  gpu_max_power: { type: 'float', unit: 'W', desc: 'GPU power limit' },
-  gpu_max_temp: { type: 'float', unit: '°C', desc: 'GPU temperature limit' },
-  gpu_mem_bw: { type: 'float', unit: 'GB/s', desc: 'GPU memory bandwidth' },
-  gpu_name: { type: 'string', desc: 'GPU model; write spaces as _ (RTX_4090)' },
-  gpu_ram: { type: 'float', unit: 'GB', mult: M.gpu_ram, desc: 'RAM per GPU (sent in MB)' },
-  gpu_total_ram: { type: 'float', unit: 'GB', mult: M.gpu_total_ram, desc: 'total GPU RAM (sent in MB)' },
-  has_avx: { type: 'bool', desc: 'CPU supports AVX' },
-  host_id: { type: 'int', desc: 'host id' },
-  id: { type: 'int', desc: 'offer id' },
-  inet_down: { type: 'float', unit: 'Mb/s', desc: 'download speed' },
-  inet_down_cost: { type: 'float', unit: '$/GB', desc: 'download price' },
-  inet_up: { type: 'float', unit: 'Mb/s', desc: 'upload speed' },
-  inet_up_cost: { type: 'float', unit: '$/GB', desc: 'upload price' },
-  machine_id: { type: 'int', desc: 'machine id' },
-  min_bid: { type: 'float', unit: '$/hr', desc: 'lowest bid for interruptible' },
-  mobo_name: { type: 'string', desc: 'motherboard' },
-  num_gpus: { type: 'int', desc: 'number of GPUs' },
-  pci_gen: { type: 'float', desc: 'PCIe generation' },
-  pcie_bw: { type: 'float', unit: 'GB/s', desc: 'PCIe bandwidth, CPU to GPU' },
-  reliability: { type: 'float', desc: 'machine reliability, 0 to 1' },
-  rentable: { type: 'bool', desc: 'can be rented now' },
-  rented: { type: 'bool', desc: 'already rented (any: include conflicts)' },
-  score: { type: 'float', desc: 'ranking score' },
-  static_ip: { type: 'bool', desc: 'static IP address' },
-  storage_cost: { type: 'float', unit: '$/GB/month', desc: 'storage price' },
-  total_flops: { type: 'float', unit: 'TFLOPS', desc: 'TFLOPS of all GPUs' },
-  ubuntu_version: { type: 'string', desc: 'host Ubuntu version' },
-  verification: { type: 'string', desc: 'verification state (verified, unverified …)' },
-  verified: { type: 'bool', desc: 'host is verified' },
-  vms_enabled: { type: 'bool', desc: 'VMs can run on the machine' },
-};
+/** The server's field types in the CLI's words (its help's `type` column). */
+const CLI_TYPE: Readonly<Record<ServerFieldType, FieldType>> = { integer: 'int', number: 'float', boolean: 'bool', string: 'string', version: 'version' };
+
+/**
+ * Offer fields a query may filter on (vastai `offers_fields`, plus those client-compat.md names): the server's fields
+ * that carry a `doc` (src/offers/offer-fields.ts, the one table of them), by name, with the query's unit factors.
+ */
+export const OFFER_FIELDS: Record<string, FieldDef> = Object.fromEntries(
+  Object.entries(SERVER_OFFER_FIELDS)
+    .flatMap(([name, d]) => (d.doc ? [[name, d.type, d.doc] as const] : []))
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, type, { unit, desc }]) => [name, { type: CLI_TYPE[type], ...(unit !== undefined && { unit }), ...(Object.hasOwn(M, name) && { mult: M[name] }), desc }]),
+);
 
 /** Other names of fields (vastai `offers_alias`): the server's own table, so both sides know the same names. */
 export const OFFER_ALIASES: Record<string, string> = OFFER_FIELD_ALIASES;

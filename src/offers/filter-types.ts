@@ -32,6 +32,14 @@ export interface FieldDef<R, C> {
   expand?: (value: string) => readonly string[] | undefined;
   /** The values a numeric field can take: a comparison that no value in it passes is refused (see checkRange). */
   range?: FieldRange;
+  /** What a client's help says of the field; a field without one is not offered by the CLI's query language. */
+  doc?: FieldDoc;
+}
+
+/** A field as a client's help describes it: the unit a user writes it in, and its meaning. */
+export interface FieldDoc {
+  unit?: string;
+  desc: string;
 }
 
 /** A numeric field's possible values, `what` saying them in words for the error (`a fraction from 0 to 1`). */

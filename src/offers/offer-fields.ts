@@ -17,19 +17,21 @@ import {
   UNRENTABLE_FAULTS,
   MAX_MAINT_WINDOWS,
 } from '../machines/machines-offers-contract.js';
-import type { FieldDef, FieldRange, FieldTable, FieldType } from './filter.js';
+import type { FieldDef, FieldDoc, FieldRange, FieldTable, FieldType } from './filter.js';
 import { countryCode, countryOf, regionCountries } from './offer-geo.js';
 import { diskHourly, toDollars } from '../platform/money.js';
 
 type Def = FieldDef<OfferEntry, OfferContext>;
 // Fields are static (depend on the offer alone, cached as columns) unless wrapped in `dyn` (they depend on the
 // search's type, storage or the clock).
-const f = (type: FieldType, get: Def['get'], normalize?: (s: string) => string): Def => ({ type, get, normalize, static: true });
+// A field with a `doc` is one the CLI's query language takes (src/cli/offer-query.ts derives its field table, units and
+// help from this one; the console's search form goes through that parser); the others are for raw API callers.
+const f = (type: FieldType, get: Def['get'], normalize?: (s: string) => string, doc?: FieldDoc): Def => ({ type, get, normalize, static: true, doc });
 const dyn = (d: Def): Def => ({ ...d, static: false });
-const num = (get: (o: OfferEntry, c: OfferContext) => number | null) => f('number', get);
-const int = (get: (o: OfferEntry, c: OfferContext) => number | null) => f('integer', get);
-const bool = (get: (o: OfferEntry, c: OfferContext) => boolean) => f('boolean', get);
-const str = (get: (o: OfferEntry) => string) => f('string', get);
+const num = (get: (o: OfferEntry, c: OfferContext) => number | null, doc?: FieldDoc) => f('number', get, undefined, doc);
+const int = (get: (o: OfferEntry, c: OfferContext) => number | null, doc?: FieldDoc) => f('integer', get, undefined, doc);
+const bool = (get: (o: OfferEntry, c: OfferContext) => boolean, doc?: FieldDoc) => f('boolean', get, undefined, doc);
+const str = (get: (o: OfferEntry) => string, doc?: FieldDoc) => f('string', get, undefined, doc);
 const frac = (o: OfferEntry) => o.num_gpus / o.machine.num_gpus;
 
 /** GPU names compare with `_` read as a space (the CLI's `RTX_4090`) and without regard to case. */
@@ -68,74 +70,74 @@ export const GEOLOCATION_MATCHING = {
   alt: countryOf,
   expand: regionCountries,
 } as const satisfies Partial<FieldDef<unknown, unknown>>;
-const geolocation = (get: (o: OfferEntry) => string): Def => ({ ...str(get), ...GEOLOCATION_MATCHING });
+const geolocation = (get: (o: OfferEntry) => string, doc?: FieldDoc): Def => ({ ...str(get, doc), ...GEOLOCATION_MATCHING });
 
 const FIELDS: FieldTable<OfferEntry, OfferContext> = {
-  id: int((o) => o.id),
+  id: int((o) => o.id, { desc: 'offer id' }),
   ask_contract_id: int((o) => o.id),
   bundle_id: int((o) => o.id),
-  machine_id: int((o) => o.machine.id),
-  host_id: int((o) => o.machine.host_id),
-  num_gpus: int((o) => o.num_gpus),
-  gpu_name: f('string', gpuNameKey, normalizeGpuName),
-  gpu_ram: num((o) => o.machine.spec.gpu_ram),
-  gpu_total_ram: num((o) => o.machine.spec.gpu_ram * o.num_gpus),
-  gpu_frac: num(frac),
-  gpu_mem_bw: num((o) => o.machine.spec.gpu_mem_bw),
-  gpu_max_power: num((o) => o.machine.spec.gpu_max_power),
-  gpu_max_temp: num((o) => o.machine.spec.gpu_max_temp),
-  gpu_arch: str((o) => o.machine.spec.gpu_arch),
-  gpu_display_active: bool((o) => o.machine.spec.gpu_display_active),
-  compute_cap: int((o) => o.machine.spec.compute_cap),
-  total_flops: num(totalFlopsOf),
-  dlperf: num(dlperfOf),
-  dlperf_per_dphtotal: dyn(num((o, c) => dlperfOf(o) / dphTotal(o, c))),
-  flops_per_dphtotal: dyn(num((o, c) => totalFlopsOf(o) / dphTotal(o, c))),
-  score: dyn(num(scoreOf)),
-  bw_nvlink: num((o) => o.machine.spec.bw_nvlink),
-  pci_gen: num((o) => o.machine.spec.pci_gen),
-  pcie_bw: num((o) => o.machine.spec.pcie_bw),
+  machine_id: int((o) => o.machine.id, { desc: 'machine id' }),
+  host_id: int((o) => o.machine.host_id, { desc: 'host id' }),
+  num_gpus: int((o) => o.num_gpus, { desc: 'number of GPUs' }),
+  gpu_name: f('string', gpuNameKey, normalizeGpuName, { desc: 'GPU model; write spaces as _ (RTX_4090)' }),
+  gpu_ram: num((o) => o.machine.spec.gpu_ram, { unit: 'GB', desc: 'RAM per GPU (sent in MB)' }),
+  gpu_total_ram: num((o) => o.machine.spec.gpu_ram * o.num_gpus, { unit: 'GB', desc: 'total GPU RAM (sent in MB)' }),
+  gpu_frac: num(frac, { desc: 'share of the machine’s GPUs in the offer' }),
+  gpu_mem_bw: num((o) => o.machine.spec.gpu_mem_bw, { unit: 'GB/s', desc: 'GPU memory bandwidth' }),
+  gpu_max_power: num((o) => o.machine.spec.gpu_max_power, { unit: 'W', desc: 'GPU power limit' }),
+  gpu_max_temp: num((o) => o.machine.spec.gpu_max_temp, { unit: '°C', desc: 'GPU temperature limit' }),
+  gpu_arch: str((o) => o.machine.spec.gpu_arch, { desc: 'GPU architecture (nvidia, amd)' }),
+  gpu_display_active: bool((o) => o.machine.spec.gpu_display_active, { desc: 'a display is attached (alias display_active)' }),
+  compute_cap: int((o) => o.machine.spec.compute_cap, { desc: 'CUDA compute capability × 100 (650 for 6.5)' }),
+  total_flops: num(totalFlopsOf, { unit: 'TFLOPS', desc: 'TFLOPS of all GPUs' }),
+  dlperf: num(dlperfOf, { desc: 'DL-perf score' }),
+  dlperf_per_dphtotal: dyn(num((o, c) => dlperfOf(o) / dphTotal(o, c), { desc: 'DL-perf per $/hr (alias dlperf_usd)' })),
+  flops_per_dphtotal: dyn(num((o, c) => totalFlopsOf(o) / dphTotal(o, c), { desc: 'TFLOPS per $/hr (alias flops_usd)' })),
+  score: dyn(num(scoreOf, { desc: 'ranking score' })),
+  bw_nvlink: num((o) => o.machine.spec.bw_nvlink, { unit: 'GB/s', desc: 'NVLink bandwidth' }),
+  pci_gen: num((o) => o.machine.spec.pci_gen, { desc: 'PCIe generation' }),
+  pcie_bw: num((o) => o.machine.spec.pcie_bw, { unit: 'GB/s', desc: 'PCIe bandwidth, CPU to GPU' }),
   cpu_name: str((o) => o.machine.spec.cpu_name),
-  cpu_arch: str((o) => o.machine.spec.cpu_arch),
-  cpu_cores: int((o) => o.machine.spec.cpu_cores),
-  cpu_cores_effective: num((o) => o.machine.spec.cpu_cores * frac(o)),
-  cpu_ghz: num((o) => o.machine.spec.cpu_ghz),
-  cpu_ram: num((o) => Math.round(o.machine.spec.cpu_ram * frac(o))),
-  has_avx: bool((o) => o.machine.spec.has_avx),
-  mobo_name: str((o) => o.machine.spec.mobo_name),
-  disk_space: num((o) => o.machine.spec.disk_space * frac(o)),
-  disk_bw: num((o) => o.machine.spec.disk_bw),
+  cpu_arch: str((o) => o.machine.spec.cpu_arch, { desc: 'host CPU architecture (amd64, arm64)' }),
+  cpu_cores: int((o) => o.machine.spec.cpu_cores, { desc: 'virtual CPUs of the host' }),
+  cpu_cores_effective: num((o) => o.machine.spec.cpu_cores * frac(o), { desc: 'virtual CPUs you get' }),
+  cpu_ghz: num((o) => o.machine.spec.cpu_ghz, { unit: 'GHz', desc: 'CPU clock speed' }),
+  cpu_ram: num((o) => Math.round(o.machine.spec.cpu_ram * frac(o)), { unit: 'GB', desc: 'system RAM (sent in MB)' }),
+  has_avx: bool((o) => o.machine.spec.has_avx, { desc: 'CPU supports AVX' }),
+  mobo_name: str((o) => o.machine.spec.mobo_name, { desc: 'motherboard' }),
+  disk_space: num((o) => o.machine.spec.disk_space * frac(o), { unit: 'GB', desc: 'disk space' }),
+  disk_bw: num((o) => o.machine.spec.disk_bw, { unit: 'MB/s', desc: 'disk read bandwidth' }),
   disk_name: str((o) => o.machine.spec.disk_name),
-  inet_up: num((o) => o.machine.spec.inet_up),
-  inet_down: num((o) => o.machine.spec.inet_down),
-  inet_up_cost: num((o) => toDollars(o.machine.price_inetu_micro)),
-  inet_down_cost: num((o) => toDollars(o.machine.price_inetd_micro)),
-  driver_version: f('version', (o) => o.machine.driver_code),
-  cuda_max_good: num((o) => o.machine.spec.cuda_max_good),
-  ubuntu_version: str((o) => o.machine.spec.ubuntu_version),
-  reliability: num((o) => o.machine.spec.reliability),
+  inet_up: num((o) => o.machine.spec.inet_up, { unit: 'Mb/s', desc: 'upload speed' }),
+  inet_down: num((o) => o.machine.spec.inet_down, { unit: 'Mb/s', desc: 'download speed' }),
+  inet_up_cost: num((o) => toDollars(o.machine.price_inetu_micro), { unit: '$/GB', desc: 'upload price' }),
+  inet_down_cost: num((o) => toDollars(o.machine.price_inetd_micro), { unit: '$/GB', desc: 'download price' }),
+  driver_version: f('version', (o) => o.machine.driver_code, undefined, { desc: 'driver version, e.g. 535.86.05 (sent as 535086005)' }),
+  cuda_max_good: num((o) => o.machine.spec.cuda_max_good, { desc: 'highest CUDA version the driver supports (alias cuda_vers)' }),
+  ubuntu_version: str((o) => o.machine.spec.ubuntu_version, { desc: 'host Ubuntu version' }),
+  reliability: num((o) => o.machine.spec.reliability, { desc: 'machine reliability, 0 to 1' }),
   reliability2: num((o) => o.machine.spec.reliability),
-  geolocation: geolocation((o) => o.machine.spec.geolocation),
-  datacenter: bool((o) => o.machine.spec.datacenter),
+  geolocation: geolocation((o) => o.machine.spec.geolocation, { desc: 'two-letter country code (US), or a region: North_America, South_America, Europe, Asia, Oceania, Africa' }),
+  datacenter: bool((o) => o.machine.spec.datacenter, { desc: 'only datacenter offers' }),
   hosting_type: int((o) => (o.machine.spec.datacenter ? 1 : 0)),
-  static_ip: bool((o) => o.machine.spec.static_ip),
-  external: bool((o) => o.machine.spec.external),
-  cluster_id: int((o) => o.machine.spec.cluster_id),
-  verification: str((o) => o.machine.verification),
-  verified: bool((o) => o.machine.verification === 'verified'),
-  rentable: dyn(bool((o, c) => isRentable(o.machine, c.now))),
-  rented: bool((o) => o.rented),
+  static_ip: bool((o) => o.machine.spec.static_ip, { desc: 'static IP address' }),
+  external: bool((o) => o.machine.spec.external, { desc: 'include external offers' }),
+  cluster_id: int((o) => o.machine.spec.cluster_id, { desc: 'cluster the machine belongs to' }),
+  verification: str((o) => o.machine.verification, { desc: 'verification state (verified, unverified …)' }),
+  verified: bool((o) => o.machine.verification === 'verified', { desc: 'host is verified' }),
+  rentable: dyn(bool((o, c) => isRentable(o.machine, c.now), { desc: 'can be rented now' })),
+  rented: bool((o) => o.rented, { desc: 'already rented (any: include conflicts)' }),
   is_bid: dyn(bool((_o, c) => c.type === 'bid')),
-  direct_port_count: int((o) => o.machine.direct_port_count),
+  direct_port_count: int((o) => o.machine.direct_port_count, { desc: 'open ports on the host' }),
   public_ipaddr: str((o) => o.machine.public_ipaddr),
-  vms_enabled: bool((o) => o.machine.vms_enabled),
-  min_bid: num((o) => toDollars(o.bid_floor_micro * o.num_gpus)),
+  vms_enabled: bool((o) => o.machine.vms_enabled, { desc: 'VMs can run on the machine' }),
+  min_bid: num((o) => toDollars(o.bid_floor_micro * o.num_gpus), { unit: '$/hr', desc: 'lowest bid for interruptible' }),
   dph_base: dyn(num((o, c) => toDollars(gpuPriceMicro(o, c.type)))),
-  dph_total: dyn(num(dphTotal)),
+  dph_total: dyn(num(dphTotal, { unit: '$/hr', desc: 'total price (alias dph)' })),
   discounted_dph_total: dyn(num((o, c) => dphTotal(o, c) * (1 - o.machine.spec.reserved_discount))),
-  storage_cost: num((o) => toDollars(o.machine.price_disk_micro)),
+  storage_cost: num((o) => toDollars(o.machine.price_disk_micro), { unit: '$/GB/month', desc: 'storage price' }),
   storage_total_cost: dyn(num((o, c) => storageHourly(o, c.storage_gb))),
-  duration: dyn(num((o, c) => Math.max(0, o.machine.end_date - c.now))),
+  duration: dyn(num((o, c) => Math.max(0, o.machine.end_date - c.now), { unit: 'days', desc: 'longest rental (sent in seconds)' })),
   end_date: num((o) => o.machine.end_date),
 };
 

@@ -3,6 +3,7 @@
  * search is a link; a table sorted by the server on the column chosen; a rent dialog.
  */
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { OFFER_FIELDS } from '../../../src/cli/offer-query.js';
 import { api, errorText } from '../lib/api.js';
 import {
   buildSearch, cliCommand, formFieldOfError, formFromParams, formToParams, sortOf, toggleOrder, type FormErrors, type OfferForm,
@@ -14,12 +15,13 @@ import { counted } from '../lib/format.js';
 
 type Offer = Awaited<ReturnType<typeof api.offers.search>>['offers'][number];
 
-const MB_PER_GB = 1000;
+/** A value in the unit a user writes the field in (RAM in GB, sent in MB), as the one field table says (offer-fields.ts). */
+const inUserUnit = (field: string, v: unknown) => `${Math.round(Number(v) / (OFFER_FIELDS[field].mult ?? 1))} ${OFFER_FIELDS[field].unit ?? ''}`.trim();
 const COLUMNS: { field: string; header: string; cell(o: Offer): string }[] = [
   { field: 'id', header: 'Offer', cell: (o) => String(o.id) },
   { field: 'gpu_name', header: 'GPU', cell: (o) => `${o.num_gpus}× ${o.gpu_name}` },
-  { field: 'gpu_ram', header: 'GPU RAM', cell: (o) => `${Math.round(Number(o.gpu_ram) / MB_PER_GB)} GB` },
-  { field: 'cpu_ram', header: 'RAM', cell: (o) => `${Math.round(Number(o.cpu_ram) / MB_PER_GB)} GB` },
+  { field: 'gpu_ram', header: 'GPU RAM', cell: (o) => inUserUnit('gpu_ram', o.gpu_ram) },
+  { field: 'cpu_ram', header: 'RAM', cell: (o) => inUserUnit('cpu_ram', o.cpu_ram) },
   { field: 'dph_total', header: '$/hr', cell: (o) => Number(o.dph_total).toFixed(4) },
   { field: 'reliability', header: 'Reliability', cell: (o) => `${(Number(o.reliability) * 100).toFixed(1)} %` },
   { field: 'geolocation', header: 'Region', cell: (o) => String(o.geolocation ?? '') },
