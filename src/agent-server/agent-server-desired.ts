@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CommandRequestT, DesiredInstanceT, DockerLoginT, LogRequestT, SnapshotRequestT } from '../protocol/agent-protocol-schemas.js';
+import { splitShellWords } from '../protocol/shell-words.js';
 import { RUNTYPE_PORTS, wantsRunning, type InstanceRow, type Runtype } from '../instances/instances-agent-contract.js';
 
 export { wantsRunning };
@@ -13,41 +14,6 @@ export { wantsRunning };
 export function agentRuntype(runtype: string): 'args' | 'ssh' | 'jupyter' {
   if (runtype === 'args') return 'args';
   return runtype.startsWith('jupyter') ? 'jupyter' : 'ssh';
-}
-
-/** Splits a shell-quoted `args_str` (as instances-request.ts joins it) into words: quotes and backslashes. */
-export function shellWords(s: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let has = false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i];
-    if (c === "'") {
-      const end = s.indexOf("'", i + 1);
-      cur += end < 0 ? s.slice(i + 1) : s.slice(i + 1, end);
-      i = end < 0 ? s.length : end;
-      has = true;
-    } else if (c === '"') {
-      i++;
-      while (i < s.length && s[i] !== '"') {
-        if (s[i] === '\\' && i + 1 < s.length && '"\\$`'.includes(s[i + 1])) i++;
-        cur += s[i++];
-      }
-      has = true;
-    } else if (c === '\\' && i + 1 < s.length) {
-      cur += s[++i];
-      has = true;
-    } else if (/\s/.test(c)) {
-      if (has) out.push(cur);
-      cur = '';
-      has = false;
-    } else {
-      cur += c;
-      has = true;
-    }
-  }
-  if (has) out.push(cur);
-  return out;
 }
 
 /** `-u <username> -p <password> [<server>]` (spec image_login) as the agent's registry login. */
@@ -82,7 +48,8 @@ export function desiredInstance(inst: InstanceRow, ctx: DesiredContext): Desired
     image: inst.image,
     docker_login: dockerLogin(ctx.imageLogin, inst.image),
     runtype,
-    args: runtype === 'args' && inst.args_str ? shellWords(inst.args_str) : null,
+    // Split by the rule instances-request.ts joined it with (protocol/shell-words.ts).
+    args: runtype === 'args' && inst.args_str ? splitShellWords(inst.args_str) : null,
     onstart: runtype === 'args' ? null : inst.onstart,
     env: { ...ctx.accountEnv, ...(JSON.parse(inst.env) as Record<string, string>) },
     ports: [...new Set([...RUNTYPE_PORTS[inst.runtype as Runtype] ?? [], ...(JSON.parse(inst.port_maps) as string[])])],

@@ -4,28 +4,8 @@
  * drop is an error here.
  */
 import type { Command } from 'commander';
+import { splitShellWords } from '../protocol/shell-words.js';
 import { UsageError } from './context.js';
-
-/** Splits on spaces, keeping '…' and "…" together (quotes removed). */
-export function shellWords(s: string): string[] {
-  const out: string[] = [];
-  const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
-  let m: RegExpExecArray | null;
-  let cur = '';
-  let last = -1;
-  while ((m = re.exec(s))) {
-    const piece = m[1] ?? m[2] ?? m[3];
-    // Pieces that touch (A="b c") form one word.
-    if (last === m.index) cur += piece;
-    else {
-      if (last !== -1) out.push(cur);
-      cur = piece;
-    }
-    last = re.lastIndex;
-  }
-  if (last !== -1) out.push(cur);
-  return out;
-}
 
 const PORT = /^\d{1,5}(:\d{1,5})?(\/(tcp|udp))?$/;
 
@@ -36,7 +16,8 @@ const PORT = /^\d{1,5}(:\d{1,5})?(\/(tcp|udp))?$/;
 export function parseEnv(text: string | undefined): Record<string, string> | null {
   if (text === undefined) return null;
   const env: Record<string, string> = {};
-  const words = shellWords(text);
+  // The console's rent dialog reads a template's env string by the same rule.
+  const words = splitShellWords(text);
   for (let i = 0; i < words.length; i++) {
     const flag = words[i];
     const value = words[i + 1];

@@ -4,6 +4,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { badRequest } from '../platform/errors.js';
+import { quoteShellWord } from '../protocol/shell-words.js';
 import { MAX_VOLUME_NAME_CHARS } from '../volumes/volumes-schemas.js';
 import { ONSTART_DECODED_MAX_BYTES, ONSTART_MAX_CHARS } from './instances-constants.js';
 import type { VolumeInfo } from './instances-contract.js';
@@ -74,13 +75,12 @@ export function parseRuntype(value: string): Runtype {
   return has('ssh_direc', 'ssh_direct') ? 'ssh_direct' : 'ssh_proxy';
 }
 
-/** The `args` list form of runtype args, joined into one shell-quoted `args_str`. */
+/** The `args` list form of runtype args, joined into one shell-quoted `args_str` (the agent's argv: protocol/shell-words.ts). */
 export function argsListToString(args: unknown[]): string {
   return args
     .map((a, i) => {
       if (typeof a !== 'string' && typeof a !== 'number') throw badRequest(`body.args[${i}] must be a string`);
-      const s = String(a);
-      return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+      return quoteShellWord(String(a));
     })
     .join(' ');
 }

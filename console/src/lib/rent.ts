@@ -3,6 +3,7 @@
  * editable rows ⇄ the `env` object of `PUT /api/v0/asks/{id}/` (`{"KEY": "value", "-p 8080:8080": "1"}`, as the CLI's
  * `--env '-e K=V -p 8080:8080'` sends it), a template's env string read into rows, the onstart limit, the body.
  */
+import { splitShellWords } from '../../../src/protocol/shell-words.js';
 
 /** spec: Limits, `onstart` length (the server's ONSTART_MAX_CHARS). */
 export const ONSTART_LIMIT = 4048;
@@ -33,10 +34,11 @@ export type RentErrors = Partial<Record<'image' | 'disk' | 'env' | 'ports' | 'on
 export function parseEnvString(text: string): { env: EnvRow[]; ports: PortRow[] } {
   const env: EnvRow[] = [];
   const ports: PortRow[] = [];
-  const words = text.match(/"[^"]*"|'[^']*'|\S+/g) ?? [];
+  // Words as the CLI's `--env` reads them (src/protocol/shell-words.ts): `-e MSG="hello world"` is one value.
+  const words = splitShellWords(text);
   for (let i = 0; i < words.length; i++) {
     const w = words[i];
-    const next = words[i + 1]?.replace(/^["']|["']$/g, '');
+    const next = words[i + 1];
     if (w === '-e' && next) {
       const eq = next.indexOf('=');
       if (eq > 0) env.push({ key: next.slice(0, eq), value: next.slice(eq + 1) });
