@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 // Runs every test file (test/**/*.test.ts) with Node's built-in test runner.
 // Node 20's --test takes no globs, so the files are found here. Extra arguments are passed through; a bare argument
-// keeps the test files whose path contains it.
+// keeps the test files whose path contains it (a file's path, `test/x.test.ts`, `./test/x.test.ts` or absolute, keeps
+// that file alone). One test of a file: add `--test-name-pattern=<its name>`.
 // dist/ is built first (`npm run build`), so the tests that start real processes run the sources as they are now.
 // The tests run compiled (scripts/build-tests.mjs: each test file bundled into .test-build/), not through tsx's
 // loader, which cost each test file a second of CPU to import the app (docs/PERFORMANCE.md).
 // Three test files run at once (GPUPLANE_TEST_CONCURRENCY): the tests wait on processes, Docker and timers often
 // enough that a third keeps both cores busy.
-// Without GPUPLANE_TEST_POSTGRES_URL the PostgreSQL half of the suite does not run: a notice says so, first and last.
+// Without GPUPLANE_TEST_POSTGRES_URL the PostgreSQL half of the suite does not run: a notice says so, first and last,
+// and the tests that exist for PostgreSQL alone fail, naming the variable (tests never skip). In CI (`CI` set) the run
+// stops at once without it: a CI that cannot reach its database must not pass.
 // Then the web console's browser tests (console/e2e/*.spec.ts, Playwright with Debian's chromium; console/README.md),
 // filtered the same way; they need no PostgreSQL (each starts its own server process).
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { buildTests, outDir, root } from './build-tests.mjs';
 
@@ -24,13 +27,15 @@ function find(dir) {
 }
 
 const PG_NOTICE =
-  'NOTICE: GPUPLANE_TEST_POSTGRES_URL is not set: the tests ran on SQLite only; the PostgreSQL half did NOT run ' +
+  'NOTICE: GPUPLANE_TEST_POSTGRES_URL is not set: the tests ran on SQLite only; the PostgreSQL half did NOT run and ' +
+  'the PostgreSQL-only tests fail ' +
   '(set it, e.g. GPUPLANE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test npm test)';
 const withoutPg = !process.env.GPUPLANE_TEST_POSTGRES_URL;
 const notice = (text) => process.stderr.write(`\n${'='.repeat(20)}\n${text}\n${'='.repeat(20)}\n\n`);
 
 const args = process.argv.slice(2);
-const filters = args.filter((a) => !a.startsWith('-'));
+// A filter naming a file (relative to where the command runs, or absolute) is taken as that file's path from the root.
+const filters = args.filter((a) => !a.startsWith('-')).map((a) => (existsSync(resolve(a)) ? relative(root, resolve(a)) : a));
 const flags = args.filter((a) => a.startsWith('-'));
 let files = find(join(root, 'test')).map((f) => f.slice(root.length + 1)).sort();
 if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x)));
@@ -38,6 +43,10 @@ let specs = readdirSync(join(root, 'console', 'e2e')).filter((f) => f.endsWith('
 if (filters.length) specs = specs.filter((f) => filters.some((x) => f.includes(x)));
 
 if (withoutPg) notice(PG_NOTICE.replace('ran', 'run'));
+if (withoutPg && process.env.CI) {
+  process.stderr.write('CI is set and GPUPLANE_TEST_POSTGRES_URL is not: the PostgreSQL half cannot run, so the run fails\n');
+  process.exit(1);
+}
 const built = spawnSync(process.execPath, [join(import.meta.dirname, 'build.mjs')], { stdio: 'inherit' });
 if (built.status !== 0) process.exit(built.status ?? 1);
 await buildTests(filters.length ? files : undefined);
@@ -62,10 +71,15 @@ const browser = specs.length === 0 ? Promise.resolve(0) : new Promise((resolve) 
 // (With no file matched, `node --test` would look for tests by itself: it is not run then.) The timeout catches a
 // hung file: 240 s, as the longest files (a month of virtual time on PostgreSQL) take over a minute on a loaded machine.
 // TAP goes to the output as the tests run; the failed tests alone also go to a file (scripts/failures-reporter.mjs),
-// printed again at the end.
+// printed again at the end; and each file's time (scripts/durations-reporter.mjs), the slowest printed at the end.
 const failuresLog = join(root, '.test-output', 'failures.txt');
+const durationsLog = join(root, '.test-output', 'durations.txt');
 rmSync(failuresLog, { force: true });
-const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout', `--test-reporter=${join(import.meta.dirname, 'failures-reporter.mjs')}`, `--test-reporter-destination=${failuresLog}`];
+const reporters = [
+  '--test-reporter=tap', '--test-reporter-destination=stdout',
+  `--test-reporter=${join(import.meta.dirname, 'failures-reporter.mjs')}`, `--test-reporter-destination=${failuresLog}`,
+  `--test-reporter=${join(import.meta.dirname, 'durations-reporter.mjs')}`, `--test-reporter-destination=${durationsLog}`,
+];
 const result = compiled.length === 0 ? { status: 0 } : spawnSync(
   process.execPath,
   ['--enable-source-maps', '--test', '--test-concurrency=' + (process.env.GPUPLANE_TEST_CONCURRENCY ?? '3'), '--test-timeout=240000', ...reporters, ...flags, ...compiled],
@@ -73,6 +87,10 @@ const result = compiled.length === 0 ? { status: 0 } : spawnSync(
 );
 const browserStatus = await browser;
 if (specs.length) process.stdout.write(`\n== web console browser tests (Playwright, ${specs.length} files)\n${readFileSync(browserLog, 'utf8')}`);
+if (compiled.length > 1 && existsSync(durationsLog)) {
+  const slowest = readFileSync(durationsLog, 'utf8').split('\n').filter(Boolean).slice(0, 15);
+  process.stdout.write(`\n== slowest test files (seconds; all in ${durationsLog.slice(root.length + 1)})\n${slowest.join('\n')}\n`);
+}
 const failed = existsSync(failuresLog) ? readFileSync(failuresLog, 'utf8') : '';
 if (failed) process.stdout.write(`\n== failed node tests\n${failed}`);
 if (withoutPg) notice(PG_NOTICE);

@@ -3,6 +3,8 @@
 // (scripts/run-tests.mjs), not before them: the tests leave part of the two cores idle while they wait on processes,
 // Docker and timers, and the checks fill it (the suite's wall time is in docs/PERFORMANCE.md).
 // Their output is printed after the tests'; any of the three failing fails the command. Arguments go to run-tests.
+// With a file filter (`npm test -- test/x.test.ts`) only those tests run, in seconds: the checks are of the whole tree
+// and take longer than one file (`npx tsc --noEmit`, `npm run deps` run them alone).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -20,7 +22,8 @@ function check(name, cmd, args) {
   });
 }
 
-const checks = Promise.all([
+const filtered = process.argv.slice(2).some((a) => !a.startsWith('-'));
+const checks = filtered ? Promise.resolve([]) : Promise.all([
   check('type check (tsc --noEmit)', bin('tsc'), ['--noEmit']),
   check('console type check (tsc -p console)', bin('tsc'), ['--noEmit', '-p', join('console', 'tsconfig.json')]),
   check('dependency rules (depcruise)', bin('depcruise'), ['src', '--config', '.dependency-cruiser.cjs']),

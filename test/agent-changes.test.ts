@@ -9,20 +9,25 @@ import { desiredChanges, type DesiredChanges } from '../src/agent-server/agent-s
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEw6kqUqCcIAqqvG2F1vJPrkmYx8bLBIl6RCsvx7mW0N changes@test';
 
-/** Resolves with the next report of the feed, or 'none' if none comes within `ms`. */
-function nextReport(feed: DesiredChanges, ms = 2000): Promise<number[] | null | 'none'> {
+/**
+ * Resolves with the next report of the feed. No deadline of its own (a loaded machine can take seconds to commit and
+ * deliver): a report that never comes fails the test at its timeout.
+ */
+function nextReport(feed: DesiredChanges): Promise<number[] | null> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      off();
-      resolve('none');
-    }, ms);
     const off = feed.subscribe((ids) => {
-      clearTimeout(timer);
       off();
       resolve(ids);
     });
   });
 }
+
+/** A machine id no database has: a write naming it is the marker that what was committed before it has been heard. */
+const MARKER_MACHINE = 999_999_999;
+let markers = 0;
+/** Writes a row that notifies MARKER_MACHINE (PostgreSQL: notifications arrive in commit order). */
+const markerWrite = (t: TestApp) =>
+  sql`insert into agent_log_requests (request_id, machine_id, instance_id, log_request_id, expires_at) values (${`marker_${++markers}`}, ${MARKER_MACHINE}, 0, ${markers}, 1)`.execute(t.store.db);
 
 async function rentOnSimMachine(t: TestApp, key: string): Promise<{ id: number; machineId: number }> {
   const offers = await t.request('POST', '/api/v0/bundles/', { key, body: { rentable: { eq: true }, limit: 1 } });
@@ -46,6 +51,9 @@ for (const dialect of DIALECTS) {
       if (dialect === 'postgres') assert.deepEqual(rentGot, [machineId], 'the rent names its machine');
       else assert.equal(rentGot, null);
       const before = feed.epoch(machineId);
+      // A bounded wait is the only evidence here: the feed polls every 20 ms and reports nothing when nothing changed,
+      // and "no poll moved the epoch" has no event to wait for (a marker write would move it on SQLite, whose reports
+      // name no machine). 100 ms is five polls.
       await new Promise((r) => setTimeout(r, 100));
       assert.equal(feed.epoch(machineId), before, 'nothing was written');
       const report = nextReport(feed);
@@ -62,7 +70,8 @@ for (const dialect of DIALECTS) {
   });
 }
 
-if (DIALECTS.includes('postgres')) {
+// PostgreSQL alone (NOTIFY): without GPUPLANE_TEST_POSTGRES_URL, createTestApp throws and the test fails naming it.
+{
   test('postgres: every table a desired state is built from notifies its machine at commit, a rollback notifies nothing, and other databases are not heard', async () => {
     const t = await createTestApp('postgres');
     const other = await createTestApp('postgres');
@@ -99,20 +108,23 @@ if (DIALECTS.includes('postgres')) {
         await reportOf(() => sql`insert into instance_snapshots (instance_id, machine_id, request_id, image, pause, created_at) values (${id}, ${machineId}, 'snap_t', 'img', 0, 1)`.execute(db)),
         [machineId],
       );
-      // A rolled-back write is never heard.
+      // A rolled-back write is never heard: the first report after it is the marker written next, alone.
       const before = feed.epoch(machineId);
-      const rolledBack = nextReport(feed, 500);
+      const rolledBack = nextReport(feed);
       await db.transaction().execute(async (tx) => {
         await sql`update instances set label = 'x' where id = ${id}`.execute(tx);
         throw new Error('roll back');
       }).catch(() => undefined);
-      assert.equal(await rolledBack, 'none');
+      await markerWrite(t);
+      assert.deepEqual(await rolledBack, [MARKER_MACHINE]);
       assert.equal(feed.epoch(machineId), before);
-      // Another gpuplane database (schema) in the same PostgreSQL: its writes are not this one's.
+      // Another gpuplane database (schema) in the same PostgreSQL: its writes are not this one's. Its rent commits
+      // before this database's marker, so its notification, were it heard, would come first.
       const stranger = await other.createUser({ credit: 100 });
-      const quiet = nextReport(feed, 500);
+      const quiet = nextReport(feed);
       await rentOnSimMachine(other, stranger.api_key);
-      assert.equal(await quiet, 'none');
+      await markerWrite(t);
+      assert.deepEqual(await quiet, [MARKER_MACHINE]);
     } finally {
       await feed.close();
       await other.close();

@@ -143,10 +143,12 @@ test('the host firewall rule: inserted first in INPUT when missing, left as it i
   assert.deepEqual(denied.map((o) => [o.result, o.detail]), [['failed', 'Permission denied (you must be root)'], ['failed', 'ip6tables was not found on PATH']]);
 });
 
-let upA: Status;
-let upB: Status;
-
-test('two renters on one host: no route to each other\'s unpublished ports or to the host\'s services; capabilities, pids and logs limited', { timeout: 150_000 }, async (t) => {
+/**
+ * Agents A and B running their renters' instances (A: two web pages, the fork bomb, the log flood; B: one web page),
+ * started by the first test that asks. The two tests below both read them, so either runs alone.
+ */
+let running: Promise<{ upA: Status; upB: Status }> | undefined;
+const agentsRunning = () => (running ??= (async () => {
   agentA = startAgent({
     url: serverA.url, stateDir: join(dir, 'state-a'), hardwareFile: join(dir, 'hardware.json'), ports: { start: 47200, end: 47299 }, apiKey: serverA.apiKey,
     extra: ['--heartbeat-interval', '1', '--pids-limit', String(PIDS_LIMIT), '--log-max-size', String(LOG_MAX_MB), '--log-max-files', '2'],
@@ -157,8 +159,13 @@ test('two renters on one host: no route to each other\'s unpublished ports or to
   });
   serverA.setDesired([web(1, 'secret-of-a1'), web(2, 'secret-of-a2'), forkBomb, logFlood]);
   serverB.setDesired([web(1, 'secret-of-b1')]);
-  upA = await within('agent A running', serverA.waitForStatus(allRunning([1, 2, 3, 4]))) as Status;
-  upB = await within('agent B running', serverB.waitForStatus(allRunning([1]))) as Status;
+  const upA = await within('agent A running', serverA.waitForStatus(allRunning([1, 2, 3, 4]))) as Status;
+  const upB = await within('agent B running', serverB.waitForStatus(allRunning([1]))) as Status;
+  return { upA, upB };
+})());
+
+test('two renters on one host: no route to each other\'s unpublished ports or to the host\'s services; capabilities, pids and logs limited', { timeout: 150_000 }, async (t) => {
+  const { upA, upB } = await agentsRunning();
   const [a1, a2, a3, a4] = [1, 2, 3, 4].map((id) => observedOf(upA, id).container_id!);
   const b1 = observedOf(upB, 1).container_id!;
   for (const id of [a1, a2, b1]) await within('web ready', logShows(docker, id, 'web-ready'));
@@ -186,7 +193,7 @@ test('two renters on one host: no route to each other\'s unpublished ports or to
   // The agents put the host firewall rule back (docs/HOST-SECURITY.md). Which one did is not asserted: another test
   // file's agent on this host may have been first.
   assert.equal(spawnSync('iptables', ['-w', '-C', 'INPUT', ...HOST_FIREWALL_RULE]).status, 0, 'the rule is in INPUT');
-  assert.doesNotMatch(`${agentA.output()}${agentB.output()}`, /cannot install the host firewall rule/);
+  assert.doesNotMatch(`${agentA!.output()}${agentB!.output()}`, /cannot install the host firewall rule/);
 
   // A service on the host's 0.0.0.0: answers a plain container on Docker's default bridge, but no instance, through
   // its network's gateway or docker0's address.
@@ -225,7 +232,8 @@ test('two renters on one host: no route to each other\'s unpublished ports or to
   assert.deepEqual([...serverA.violations, ...serverB.violations], []);
 });
 
-test('two control planes on one Docker daemon: each agent leaves the other\'s containers and networks alone', { timeout: 90_000 }, async () => {
+test('two control planes on one Docker daemon: each agent leaves the other\'s containers and networks alone', { timeout: 150_000 }, async () => {
+  const { upA, upB } = await agentsRunning();
   const [a1, a2] = [1, 2].map((id) => observedOf(upA, id).container_id!);
   const b1 = observedOf(upB, 1).container_id!;
   const [ia1, ib1] = await Promise.all([a1, b1].map((id) => docker.getContainer(id).inspect()));

@@ -70,6 +70,9 @@ forEachDialect('emulator: clock', (app) => {
       await t.scheduler.schedule('test.emulator.late', t.clock.now() + 5, {});
       return r;
     });
+    // A bounded wait is the only evidence of "not replied yet": a request parks on the advance's promise, which has
+    // no event or count to wait on. A request served too early would reply within these 50 ms; a slow machine can
+    // only let the check pass without proving it, never fail it falsely. The order asserted below proves the rest.
     await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(order, [], 'nothing replied while the job runs');
     release();

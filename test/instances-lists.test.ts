@@ -1,5 +1,5 @@
 // Lists and shows in every form client-compat.md names: /api/v0/instances/, paginated /api/v1/instances/, show.
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect } from './helpers/harness.js';
 import { addMachine, BOOT_MAX_S, offerFor, rentOk } from './instances-fixtures.js';
@@ -9,9 +9,10 @@ const NUMERIC = ['gpu_util', 'cpu_cores_effective', 'cpu_ram', 'disk_space', 'dp
 const PRESENT = ['id', 'machine_id', 'actual_status', 'num_gpus', 'gpu_name', 'ssh_host', 'ssh_port', 'image_uuid', 'label', 'intended_status', 'status_msg', 'ports', 'public_ipaddr', 'image_runtype', 'extra_env'];
 
 forEachDialect('instances: lists', (app) => {
+  // Read by every test, changed by none (the one that destroys has a user of its own), so each runs alone too.
   let user: { api_key: string };
   const ids: number[] = [];
-  test('setup: a user with five instances', async () => {
+  before(async () => {
     user = await app().createUser({ credit: 1000 });
     const m = await addMachine(app(), { num_gpus: 8 });
     for (let i = 0; i < 5; i++) ids.push((await rentOk(app(), offerFor(m, 1), { label: `job-${4 - i}` }, user.api_key)).id);
@@ -65,14 +66,17 @@ forEachDialect('instances: lists', (app) => {
   });
 
   test('v1: a page boundary stays put when an earlier instance is destroyed between pages', async () => {
-    const first = await app().request('GET', '/api/v1/instances/?limit=2', { key: user.api_key });
-    const extra = await rentOk(app(), offerFor(await addMachine(app(), { num_gpus: 1 }), 1), {}, user.api_key);
-    await app().request('DELETE', `/api/v0/instances/${first.body.instances[0].id}/`, { key: user.api_key });
-    const second = await app().request('GET', `/api/v1/instances/?limit=10&after_token=${first.body.next_token}`, { key: user.api_key });
-    assert.deepEqual(second.body.instances.map((i: any) => i.id), [...ids.slice(2), extra.id]);
+    const own = await app().createUser({ credit: 1000 });
+    const m = await addMachine(app(), { num_gpus: 4 });
+    const mine: number[] = [];
+    for (let i = 0; i < 3; i++) mine.push((await rentOk(app(), offerFor(m, 1), {}, own.api_key)).id);
+    const first = await app().request('GET', '/api/v1/instances/?limit=2', { key: own.api_key });
+    assert.deepEqual(first.body.instances.map((i: any) => i.id), mine.slice(0, 2));
+    const extra = await rentOk(app(), offerFor(m, 1), {}, own.api_key);
+    await app().request('DELETE', `/api/v0/instances/${first.body.instances[0].id}/`, { key: own.api_key });
+    const second = await app().request('GET', `/api/v1/instances/?limit=10&after_token=${first.body.next_token}`, { key: own.api_key });
+    assert.deepEqual(second.body.instances.map((i: any) => i.id), [...mine.slice(2), extra.id]);
     assert.equal(second.body.next_token, null);
-    ids.splice(0, 1);
-    await app().request('DELETE', `/api/v0/instances/${extra.id}/`, { key: user.api_key });
   });
 
   test('v1: order_by label desc and select_filters (numbers as strings, in)', async () => {

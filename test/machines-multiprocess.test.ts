@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DIALECTS, PG_URL, T0, dropSchema, uniqueSchema } from './helpers/harness.js';
+import { DIALECTS, T0, dropSchema, requirePostgres, uniqueSchema } from './helpers/harness.js';
 import type { Store } from '../src/platform/db/connect.js';
 import { openDatabase } from '../src/database.js';
 import { VirtualClock } from '../src/platform/clock.js';
@@ -20,7 +20,7 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 async function twoProcesses(dialect: string): Promise<{ stores: Store[]; cleanup: () => Promise<void> }> {
   if (dialect === 'postgres') {
     const schema = uniqueSchema();
-    const stores = [await openDatabase(PG_URL!, { pgSchema: schema }), await openDatabase(PG_URL!, { pgSchema: schema })];
+    const stores = [await openDatabase(requirePostgres(), { pgSchema: schema }), await openDatabase(requirePostgres(), { pgSchema: schema })];
     return { stores, cleanup: async () => { for (const s of stores) await s.close(); await dropSchema(schema); } };
   }
   const dir = mkdtempSync(join(tmpdir(), 'gpuplane-fleet-'));
@@ -67,8 +67,8 @@ for (const dialect of DIALECTS) {
 // A machine's lock is its row's alone (fleet-store.ts `machineToChange`: an UPDATE locks its target only): all of a
 // host's machines join its one host row, and locking that too made every rent, fault and agent report on any machine
 // of one host wait for each other (the agents bench: 5,000 machines of one host, reports queued for seconds).
-// PostgreSQL only (SQLite has one writer at a time): it runs where the suite's PostgreSQL half runs.
-if (DIALECTS.includes('postgres')) test('PostgreSQL: two machines of one host are locked at once by two transactions; one machine by one at a time', async () => {
+// PostgreSQL only (SQLite has one writer at a time): without GPUPLANE_TEST_POSTGRES_URL it fails, naming it.
+test('PostgreSQL: two machines of one host are locked at once by two transactions; one machine by one at a time', async () => {
   const { stores, cleanup } = await twoProcesses('postgres');
   try {
     const clock = new VirtualClock(T0);

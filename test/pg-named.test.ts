@@ -7,7 +7,7 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import { nameStatements } from '../src/platform/db/pg-named.js';
 import { openDatabase } from '../src/database.js';
-import { PG_URL, dropSchema, uniqueSchema } from './helpers/harness.js';
+import { PG_URL, dropSchema, requirePostgres, uniqueSchema } from './helpers/harness.js';
 
 /** The statements the connection has prepared (its texts). */
 async function preparedTexts(c: pg.ClientBase): Promise<string[]> {
@@ -15,18 +15,19 @@ async function preparedTexts(c: pg.ClientBase): Promise<string[]> {
   return rows.map((r) => r.statement);
 }
 
-describe('pg-named: prepared statements on PostgreSQL', { skip: PG_URL ? false : 'GPUPLANE_TEST_POSTGRES_URL is not set' }, () => {
+describe('pg-named: prepared statements on PostgreSQL', () => {
   const schema = uniqueSchema();
   let admin: pg.Client;
 
   before(async () => {
-    admin = new pg.Client({ connectionString: PG_URL });
+    admin = new pg.Client({ connectionString: requirePostgres() });
     await admin.connect();
     await admin.query(`CREATE SCHEMA "${schema}"`);
     await admin.query(`CREATE TABLE "${schema}".t (id integer primary key, a text)`);
     await admin.query(`INSERT INTO "${schema}".t VALUES (1, 'one'), (2, 'two')`);
   });
   after(async () => {
+    if (!admin) return; // PostgreSQL was missing: `before` failed every test
     await admin.end();
     await dropSchema(schema);
   });

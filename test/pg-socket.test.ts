@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/database.js';
-import { PG_URL, dropSchema, uniqueSchema } from './helpers/harness.js';
+import { dropSchema, requirePostgres, uniqueSchema } from './helpers/harness.js';
 
 const SOCKET_DIR = '/var/run/postgresql';
 
@@ -18,9 +18,9 @@ test('a URL naming the Unix socket is accepted as given, with or without a host 
   assert.throws(() => loadConfig({ GPUPLANE_DATABASE_URL: 'postgres://gpuplane@:x/gpuplane' }), /GPUPLANE_DATABASE_URL/);
 });
 
-test('a store opened through the Unix socket connects over it (PostgreSQL)', { skip: PG_URL ? false : 'GPUPLANE_TEST_POSTGRES_URL is not set' }, async () => {
+test('a store opened through the Unix socket connects over it (PostgreSQL)', async () => {
   // libpq's form: no host before the path, the socket's directory in `host`.
-  const u = new URL(PG_URL!);
+  const u = new URL(requirePostgres());
   u.searchParams.set('host', SOCKET_DIR);
   const url = loadConfig({ GPUPLANE_DATABASE_URL: `postgres://${u.username}@${u.pathname}${u.search}` }).databaseUrl;
   const schema = uniqueSchema();

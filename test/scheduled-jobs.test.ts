@@ -3,7 +3,7 @@
 // database), until its end; the 422-then-update flow of the clients; removed with its instance; bad input is a 400.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, DIALECTS, dropSchema, forEachDialect, uniqueSchema, type TestApp } from './helpers/harness.js';
+import { createTestApp, dropSchema, forEachDialect, uniqueSchema, type TestApp } from './helpers/harness.js';
 import { addMachine, offerFor, rentOk, statusOf } from './instances-fixtures.js';
 import { refOf } from '../src/scheduled-jobs/scheduled-jobs-service.js';
 
@@ -184,7 +184,8 @@ forEachDialect('scheduled jobs', (app) => {
 });
 
 // Two processes on one PostgreSQL database, both running due work at once: each occurrence runs once.
-for (const dialect of DIALECTS.filter((d) => d === 'postgres')) {
+// PostgreSQL alone: without GPUPLANE_TEST_POSTGRES_URL, createTestApp throws and the tests fail naming it.
+for (const dialect of ['postgres'] as const) {
   describe('scheduled jobs: two processes on one PostgreSQL database', () => {
     const schema = uniqueSchema();
     let a: TestApp;

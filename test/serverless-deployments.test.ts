@@ -49,16 +49,21 @@ forEachDialect('deployments without a blob store', (app) => {
 });
 
 forEachDialect('deployments with a blob store', (app) => {
-  let owner: string;
-  let dep: any;
-
-  test('created: its endpoint, workergroup and first version, and a signed upload form for the tarball', async () => {
-    owner = (await app().createUser({ credit: 1000 })).api_key;
+  /**
+   * A new user's deployment of config(), just created, and a machine its search finds. Each test makes its own, so
+   * none depends on what an earlier one left (any one runs alone).
+   */
+  async function deployed(): Promise<{ owner: string; dep: any; now: number }> {
+    const owner = (await app().createUser({ credit: 1000 })).api_key;
     await addMachine(app(), { num_gpus: 4, geolocation: 'Deploy Zone', price_gpu: 0.2 });
     const now = app().clock.now();
     const res = await put(app(), owner, config());
     assert.equal(res.status, 200, res.raw);
-    dep = res.body;
+    return { owner, dep: res.body, now };
+  }
+
+  test('created: its endpoint, workergroup and first version, and a signed upload form for the tarball', async () => {
+    const { owner, dep, now } = await deployed();
     assert.deepEqual(Object.keys(dep).sort(), ['action', 'deployment_id', 'endpoint_id', 'evicted_versions', 'success', 'upload_fields', 'upload_url', 'version_id', 'workergroup_id']);
     assert.equal(dep.action, 'created');
     assert.deepEqual(dep.evicted_versions, []);
@@ -100,6 +105,7 @@ forEachDialect('deployments with a blob store', (app) => {
   });
 
   test('the autoscaler runs the current version: its image, env and disk, with IS_DEPLOYMENT and DEPLOYMENT_ID', async () => {
+    const { owner, dep } = await deployed();
     await app().advance(1);
     const d = (await app().request('GET', `/api/v0/deployment/${dep.deployment_id}/`, { key: owner })).body.deployment;
     assert.equal(d.worker_count, 1);
@@ -112,6 +118,7 @@ forEachDialect('deployments with a blob store', (app) => {
   });
 
   test('stop: its endpoint releases every worker and keeps none; start: it scales again; another user is refused', async () => {
+    const { owner, dep } = await deployed();
     const id = dep.deployment_id;
     await app().advance(1);
     const show = async () => (await app().request('GET', `/api/v0/deployment/${id}/`, { key: owner })).body.deployment;
@@ -136,6 +143,7 @@ forEachDialect('deployments with a blob store', (app) => {
   });
 
   test('the same config again: exists, no upload; a scaling change: autoscale_update', async () => {
+    const { owner, dep } = await deployed();
     const same = await put(app(), owner, config());
     assert.equal(same.status, 200, same.raw);
     assert.deepEqual(same.body, {
@@ -152,6 +160,8 @@ forEachDialect('deployments with a blob store', (app) => {
   });
 
   test('new code: soft_update, a new version and an upload form; an old tarball again is not asked for', async () => {
+    const { owner, dep } = await deployed();
+    await app().advance(1); // the autoscaler starts its cold worker, for the rolling update below
     const res = await put(app(), owner, config({ file_hash: 'ffff0001', file_size: 4096, image: 'vastai/base-image:v2', max_workers: 3, version_label: 'v2' }));
     assert.equal(res.status, 200, res.raw);
     assert.equal(res.body.action, 'soft_update');
@@ -203,10 +213,11 @@ forEachDialect('deployments with a blob store', (app) => {
   });
 
   test('download_url: the owner and the deployment\'s workers get a signed URL; another instance key is refused', async () => {
+    const { owner, dep } = await deployed();
     const res = await app().request('GET', `/api/v0/deployment/${dep.deployment_id}/download_url/`, { key: owner });
     assert.equal(res.status, 200, res.raw);
     const u = new URL(res.body.download_url);
-    assert.equal(`${u.origin}${u.pathname}`, `https://s3.example.test/tarballs/deployments/${dep.deployment_id}/ffff0001.tar.gz`);
+    assert.equal(`${u.origin}${u.pathname}`, `https://s3.example.test/tarballs/deployments/${dep.deployment_id}/a1b2c3d4e5f6.tar.gz`);
     assert.equal(u.searchParams.get('X-Amz-Expires'), '3600');
     assert.match(u.searchParams.get('X-Amz-Signature') ?? '', /^[0-9a-f]{64}$/);
     assert.equal(u.username, '', 'the credentials are not in the URL');
@@ -221,6 +232,7 @@ forEachDialect('deployments with a blob store', (app) => {
   });
 
   test('its endpoint and workergroup are deleted with the deployment only', async () => {
+    const { owner, dep } = await deployed();
     const wg = await app().request('DELETE', `/api/v0/workergroups/${dep.workergroup_id}/`, { key: owner });
     assert.equal(wg.status, 409, wg.raw);
     assert.deepEqual(wg.body, { success: false, error: 'conflict', msg: `workergroup ${dep.workergroup_id} runs deployment ${dep.deployment_id}: delete the deployment instead` });
@@ -230,6 +242,7 @@ forEachDialect('deployments with a blob store', (app) => {
   });
 
   test('another user\'s deployment is not found, by id or by name', async () => {
+    const { dep } = await deployed();
     const { api_key: other } = await app().createUser();
     const id = dep.deployment_id;
     for (const [method, url] of [['GET', `/api/v0/deployment/${id}/`], ['GET', `/api/v0/deployment/${id}/versions/`], ['DELETE', `/api/v0/deployment/${id}/`],
@@ -249,6 +262,7 @@ forEachDialect('deployments with a blob store', (app) => {
   });
 
   test('bad input is a 400 naming the field', async () => {
+    const { owner } = await deployed();
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ file_size: undefined }, /file_size is required/],
       [{ name: '' }, /name/],

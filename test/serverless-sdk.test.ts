@@ -2,7 +2,7 @@
 // api_key, workergroups at /workergroups/, the key taken from ?api_key=, and the routing call POST /route/ whose
 // signed worker address verifies as the pyworker checks it (RSA PKCS#1 v1.5 SHA-256 over json.dumps({"url": url},
 // indent=4, sort_keys=True), public key from GET /pubkey/).
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createVerify } from 'node:crypto';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
@@ -156,6 +156,9 @@ forEachDialect('serverless SDK: endpoints, workergroups, ?api_key=', (app) => {
 });
 
 forEachDialect('serverless SDK: POST /route/ and GET /pubkey/', (app) => {
+  // Made once, before the tests, and read by each (the one that changes a worker puts it back), so any test runs
+  // alone: an owner, a machine in Route Zone, the endpoint `router` whose worker exposes the pyworker's port and
+  // `bare` whose worker does not, each worker running.
   let owner: string;
   let endpointKey: string;
   let otherEndpointKey: string;
@@ -164,23 +167,13 @@ forEachDialect('serverless SDK: POST /route/ and GET /pubkey/', (app) => {
   const route = (body: Record<string, unknown>, opts: { key?: string | null; query?: Record<string, string> } = {}) =>
     app().request('POST', '/route/', { key: opts.key === undefined ? endpointKey : opts.key, query: opts.query, body });
 
-  test('before any worker runs: a reply without url, with a request_idx to poll with', async () => {
+  before(async () => {
     owner = (await app().createUser({ credit: 1000 })).api_key;
     await addMachine(app(), { num_gpus: 2, geolocation: 'Route Zone', price_gpu: 0.3 });
     // The pyworker listens on WORKER_PORT (3000 by default): the template exposes it.
     const hash = await templateHash(app(), owner, '-p 3000:3000');
     ep = (await app().request('POST', '/api/v0/endptjobs/', { key: owner, body: { endpoint_name: 'router', cold_workers: 1, max_workers: 1, min_load: 1 } })).body.result;
     endpointKey = (await app().request('GET', `/api/v0/endptjobs/${ep}/`, { key: owner })).body.result.api_key;
-
-    const none = await route({ endpoint: 'router', api_key: endpointKey, cost: 100, request_idx: 0, replay_timeout: 60.0 }, { query: { api_key: endpointKey } });
-    assert.equal(none.status, 200, none.raw);
-    assert.equal('url' in none.body, false, 'no url key: the SDK reads that as waiting');
-    assert.equal(none.body.status, 'waiting');
-    assert.match(none.body.msg, /no worker is ready: the endpoint has no workergroup/);
-    assert.ok(Number.isInteger(none.body.request_idx) && none.body.request_idx > 0);
-    const again = await route({ endpoint: 'router', request_idx: none.body.request_idx, cost: 100 });
-    assert.equal(again.body.request_idx, none.body.request_idx, 'a poll keeps its request_idx');
-
     const wg = await app().request('POST', '/api/v0/workergroups/', { key: owner, body: { endpoint_id: ep, template_hash: hash, search_params: 'geolocation=Route_Zone num_gpus=1' } });
     assert.equal(wg.status, 200, wg.raw);
     // Another endpoint whose workers do not expose the worker port.
@@ -188,16 +181,38 @@ forEachDialect('serverless SDK: POST /route/ and GET /pubkey/', (app) => {
     otherEndpointKey = (await app().request('GET', `/api/v0/endptjobs/${bare}/`, { key: owner })).body.result.api_key;
     const plain = await templateHash(app(), owner);
     assert.equal((await app().request('POST', '/api/v0/workergroups/', { key: owner, body: { endpoint_id: bare, template_hash: plain, search_params: 'geolocation=Route_Zone num_gpus=1' } })).status, 200);
-
-    // The autoscaler has rented; the workers are still booting.
+    // The autoscaler rents at once; the workers boot within a minute.
     await app().advance(1);
-    const booting = await route({ endpoint: 'router' });
+    await app().advance(60);
+  });
+
+  test('before any worker runs: a reply without url, with a request_idx to poll with', async () => {
+    // An endpoint of its own: the shared ones' workers already run.
+    const user = (await app().createUser({ credit: 1000 })).api_key;
+    await addMachine(app(), { num_gpus: 1, geolocation: 'Early Zone', price_gpu: 0.3 });
+    const hash = await templateHash(app(), user, '-p 3000:3000');
+    const early = (await app().request('POST', '/api/v0/endptjobs/', { key: user, body: { endpoint_name: 'early', cold_workers: 1, max_workers: 1, min_load: 1 } })).body.result;
+    const key = (await app().request('GET', `/api/v0/endptjobs/${early}/`, { key: user })).body.result.api_key;
+
+    const none = await route({ endpoint: 'early', api_key: key, cost: 100, request_idx: 0, replay_timeout: 60.0 }, { key, query: { api_key: key } });
+    assert.equal(none.status, 200, none.raw);
+    assert.equal('url' in none.body, false, 'no url key: the SDK reads that as waiting');
+    assert.equal(none.body.status, 'waiting');
+    assert.match(none.body.msg, /no worker is ready: the endpoint has no workergroup/);
+    assert.ok(Number.isInteger(none.body.request_idx) && none.body.request_idx > 0);
+    const again = await route({ endpoint: 'early', request_idx: none.body.request_idx, cost: 100 }, { key });
+    assert.equal(again.body.request_idx, none.body.request_idx, 'a poll keeps its request_idx');
+
+    const wg = await app().request('POST', '/api/v0/workergroups/', { key: user, body: { endpoint_id: early, template_hash: hash, search_params: 'geolocation=Early_Zone num_gpus=1' } });
+    assert.equal(wg.status, 200, wg.raw);
+    // The autoscaler has rented; the worker is still booting.
+    await app().advance(1);
+    const booting = await route({ endpoint: 'early' }, { key });
     assert.equal(booting.body.status, 'waiting');
     assert.match(booting.body.msg, /no worker is running yet/);
   });
 
   test('a running worker: its address, signed; the signature verifies with /pubkey/ and fails when tampered with', async () => {
-    await app().advance(60);
     const workers = (await app().request('GET', '/api/v0/workergroups/', { key: owner })).body.results.find((w: any) => w.endpoint_id === ep).workers;
     assert.equal(workers.length, 1);
     const inst = (await app().request('GET', `/api/v0/instances/${workers[0]}/`, { key: owner })).body.instances;
@@ -281,9 +296,12 @@ forEachDialect('serverless SDK: POST /route/ and GET /pubkey/', (app) => {
     const crossed = await route({ endpoint: 'router' }, { key: otherEndpointKey });
     assert.equal(crossed.status, 403, crossed.raw);
     assert.deepEqual(crossed.body, { success: false, error: 'permission_denied', msg: 'this key is not the key of endpoint "router"' });
-    // A deleted endpoint's key routes nowhere.
-    await app().request('DELETE', `/api/v0/endptjobs/${bare}/`, { key: owner });
-    assert.equal((await route({ endpoint: 'bare' }, { key: otherEndpointKey })).status, 401);
+    // A deleted endpoint's key routes nowhere (an endpoint of its own: the others' tests read `bare`).
+    const gone = (await app().request('POST', '/api/v0/endptjobs/', { key: owner, body: { endpoint_name: 'gone', cold_workers: 0 } })).body.result;
+    const goneKey = (await app().request('GET', `/api/v0/endptjobs/${gone}/`, { key: owner })).body.result.api_key;
+    assert.equal((await route({ endpoint: 'gone' }, { key: goneKey })).status, 200);
+    await app().request('DELETE', `/api/v0/endptjobs/${gone}/`, { key: owner });
+    assert.equal((await route({ endpoint: 'gone' }, { key: goneKey })).status, 401);
   });
 
   test('bad input is a 400 naming the field', async () => {

@@ -7,11 +7,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDatabase } from '../src/database.js';
 import { simhostStore } from '../src/emulator/simulated-hosts/simhost-store.js';
-import { PG_URL, dropSchema, uniqueSchema } from './helpers/harness.js';
+import { dropSchema, requirePostgres, uniqueSchema } from './helpers/harness.js';
 
-test('a machine\'s runtime lock in one schema does not hold the same machine id in another (PostgreSQL)', { skip: PG_URL ? false : 'GPUPLANE_TEST_POSTGRES_URL is not set' }, async () => {
+test('a machine\'s runtime lock in one schema does not hold the same machine id in another (PostgreSQL)', async () => {
+  const url = requirePostgres();
   const schemas = [uniqueSchema(), uniqueSchema()];
-  const stores = [await openDatabase(PG_URL!, { pgSchema: schemas[0], pgPoolSize: 2 }), await openDatabase(PG_URL!, { pgSchema: schemas[1], pgPoolSize: 2 })];
+  const stores = [await openDatabase(url, { pgSchema: schemas[0], pgPoolSize: 2 }), await openDatabase(url, { pgSchema: schemas[1], pgPoolSize: 2 })];
   try {
     const [a, b] = stores.map((s) => simhostStore(s.db, s.dialect));
     await stores[0].db.transaction().execute(async (txA) => {

@@ -17,6 +17,17 @@ import { EMU_OWNER_CREDIT } from '../../src/users/users-service.js';
 
 export const PG_URL = process.env.GPUPLANE_TEST_POSTGRES_URL;
 export const DIALECTS: DialectName[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+/**
+ * The PostgreSQL URL, for a test that exists for PostgreSQL alone (several processes on one database, its locks, its
+ * plans). Without GPUPLANE_TEST_POSTGRES_URL it throws, so the test fails naming the variable: tests never skip, and a
+ * run that cannot reach its real dependency must not pass as if it had.
+ */
+export function requirePostgres(): string {
+  if (!PG_URL) {
+    throw new Error('this test runs on PostgreSQL alone and GPUPLANE_TEST_POSTGRES_URL is not set: set it, e.g. GPUPLANE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test');
+  }
+  return PG_URL;
+}
 /** Where every test's virtual clock starts (2027-01-15T08:00:00Z). */
 export const T0 = 1_800_000_000;
 export const OWNER_KEY = 'gpk_test_owner_key_0123456789abcdef';
@@ -27,7 +38,7 @@ export function uniqueSchema(): string {
 }
 
 export async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
+  const client = new pg.Client({ connectionString: requirePostgres() });
   await client.connect();
   try {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -78,7 +89,7 @@ let userCounter = 0;
 export async function createTestApp(dialect: DialectName, options: TestAppOptions = {}): Promise<TestApp> {
   const schema = dialect === 'postgres' && !options.pgSchema ? uniqueSchema() : undefined;
   const config = loadConfig({
-    GPUPLANE_DATABASE_URL: dialect === 'postgres' ? PG_URL : 'sqlite::memory:',
+    GPUPLANE_DATABASE_URL: dialect === 'postgres' ? requirePostgres() : 'sqlite::memory:',
     GPUPLANE_CLOCK: 'virtual',
     GPUPLANE_CLOCK_START: String(T0),
     GPUPLANE_BOOTSTRAP_API_KEY: OWNER_KEY,

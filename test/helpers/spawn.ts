@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
-import { PG_URL, uniqueSchema } from './harness.js';
+import { requirePostgres, uniqueSchema } from './harness.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gpuplane.mjs');
 /** How long a process may take to start before the test gives up (a loaded CI machine is slow). */
@@ -58,9 +58,10 @@ export async function serve(env: Record<string, string>, options: { cwd?: string
 
 /** A fresh PostgreSQL schema and a database URL that selects it through `?options=-c search_path=…`. */
 export async function freshPgDatabase(): Promise<{ url: string; schema: string; drop(): Promise<void> }> {
+  const pgUrl = requirePostgres();
   const schema = uniqueSchema();
   const run = async (sql: string) => {
-    const client = new pg.Client({ connectionString: PG_URL });
+    const client = new pg.Client({ connectionString: pgUrl });
     await client.connect();
     try {
       await client.query(sql);
@@ -70,7 +71,7 @@ export async function freshPgDatabase(): Promise<{ url: string; schema: string; 
   };
   await run(`CREATE SCHEMA "${schema}"`);
   const options = encodeURIComponent(`-c search_path=${schema}`);
-  const url = `${PG_URL}${PG_URL!.includes('?') ? '&' : '?'}options=${options}`;
+  const url = `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}options=${options}`;
   return { url, schema, drop: () => run(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`) };
 }
 
