@@ -19,7 +19,7 @@ const exact = (file) => `^${file.replace(/[.]/g, '\\.')}$`;
  */
 const EXCEPTIONS = {
   'src/emulator/outbox-messenger.ts': { to: ['src/messages/message-errors.ts'], why: 'TODO(issue 30): not yet through a public module' },
-  'src/emulator/simulated-hosts/simhost-agent.ts': { to: ['src/agent/reconcile-plan.ts', 'src/instances/instances-lifecycle.ts', 'src/machines/machines-heartbeat.ts'], why: 'TODO(issue 30): not yet through a public module' },
+  'src/emulator/simulated-hosts/simhost-agent.ts': { to: ['src/agent/reconcile-plan.ts', 'src/instances/instances-lifecycle.ts'], why: 'TODO(issue 30): not yet through a public module' },
   'src/emulator/simulated-hosts/simhost-runtime.ts': { to: ['src/agent/container-spec.ts', 'src/agent/runtime.ts', 'src/instances/instances-request.ts'], why: 'TODO(issue 30): not yet through a public module' },
 };
 

@@ -1,4 +1,4 @@
-// The simulated hosts' heartbeat job at 20,000 machines on PostgreSQL (issue 16; src/machines/machines-heartbeat.ts). One
+// The simulated hosts' heartbeat job at 20,000 machines on PostgreSQL (issue 16; src/emulator/simulated-hosts/simhost-heartbeat.ts). One
 // process with a virtual clock; a machine made silent (`no_heartbeat`) keeps the job chain running, and each
 // `POST /_emu/clock/advance` of one heartbeat interval runs the job once. Measured: the advance with the chain running
 // less the same advance with no chain (the job's own time), the machine rows each run wrote (a new row

@@ -1,5 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Clock } from './platform/clock.js';
@@ -49,6 +47,7 @@ import { opsServiceFactory } from './ops/ops-service.js';
 import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
 import { agentServiceFactory, type AgentService } from './agent-server/agent-server-service.js';
+import { agentHostsPort } from './agent-server/agent-server-host-port.js';
 import { simhostServiceFactory, type SimhostService } from './emulator/simulated-hosts/simhost-service.js';
 import { scheduledJobsStore } from './scheduled-jobs/scheduled-jobs-store.js';
 import { scheduledJobsServiceFactory } from './scheduled-jobs/scheduled-jobs-service.js';
@@ -113,14 +112,14 @@ export function createServices(deps: ServiceDeps) {
         smtp: config.smtpUrl ? { url: config.smtpUrl, from: config.smtpFrom } : undefined,
         sms: config.smsUrl && config.smsAccount && config.smsToken ? { baseUrl: config.smsUrl, account: config.smsAccount, token: config.smsToken } : undefined,
       });
-  const { tfa, tfaAuth, tfaStore, verifier } = createTfa({
+  const { tfa, tfaAuth, tfaLogin } = createTfa({
     db, dialect: store.dialect, clock, random, secretBox, messenger, resolve: auth.resolve, users: usersDb,
     storeUnavailable: emulatorMode ? () => faults.take(STORE_UNAVAILABLE_FAULT) : async () => false,
     challengeStoreFails: emulatorMode ? () => faults.take(CHALLENGE_STORE_FAULT) : async () => false,
   });
   const sessions = sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl: config.publicUrl, memberships: (u) => teamsDb.membershipsOf(u) });
   const login = loginServiceFactory({
-    db, dialect: store.dialect, users: usersDb, usersService: users, store: loginStore(db), tfaStore, verifier, sessions, messenger, clock, random,
+    db, dialect: store.dialect, users: usersDb, usersService: users, store: loginStore(db), tfa: tfaLogin, sessions, messenger, clock, random,
     isSubaccount: async (userId) => (await subaccountsStore(db).find(userId)) !== undefined,
     publicUrl: config.publicUrl,
   });
@@ -137,7 +136,7 @@ export function createServices(deps: ServiceDeps) {
     revokeTeamKeys: keys.revokeByTeam,
     sendEmail: (m) => messenger.sendEmail(m),
   });
-  const fleet = fleetServiceFactory({ store, clock, random, config, scheduler });
+  const fleet = fleetServiceFactory({ store, clock, random, config });
   const offers = offersServiceFactory({
     index: fleet.index, clock, anonymousSearchesPerMinute: config.offerSearchRequiresKey ? null : config.anonymousSearchesPerMinute,
   });
@@ -163,8 +162,6 @@ export function createServices(deps: ServiceDeps) {
     store, clock, random, scheduler, config, secretBox, keys, keysService, fleet, billing,
     templates: templates.instancesPort, sshKeys, volumes: volumes.port, accountEnv: envVars,
     mayRent: (userId, tx) => subaccounts.assertMayRent(userId, tx),
-    // Real hosts: `request_logs` of an instance on an agent-run machine asks its agent (src/agent-server/).
-    agentLogs: { requested: (r) => agent.logs.requested(r), textOf: (id) => agent.logs.textOf(id) },
   });
   // Prepaid instances: a deposit their charges draw from first, at a discount (src/deposits/).
   const deposits = depositsServiceFactory({
@@ -192,7 +189,7 @@ export function createServices(deps: ServiceDeps) {
   // The emulator's simulated hosts: each simulated machine has an agent in the server, acting on a simulated runtime
   // (src/emulator/simulated-hosts/), so simulated and real machines share one lifecycle path. Emulator mode only.
   const simhost: SimhostService | undefined = emulatorMode
-    ? simhostServiceFactory({ store, fleet, reports: agent.simulated, scheduler, config, notify: instances.real.notify })
+    ? simhostServiceFactory({ store, fleet, reports: agent.simulated, instances: instances.forHosts, clock, scheduler, config, notify: instances.real.notify })
     : undefined;
   // The autoscaler rents and destroys real instances inside its job's transaction, choosing offers as search does.
   const serverless = serverlessServiceFactory({
@@ -222,8 +219,6 @@ export function createServices(deps: ServiceDeps) {
   // Hooks.
   // Out of credit: the user's running instances stop.
   billing.onCreditExhausted(instances.creditExhausted);
-  // A simulated host that stops heartbeating: its instances turn unknown, then offline (fleet-heartbeat.ts).
-  fleet.onHostLost((tx, machineId) => instances.hostLost(tx, machineId));
   // A destroyed instance takes its scheduled jobs with it.
   instances.onDestroy((tx, instanceId) => scheduledJobs.instanceDestroyed(tx, instanceId));
   // A team with live instances is not deleted (409 conflict).
@@ -231,17 +226,23 @@ export function createServices(deps: ServiceDeps) {
   // A member leaves: the team's instances and volumes still on their bill become the team owner's (issue 29 item 17).
   teams.onMemberRemoved((tx, m) => instances.handOver(tx, m));
   teams.onMemberRemoved((tx, m) => volumes.handOver(tx, m));
+  // The host of an instance's machine runs its commands and sends its log: a real host's agent (src/agent-server/);
+  // in emulator mode the simulated hosts answer for theirs.
+  const realHosts = agentHostsPort(agent.logs);
+  instances.useHosts(simhost ? simhost.hostsPort(realHosts) : realHosts);
   if (emulatorMode) {
-    // A simulated machine's desired state changed: its agent acts on it; the instance faults act on its host.
+    // A simulated machine's desired state changed: its agent acts on it.
     instances.onDesiredChange((tx, machineId, at) => simhost!.desiredChanged(tx, machineId, at));
-    instances.useSimHost(simhost!.port);
+    // A host that stops heartbeating (a silent fault): once past the timeout its instances turn unknown, then offline
+    // (simhost-heartbeat.ts).
+    fleet.onFaultChanged((tx, machineId, before, after) => simhost!.heartbeat.faultChanged(tx, machineId, before, after));
     // After /_emu/reset the same seeded fleet comes back (contract §2).
     emulator.onReset((tx) => fleet.reseed(tx));
     // Faults of contract §2: the message and 2FA store faults are counted (taken by the sends and the 2FA gate);
-    // the instance faults act at once.
+    // the instance and machine faults act at once, on the simulated hosts (src/emulator/simulated-hosts/).
     const counted = (name: string): FaultHandler => async (req) => ({ fault: name, remaining: await faults.add(name, req.count ?? 1) });
     for (const name of [SMS_FAULTS.sms_error, SMS_FAULTS.sms_rate_limited, STORE_UNAVAILABLE_FAULT, CHALLENGE_STORE_FAULT]) emulator.registerFault(name, counted(name));
-    for (const [name, handler] of Object.entries(instances.faults)) emulator.registerFault(name, handler);
+    for (const [name, handler] of Object.entries(simhost!.faults)) emulator.registerFault(name, handler);
   }
 
   // The host side: a host's machines, listings, maintenance windows, earnings (src/hosting/).
@@ -297,20 +298,8 @@ export function createServices(deps: ServiceDeps) {
       await fleet.ensureSeeded();
       // The offer index is loaded before the server listens: no search pays for it.
       await offers.warm();
-      collectStartupGarbage();
     }) as undefined | (() => Promise<void>),
   };
 }
 
 export type Services = ReturnType<typeof createServices>;
-
-/**
- * One full garbage collection once the start-up work is done. Loading the fleet (~100,000 offers: rows, JSON, the
- * index's columns) leaves garbage that V8 would keep, and size the heap by, for as long as requests keep it busy: the
- * offers bench's server grew from 380 to 600 MB under load without this, and from its working size to about 260 MB
- * with it (issue 16: resident memory with ~100,000 offers). V8 offers no other way to ask for a collection.
- */
-function collectStartupGarbage(): void {
-  setFlagsFromString('--expose-gc');
-  (runInNewContext('gc') as () => void)();
-}

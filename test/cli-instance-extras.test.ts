@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { instanceSteps, useServer } from './cli-helpers.js';
-import { SIMULATED_DIRS } from '../src/instances/instances-execute.js';
+import { SIMULATED_DIRS } from '../src/emulator/simulated-hosts/simhost-execute.js';
 
 const server = useServer();
 const cli = (args: string[]) => server.cli(args);

@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { HEARTBEAT_OFFLINE_AFTER_S } from '../src/instances/instances-lifecycle.js';
 import { sql } from 'kysely';
-import { HEARTBEAT_INTERVAL_S, HEARTBEAT_TIMEOUT_S, JOB_HEARTBEAT } from '../src/machines/machines-heartbeat.js';
+import { HEARTBEAT_INTERVAL_S, HEARTBEAT_TIMEOUT_S, JOB_HEARTBEAT } from '../src/emulator/simulated-hosts/simhost-heartbeat.js';
 import { addMachine, BOOT_MAX_S, offerFor, rentOk, statusOf } from './instances-fixtures.js';
 
 const fault = (app: TestApp, body: Record<string, unknown>) => app.request('POST', '/_emu/faults', { body });
-const lastBeat = (app: TestApp, machineId: number) => app.services.fleet.heartbeat!.lastBeat(machineId);
+const lastBeat = (app: TestApp, machineId: number) => app.services.simhost!.heartbeat.lastBeat(machineId);
 
 async function unknownEvents(app: TestApp, id: number): Promise<number> {
   const rows = await app.store.db.selectFrom('instance_events').select('id').where('instance_id', '=', id).where('actual_status', '=', 'unknown').execute();
@@ -58,7 +58,7 @@ forEachDialect('heartbeats', (app, dialect) => {
     await app().advance(6 * 3600);
     assert.equal((await statusOf(app(), id)).actual_status, 'offline');
     assert.equal(await unknownEvents(app(), id), 1, 'the host is reported lost once, not on every run');
-    assert.equal(await app().services.fleet.heartbeat!.watching(), false, 'nothing left to watch: the job chain ended');
+    assert.equal(await app().services.simhost!.heartbeat.watching(), false, 'nothing left to watch: the job chain ended');
   });
 
   test('healthy hosts keep beating and their instances stay running across long advances', async () => {

@@ -9,7 +9,7 @@ import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { addMachine, offerFor, rent, rentOk, statusOf, untilRunning } from './instances-fixtures.js';
 import { cumulativeMicro } from '../src/billing/billing-accrual.js';
 import { HOURS_PER_MONTH } from '../src/instances/instances-lifecycle.js';
-import { SIMULATED_DIRS } from '../src/instances/instances-execute.js';
+import { SIMULATED_DIRS } from '../src/emulator/simulated-hosts/simhost-execute.js';
 
 const micro = (dollars: number) => Math.round(dollars * 1e6);
 

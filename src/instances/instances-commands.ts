@@ -1,9 +1,8 @@
 /**
- * `execute` and `take snapshot` (docs/spec/client-compat-more.md §c): work done in an instance's container. On a real
- * host its agent does it (the request is listed in the machine's desired state until the agent answers, see
- * docs/AGENT-PROTOCOL.md); on a simulated host `execute` is answered by the simulated container at once, and a
- * snapshot is refused (there is no container to commit, and a fake success would leave the renter waiting for an
- * image that never comes).
+ * `execute` and `take snapshot` (docs/spec/client-compat-more.md §c): work done in an instance's container, by the
+ * machine's host (instances-hosts-contract.ts). A host answers `execute` at once, or its agent does later: the request
+ * is listed in the machine's desired state until the agent answers (docs/AGENT-PROTOCOL.md). A host that cannot
+ * commit and push a container refuses a snapshot.
  */
 import type { Static } from 'typebox';
 import type { Config } from '../config.js';
@@ -18,11 +17,11 @@ import type { Scheduler } from '../platform/scheduler.js';
 import {
   COMMAND_OUTPUT_MAX_CHARS, type CommandRequestT, type DockerLoginT, type SnapshotRequestT,
 } from '../protocol/agent-protocol-schemas.js';
-import type { FleetApi } from '../machines/machines-contract.js';
 import { checkInstanceKey } from './instances-service.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import type { EventsHub } from './instances-events.js';
-import { parseCommand, simulatedOutput } from './instances-execute.js';
+import { parseCommand } from './instances-execute.js';
+import type { InstanceHostsPort } from './instances-hosts-contract.js';
 import type { CommandRow, InstanceExtrasStore, SnapshotRow } from './instances-extras-store.js';
 import type { ExecuteBody, Snapshot, SnapshotBody } from './instances-extras-schemas.js';
 
@@ -51,7 +50,8 @@ export interface CommandsDeps {
   db: Db;
   store: InstancesStore;
   extras: InstanceExtrasStore;
-  fleet: FleetApi;
+  /** The host of each instance's machine: where the commands run. */
+  hosts: InstanceHostsPort;
   scheduler: Scheduler;
   clock: Clock;
   random: Random;
@@ -95,7 +95,7 @@ function readSnapshot(body: Static<typeof SnapshotBody>, id: number): { image: s
 }
 
 export function instanceCommandsFactory(deps: CommandsDeps) {
-  const { db, store, extras, fleet, scheduler, clock, random, config, secretBox, hub, notify } = deps;
+  const { db, store, extras, hosts, scheduler, clock, random, config, secretBox, hub, notify } = deps;
 
   scheduler.register(JOB_COMMAND_EXPIRE, async ({ id }: { id: number }, { tx }) => {
     // The output is not kept past its URL's life.
@@ -113,7 +113,6 @@ export function instanceCommandsFactory(deps: CommandsDeps) {
     return inst;
   }
 
-  const onRealHost = async (inst: InstanceRow, tx?: Tx) => inst.machine_id !== null && (await fleet.machine(inst.machine_id, tx))?.agent === true;
   const requestId = (prefix: string) => `${prefix}_${random.bytes(16).toString('hex')}`;
 
   const snapshotView = (r: SnapshotRow): Static<typeof Snapshot> => ({
@@ -136,10 +135,11 @@ export function instanceCommandsFactory(deps: CommandsDeps) {
           throw new ApiError('conflict', `instance ${id} is ${inst.actual_status ?? 'provisioning'}: execute runs the command in its container, which must be running`);
         }
         const now = clock.now();
-        const real = await onRealHost(inst, tx);
+        // Answered at once by the host, or later by its agent.
+        const output = await hosts.execute(tx, { instanceId: id, machineId: inst.machine_id!, argv, instanceCreatedAt: inst.created_at });
         const row = {
           instance_id: id, machine_id: inst.machine_id!, request_id: requestId('cmd'), token_hash: sha256Hex(token), argv: JSON.stringify(argv),
-          output: real ? null : simulatedOutput(argv, inst.created_at), answered_at: real ? null : now, fetched_at: null,
+          output: output ?? null, answered_at: output === undefined ? null : now, fetched_at: null,
           created_at: now, expires_at: now + COMMAND_RESULT_TTL_S,
         };
         const rowId = await extras.insertCommand(row, tx);
@@ -191,13 +191,7 @@ export function instanceCommandsFactory(deps: CommandsDeps) {
       const req = readSnapshot(body, id);
       const out = await db.transaction().execute(async (tx) => {
         const inst = await instanceOf(principal, id, tx);
-        if (!(await onRealHost(inst, tx))) {
-          throw new ApiError(
-            'service_unavailable',
-            `take snapshot needs a real host: instance ${id} runs on a simulated machine (emulator), which has no container to commit and push; ` +
-              'snapshots work on machines run by gpuplane agent',
-          );
-        }
+        await hosts.assertCanSnapshot(tx, { instanceId: id, machineId: inst.machine_id! });
         if (inst.actual_status !== 'running') {
           throw new ApiError('conflict', `instance ${id} is ${inst.actual_status ?? 'provisioning'}: a snapshot commits its container, which must be running`);
         }

@@ -1,6 +1,6 @@
 /**
  * Builds the instances feature from its dependencies (called once from services.ts) and registers its background
- * jobs. Its emulator faults and its hooks (credit exhausted, host lost, team delete) are returned for the root to
+ * jobs. Its hooks (credit exhausted, host lost, team delete) and what hosts may do to instances are returned for the root to
  * wire.
  */
 import type { Config } from '../config.js';
@@ -12,15 +12,17 @@ import { ApiError } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { BillingApi, CreditExhaustedHook } from '../billing/billing-contract.js';
-import type { FaultHandler } from '../platform/faults.js';
 import type { FleetApi } from '../machines/machines-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
-import type { KeysStore } from '../keys/keys-store.js';
+import type { KeysContract } from '../keys/keys-contract.js';
 import { createFactory } from './instances-create.js';
 import { EventsHub, instanceEventsFactory } from './instances-events.js';
-import { INSTANCE_FAULTS, instanceJobsFactory } from './instances-jobs.js';
+import { instanceJobsFactory } from './instances-jobs.js';
+import { transact } from './instances-batch.js';
+import type { InstanceHostsPort, InstancesForHosts } from './instances-hosts-contract.js';
 import { contractOf, lifecycleFactory, type DesiredChangeHook } from './instances-lifecycle.js';
-import type { AgentLogsPort, SshKeysPort, TemplatesPort, VolumesPort, AccountEnvPort } from './instances-ports.js';
+import type { SshKeysPort, AccountEnvPort } from './instances-ports.js';
+import type { PlacedInstance, TemplatesPort, VolumesPort } from './instances-contract.js';
 import { instancesServiceFactory, type DestroyHook } from './instances-service.js';
 import { instancesStore } from './instances-store.js';
 import { instanceQueriesFactory } from './instances-queries.js';
@@ -35,14 +37,13 @@ export interface InstancesModuleDeps {
   scheduler: Scheduler;
   config: Config;
   secretBox: SecretBox;
-  keys: KeysStore;
+  keys: Pick<KeysContract, 'moveInstanceKeys' | 'revokeInstanceKeys'>;
   keysService: KeysService;
   fleet: FleetApi;
   billing: BillingApi;
   templates: TemplatesPort;
   sshKeys: SshKeysPort;
   volumes: VolumesPort;
-  agentLogs?: AgentLogsPort;
   /** The account environment variables new instances start with. */
   accountEnv?: AccountEnvPort;
   /** Throws ApiError when the account may not rent (a host-only subaccount). */
@@ -58,20 +59,46 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const lifecycle = lifecycleFactory({ store, fleet: deps.fleet, billing: deps.billing, scheduler: deps.scheduler, desiredChangeHooks });
   const creator = createFactory({ ...deps, db, store, lifecycle, notify });
   const destroyHooks: DestroyHook[] = [];
-  const service = instancesServiceFactory({ ...deps, db, store, lifecycle, notify, destroyHooks });
+  // The host of each instance's machine (instances-hosts-contract.ts), wired by the root with `useHosts` once the
+  // hosts' implementations are built (they are built from this feature's `real` and `forHosts`).
+  let hostsPort: InstanceHostsPort | undefined;
+  const wired = (): InstanceHostsPort => {
+    if (!hostsPort) throw new Error('instances: no host port wired (services.ts calls useHosts)');
+    return hostsPort;
+  };
+  const hosts: InstanceHostsPort = {
+    execute: (tx, cmd) => wired().execute(tx, cmd),
+    assertCanSnapshot: (tx, req) => wired().assertCanSnapshot(tx, req),
+    logsRequested: (req) => wired().logsRequested(req),
+    logText: (req) => wired().logText(req),
+  };
+  const service = instancesServiceFactory({ ...deps, db, store, lifecycle, notify, destroyHooks, hosts });
   const events = instanceEventsFactory({ store, hub, clock: deps.clock, streamsPerUser: deps.config.eventStreamsPerUser });
-  const queries = instanceQueriesFactory({ db, store, all: (p) => service.all(p) });
-  const jobs = instanceJobsFactory({ db, store, lifecycle, fleet: deps.fleet, scheduler: deps.scheduler, clock: deps.clock, notify });
+  const queries = instanceQueriesFactory({ store, all: (p) => service.all(p) });
+  const jobs = instanceJobsFactory({ store, lifecycle, fleet: deps.fleet, scheduler: deps.scheduler, clock: deps.clock, notify });
   // Reboot, recycle, update; execute and snapshots (docs/spec/client-compat-more.md §c).
   const extras = instanceExtrasFactory({ ...deps, db, store, lifecycle, notify });
-  const commands = instanceCommandsFactory({ ...deps, db, store, extras: instanceExtrasStore(db), hub, notify });
+  const commands = instanceCommandsFactory({ ...deps, db, store, extras: instanceExtrasStore(db), hosts, hub, notify });
+  const forHosts: InstancesForHosts = {
+    async write(fn) {
+      const out = await transact(db, fn);
+      notify();
+      return out;
+    },
+    find: (id, tx) => store.find(id, tx),
+    findAny: (id, tx) => store.findAny(id, tx),
+    lock: (id, tx) => store.lock(id, tx),
+    listOnMachine: (machineId, tx) => store.listOnMachine(machineId, tx),
+    eventsOf: (id, tx) => store.eventsOf(id, tx),
+    markLost: jobs.markLost,
+    hostLost: jobs.hostLost,
+  };
 
   jobs.register();
   // Out of credit: compute stops (disk keeps accruing, as on real clouds); the user starts it again after a top-up.
   // An instance its prepaid deposit still pays keeps running (billing-deposits.ts).
   const creditExhausted: CreditExhaustedHook = async (tx, { userId, at, lockBilling, covered }) => {
-    const rows = await tx.selectFrom('instances').select(['id', 'machine_id']).where('user_id', '=', userId).where('destroyed_at', 'is', null)
-      .where('intended_status', '=', 'running').orderBy('id').execute();
+    const rows = await store.meantToRunOf(userId, tx);
     // The order every request takes (no deadlock on PostgreSQL): their machines' rows first, in id order, as a stop
     // or destroy takes its machine's before its instance (FleetApi.lockMachine); then all the instances, then
     // billing, then stops.
@@ -101,20 +128,14 @@ export function instancesModule(deps: InstancesModuleDeps) {
     /** Execute and take snapshot (instances-commands.ts). */
     commands,
     /** Those of `ids` not destroyed (the serverless autoscaler's workers). */
-    async liveIds(tx: Tx, ids: number[]): Promise<number[]> {
-      if (ids.length === 0) return [];
-      return (await tx.selectFrom('instances').select('id').where('id', 'in', ids).where('destroyed_at', 'is', null).execute()).map((r) => r.id);
-    },
+    liveIds: (tx: Tx, ids: number[]): Promise<number[]> => store.liveIds(ids, tx),
     /**
      * The running ones of `ids` and where they listen (the serverless router): their machine's public address, the
      * host ports of their container ports (`{"3000/tcp": [{HostIp, HostPort}]}`) and their environment variables.
      */
     async runningAddresses(tx: Tx, ids: number[]): Promise<WorkerAddress[]> {
-      if (ids.length === 0) return [];
-      const rows = await tx.selectFrom('instances').select(['id', 'machine_id', 'ports', 'env']).where('id', 'in', ids)
-        .where('actual_status', '=', 'running').where('destroyed_at', 'is', null).orderBy('id').execute();
       const out: WorkerAddress[] = [];
-      for (const r of rows) {
+      for (const r of await store.runningOf(ids, tx)) {
         const machine = r.machine_id === null ? undefined : await deps.fleet.machine(r.machine_id, tx);
         if (!machine || !r.ports) continue;
         out.push({
@@ -125,24 +146,18 @@ export function instancesModule(deps: InstancesModuleDeps) {
       return out;
     },
     /** The live ones of `ids` with their state and times (the serverless autoscaler's worker list). */
-    async workerStates(tx: Tx, ids: number[]): Promise<WorkerState[]> {
-      if (ids.length === 0) return [];
-      return tx.selectFrom('instances').select(['id', 'actual_status', 'created_at', 'running_since', 'disk']).where('id', 'in', ids)
-        .where('destroyed_at', 'is', null).orderBy('id').execute();
-    },
+    workerStates: (tx: Tx, ids: number[]): Promise<WorkerState[]> => store.statesOf(ids, tx),
     /** Live instances per state (metrics). */
     countByState: () => store.countByState(),
-    /** The emulator faults this feature implements (registered by the root in emulator mode). */
-    faults: Object.fromEntries(INSTANCE_FAULTS.map((name) => [name, (req) => jobs.fault(req)])) as Record<string, FaultHandler>,
     /** Billing hook: the user's credit ran out. */
     creditExhausted,
     /** For real hosts (src/agent-server/): their agents' reports drive the lifecycle of the instances on their machines. */
     real: { store, lifecycle, notify, commands: commands.agent },
     /** For the hosting feature: the instances placed on machines (earnings, force_delete, renters' maintenance view). */
-    onMachines: (machineIds: readonly number[], tx: Tx = db) => instancesOnMachines(tx, machineIds),
+    onMachines: (machineIds: readonly number[], tx: Tx = db): Promise<PlacedInstance[]> => store.placedOn(machineIds, tx),
     /**
      * Another feature's work when a machine's desired state changes (an instance appears, boots, should stop or run,
-     * gets a new generation, goes), inside the changing transaction: the simulated hosts' agent (src/emulator/simulated-hosts/).
+     * gets a new generation, goes), inside the changing transaction: a host's agent that runs in the server (wired by the root).
      */
     onDesiredChange(hook: DesiredChangeHook): void {
       desiredChangeHooks.push(hook);
@@ -158,19 +173,19 @@ export function instancesModule(deps: InstancesModuleDeps) {
     async lockInScope(scope: Scope, id: number, tx: Tx): Promise<boolean> {
       return Boolean(await store.lockInScope(id, scope, tx));
     },
-    /** For the fleet's host runtime: a host that stopped heartbeating. */
-    hostLost: jobs.hostLost,
-    /** The emulator's simulated hosts (src/emulator/simulated-hosts/): where the instance and machine faults act. */
-    useSimHost: jobs.useSimHost,
+    /** What the hosts' implementations may read of instances and do to them (instances-hosts-contract.ts). */
+    forHosts,
+    /** Wires the host of each instance's machine (the root, once the hosts' implementations are built). */
+    useHosts(port: InstanceHostsPort): void {
+      hostsPort = port;
+    },
     /**
      * Team member removal hook: the team's live instances still paid by the member (rented before a team's work was
      * paid by its owner, issue 29 item 17) become the owner's, billing included from `at`, so the member pays for
      * nothing they can no longer reach.
      */
     async handOver(tx: Tx, m: { teamId: number; fromUserId: number; toUserId: number; at: number }): Promise<void> {
-      const rows = await tx.selectFrom('instances').select('id').where('team_id', '=', m.teamId).where('user_id', '=', m.fromUserId)
-        .where('destroyed_at', 'is', null).orderBy('id').execute();
-      for (const { id } of rows) {
+      for (const id of await store.liveOfTeam(m.teamId, m.fromUserId, tx)) {
         const inst = await store.lock(id, tx);
         if (!inst || inst.user_id !== m.fromUserId) continue;
         await store.update(id, { user_id: m.toUserId }, tx);
@@ -183,9 +198,9 @@ export function instancesModule(deps: InstancesModuleDeps) {
      * project with live resources; destroying them silently would lose work and disk, leaving them would orphan them.
      */
     async refuseTeamDelete(teamId: number, tx: Tx): Promise<void> {
-      const live = await tx.selectFrom('instances').select('id').where('team_id', '=', teamId).where('destroyed_at', 'is', null).orderBy('id').execute();
+      const live = await store.liveOfTeam(teamId, undefined, tx);
       if (live.length) {
-        const ids = live.slice(0, 10).map((r) => r.id).join(', ');
+        const ids = live.slice(0, 10).join(', ');
         throw new ApiError('conflict', `the team still has ${live.length} instance(s) (${ids}${live.length > 10 ? ', …' : ''}): destroy them first`);
       }
     },
@@ -212,27 +227,4 @@ export interface WorkerAddress {
   /** The machine's declared host port range (the serverless router routes only from it). */
   direct_port_start: number;
   direct_port_count: number;
-}
-
-/** An instance as the hosting feature sees it: where it ran and for whom (no renter data beyond ids). */
-export interface PlacedInstance {
-  id: number;
-  machine_id: number;
-  user_id: number;
-  team_id: number | null;
-  live: boolean;
-}
-
-async function instancesOnMachines(tx: Tx, machineIds: readonly number[]): Promise<PlacedInstance[]> {
-  const out: PlacedInstance[] = [];
-  for (let i = 0; i < machineIds.length; i += 500) {
-    const rows = await tx
-      .selectFrom('instances')
-      .select(['id', 'machine_id', 'user_id', 'team_id', 'destroyed_at'])
-      .where('machine_id', 'in', machineIds.slice(i, i + 500))
-      .orderBy('id')
-      .execute();
-    for (const r of rows) out.push({ id: r.id, machine_id: r.machine_id!, user_id: r.user_id, team_id: r.team_id, live: r.destroyed_at === null });
-  }
-  return out;
 }

@@ -14,13 +14,14 @@ import { toDollars, toMicro } from '../platform/money.js';
 import { secretToken, type Random } from '../platform/random.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import type { FleetApi } from '../machines/machines-contract.js';
-import type { KeysStore } from '../keys/keys-store.js';
+import type { KeysContract } from '../keys/keys-contract.js';
 import { contractOf, refOf, type Lifecycle } from './instances-lifecycle.js';
-import type { AgentLogsPort, VolumesPort } from './instances-ports.js';
+import type { InstanceHostsPort } from './instances-hosts-contract.js';
+import type { VolumesPort } from './instances-contract.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import { toInstanceObject, type InstanceObject } from './instances-view.js';
 import { MAX_LABEL_CHARS } from './instances-request.js';
-import { parseSshPublicKey } from '../ssh-keys/ssh-keys-format.js';
+import { parseSshPublicKey } from '../ssh-keys/ssh-keys-contract.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { Static } from 'typebox';
 import type { BulkBody, BulkReply, LogsBody, UpdateBody } from './instances-schemas.js';
@@ -35,14 +36,14 @@ export interface ServiceDeps {
   lifecycle: Lifecycle;
   fleet: FleetApi;
   billing: BillingApi;
-  keys: KeysStore;
+  keys: Pick<KeysContract, 'revokeInstanceKeys'>;
   scheduler: Scheduler;
   clock: Clock;
   random: Random;
   config: Config;
   volumes: VolumesPort;
-  /** Logs of instances on real hosts (their agents answer). */
-  agentLogs?: AgentLogsPort;
+  /** The host of each instance's machine: where its log comes from. */
+  hosts: InstanceHostsPort;
   /** Called after a state change commits (wakes event streams and waiters in this process). */
   notify: () => void;
   /** Other features' work when an instance is destroyed, inside the destroy's transaction (instances-module onDestroy). */
@@ -282,48 +283,17 @@ export function instancesServiceFactory(deps: ServiceDeps) {
       const tail = body.tail ?? null;
       const filter = body.filter ?? null;
       const logRequestId = await store.insertLogRequest({ instance_id: id, token_hash: sha256Hex(token), tail, filter, expires_at: clock.now() + LOG_URL_TTL_S });
-      await deps.agentLogs?.requested({ logRequestId, instanceId: id, machineId: inst.machine_id, tail, filter });
+      await deps.hosts.logsRequested({ logRequestId, instanceId: id, machineId: inst.machine_id, tail, filter });
       return { success: true as const, result_url: `${config.publicUrl}/api/v0/instances/logs/${token}/`, msg: 'logs are ready at result_url' };
     },
 
-    /** The simulated boot log behind a `result_url`, as plain text. */
+    /** The instance's log behind a `result_url`, as its host sent it, as plain text. */
     async logText(token: string): Promise<string> {
       const req = await store.findLogRequest(sha256Hex(token));
       if (!req || req.expires_at < clock.now()) throw new ApiError('not_found', 'no such log, or it expired');
-      const real = await deps.agentLogs?.textOf(req.id);
-      if (real !== undefined) return real;
-      const inst = await db.selectFrom('instances').selectAll().where('id', '=', req.instance_id).executeTakeFirst();
-      if (!inst) throw new ApiError('not_found', 'no such log, or it expired');
-      const lines = bootLog(inst, await store.eventsOf(inst.id));
-      let out = req.filter ? lines.filter((l) => l.includes(req.filter!)) : lines;
-      if (req.tail !== null) out = out.slice(-req.tail);
-      return out.join('\n') + (out.length ? '\n' : '');
+      return deps.hosts.logText({ logRequestId: req.id, instanceId: req.instance_id, tail: req.tail, filter: req.filter });
     },
   };
-}
-
-/** `1 GPU`, `2 GPUs`: a count and its noun, singular for one. */
-const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
-
-/**
- * The simulated boot log: each line says what the host's report said at that step, in the order it happened. A
- * `loading` step's own message says whether the image is still being pulled or the container is starting (issue 29
- * item 9: "image downloaded, starting container (pulling the image)" claimed both at once). Nothing is claimed of the
- * instance key: the server keeps only its hash and never hands it to the host, so no container receives it.
- */
-function bootLog(inst: InstanceRow, events: { actual_status: string | null; status_msg: string | null; at: number }[]): string[] {
-  const ts = (t: number) => new Date(t * 1000).toISOString();
-  const lines = [`${ts(inst.created_at)} instance ${inst.id} created on machine ${inst.machine_id ?? '?'} (${counted(inst.num_gpus, 'GPU')}), image ${inst.image}`];
-  for (const e of events) {
-    const note = e.status_msg ? ` (${e.status_msg})` : '';
-    if (e.actual_status === null) lines.push(`${ts(e.at)} provisioning: waiting for the host to take it${note}`);
-    else if (e.actual_status === 'loading') lines.push(`${ts(e.at)} loading: ${e.status_msg ?? 'preparing the container'}`);
-    else if (e.actual_status === 'running') {
-      lines.push(`${ts(e.at)} running: container started (${inst.runtype})`);
-      if (inst.onstart) lines.push(`${ts(e.at)} onstart: running its script (${counted(inst.onstart.split('\n').length, 'line')})`);
-    } else lines.push(`${ts(e.at)} ${e.actual_status}${note}`);
-  }
-  return lines;
 }
 
 export type InstancesService = ReturnType<typeof instancesServiceFactory>;

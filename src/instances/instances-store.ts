@@ -1,9 +1,10 @@
 import { sql, type Expression, type Insertable, type Selectable, type SqlBool, type Updateable } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
-import { prepared, preparedByKeys } from '../platform/db/prepared.js';
+import { prepared, preparedByKeys, preparedForOne, preparedRows } from '../platform/db/prepared.js';
 import { rowsTable } from '../platform/db/values.js';
 import type { Scope } from '../platform/auth.js';
 import type { InstanceEventsTable, InstancesTable } from './instances-tables.js';
+import type { PlacedInstance } from './instances-contract.js';
 
 export type InstanceRow = Selectable<InstancesTable>;
 export type InstanceEventRow = Selectable<InstanceEventsTable>;
@@ -38,7 +39,11 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
   const listed = () => db.selectFrom('instances').selectAll().where('destroyed_at', 'is', null).orderBy('id');
   const listOwn = prepared(['userId'], (q: { userId: number }) => inScope(listed(), ownScope(q)));
   const listTeams = prepared(['teamId'], (q: { teamId: number }) => inScope(listed(), { userId: 0, teamId: q.teamId }));
-  const lockLive = prepared(['id'], (q: { id: number }) => (dialect === 'postgres' ? live(q).forUpdate() : live(q)));
+  // `lockMany` (and `lock`, of one): the live ones of the instances, in id order, locked on PostgreSQL.
+  const lockLive = preparedForOne(db, [], (tx, ids) => {
+    const q = tx.selectFrom('instances').selectAll().where('id', 'in', ids).where('destroyed_at', 'is', null).orderBy('id');
+    return dialect === 'postgres' ? q.forUpdate() : q;
+  });
   // A scope's live instance, one statement per kind of scope (a user's own, or a team's) and per lock: a read, the
   // instance locked (`lockInScope`), or, for a destroy, stop, start or bid change, its machine's row locked first. On
   // PostgreSQL the machine's row is locked by the filter (evaluated on the found row, so only an instance of the
@@ -58,14 +63,18 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
       (scope.teamId === null ? await own(tx, { id, userId: scope.userId }) : await team(tx, { id, teamId: scope.teamId })).rows[0];
   };
   const oneInScope = { none: scopeRead('none'), instance: scopeRead('instance'), machine: scopeRead('machine') };
-  // Every status report of a real host's agent reads its machine's instances.
-  const selectLiveOnMachine = prepared(['machine_id'], (q: { machine_id: number }) =>
-    db.selectFrom('instances').selectAll().where('machine_id', '=', q.machine_id).where('destroyed_at', 'is', null).orderBy('id'));
+  // `listOnMachines`: the live instances on machines, in id order, locked (PostgreSQL) or not. Every status report of a
+  // real host's agent reads its one machine's.
+  const liveOnMachines = (lock: boolean) => preparedForOne(db, [], (tx, machineIds) => {
+    const q = tx.selectFrom('instances').selectAll().where('machine_id', 'in', machineIds).where('destroyed_at', 'is', null).orderBy('id');
+    return lock && dialect === 'postgres' ? q.forUpdate() : q;
+  });
+  const onMachines = { read: liveOnMachines(false), lock: liveOnMachines(true) };
   // Every stop and destroy looks for instances there waiting for GPUs (outbid): only their ids, not every instance row.
   const selectWaitingOnMachine = prepared(['machine_id'], (q: { machine_id: number }) =>
     db.selectFrom('instances').select(['id', 'bid_per_gpu_micro']).where('machine_id', '=', q.machine_id).where('destroyed_at', 'is', null)
       .where('actual_status', '=', 'stopped').where('intended_status', '=', 'running'));
-  const insertEventRow = preparedByKeys((e: Omit<InstanceEventRow, 'id'>) => db.insertInto('instance_events').values(e));
+  const insertEventRows = preparedRows(db, (tx, events: readonly Omit<InstanceEventRow, 'id'>[]) => tx.insertInto('instance_events').values([...events]));
   // A state change and its event in one statement on PostgreSQL (a data-modifying CTE): every rent, stop and destroy
   // makes one. The event's values are named `event_*`, the row's by their columns.
   type EventValues = { [K in keyof Omit<InstanceEventRow, 'id'> as `event_${K}`]: InstanceEventRow[K] };
@@ -93,15 +102,13 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
 
     /** A live instance; on PostgreSQL the row is locked for the rest of the transaction (state changes serialize). */
     async lock(id: number, tx: Tx): Promise<InstanceRow | undefined> {
-      return (await lockLive(tx, { id })).rows[0];
+      return (await lockLive(tx, [id])).rows[0];
     },
 
     /** The live ones of these instances, in id order, locked as `lock` locks one (one statement; lock order: id order). */
     async lockMany(ids: readonly number[], tx: Tx): Promise<InstanceRow[]> {
       if (ids.length === 0) return [];
-      if (ids.length === 1) return (await lockLive(tx, { id: ids[0] })).rows;
-      const q = tx.selectFrom('instances').selectAll().where('id', 'in', ids).where('destroyed_at', 'is', null).orderBy('id');
-      return dialect === 'postgres' ? q.forUpdate().execute() : q.execute();
+      return (await lockLive(tx, ids)).rows;
     },
 
     /**
@@ -140,6 +147,11 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
       return (await findLive(tx, { id })).rows[0];
     },
 
+    /** The instance, live or destroyed. */
+    async findAny(id: number, tx: Tx = db): Promise<InstanceRow | undefined> {
+      return tx.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
     /**
      * The scope's live instance `id`, locked for the rest of `tx` on PostgreSQL; with `machineFirst`, its machine's
      * row is locked before it (FleetApi.lockMachine's order). One statement.
@@ -161,8 +173,9 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
       return (await selectWaitingOnMachine(tx, { machine_id: machineId })).rows;
     },
 
+    /** `listOnMachines` of one machine, not locked. */
     async listOnMachine(machineId: number, tx: Tx = db): Promise<InstanceRow[]> {
-      return (await selectLiveOnMachine(tx, { machine_id: machineId })).rows;
+      return (await onMachines.read(tx, [machineId])).rows;
     },
 
     /**
@@ -171,19 +184,18 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
      */
     async listOnMachines(machineIds: readonly number[], tx: Tx, lock = false): Promise<InstanceRow[]> {
       if (machineIds.length === 0) return [];
-      const q = tx.selectFrom('instances').selectAll().where('machine_id', 'in', machineIds).where('destroyed_at', 'is', null).orderBy('id');
-      return lock && dialect === 'postgres' ? q.forUpdate().execute() : q.execute();
+      return (await (lock ? onMachines.lock : onMachines.read)(tx, machineIds)).rows;
     },
 
     async insertEvent(e: Omit<InstanceEventRow, 'id'>, tx: Tx = db): Promise<void> {
-      await insertEventRow(tx, e);
+      await insertEventRows(tx, [e]);
     },
 
     /** `update`, and `insertEvent` of the change's event: one statement on PostgreSQL. */
     async updateWithEvent(id: number, patch: InstancePatch, e: Omit<InstanceEventRow, 'id'>, tx: Tx = db): Promise<void> {
       if (dialect !== 'postgres') {
         await updateRow(tx, { ...patch, $id: id });
-        await insertEventRow(tx, e);
+        await insertEventRows(tx, [e]);
         return;
       }
       await updateRowWithEvent(tx, {
@@ -194,9 +206,7 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
 
     /** Events in one statement, in the order given. */
     async insertEvents(events: readonly Omit<InstanceEventRow, 'id'>[], tx: Tx = db): Promise<void> {
-      if (events.length === 0) return;
-      if (events.length === 1) await insertEventRow(tx, events[0]);
-      else await tx.insertInto('instance_events').values([...events]).execute();
+      await insertEventRows(tx, events);
     },
 
     async eventsSince(scope: Scope, afterId: number, limit: number, tx: Tx = db): Promise<InstanceEventRow[]> {
@@ -253,6 +263,73 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
 
     async findLogRequest(tokenHash: string, tx: Tx = db) {
       return tx.selectFrom('instance_log_requests').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    },
+
+    /**
+     * The scope's instances, destroyed ones too, by id: those among `ids` (when given) with this `label` (when given).
+     * `contracts/fetch`: invoices name destroyed instances.
+     */
+    async everInScope(scope: Scope, q: { ids?: readonly number[]; label?: string }, tx: Tx = db): Promise<InstanceRow[]> {
+      const rows: InstanceRow[] = [];
+      const ids = q.ids ?? [undefined];
+      for (let i = 0; i < ids.length; i += 500) {
+        let sel = tx.selectFrom('instances').selectAll().orderBy('id');
+        sel = scope.teamId === null ? sel.where('team_id', 'is', null).where('user_id', '=', scope.userId) : sel.where('team_id', '=', scope.teamId);
+        if (q.ids) sel = sel.where('id', 'in', ids.slice(i, i + 500) as number[]);
+        if (q.label !== undefined) sel = sel.where('label', '=', q.label);
+        rows.push(...(await sel.execute()));
+      }
+      return rows.sort((a, b) => a.id - b.id);
+    },
+
+    // What other features' hooks and reads run through instances-module.ts.
+
+    /** The user's live instances meant to run, with their machines (credit exhausted), by id. */
+    async meantToRunOf(userId: number, tx: Tx = db): Promise<Pick<InstanceRow, 'id' | 'machine_id'>[]> {
+      return tx.selectFrom('instances').select(['id', 'machine_id']).where('user_id', '=', userId).where('destroyed_at', 'is', null)
+        .where('intended_status', '=', 'running').orderBy('id').execute();
+    },
+
+    /** Those of `ids` not destroyed. */
+    async liveIds(ids: readonly number[], tx: Tx = db): Promise<number[]> {
+      if (ids.length === 0) return [];
+      return (await tx.selectFrom('instances').select('id').where('id', 'in', ids).where('destroyed_at', 'is', null).execute()).map((r) => r.id);
+    },
+
+    /** The running ones of `ids`, by id: their machine, container ports and environment (the serverless router). */
+    async runningOf(ids: readonly number[], tx: Tx = db): Promise<Pick<InstanceRow, 'id' | 'machine_id' | 'ports' | 'env'>[]> {
+      if (ids.length === 0) return [];
+      return tx.selectFrom('instances').select(['id', 'machine_id', 'ports', 'env']).where('id', 'in', ids)
+        .where('actual_status', '=', 'running').where('destroyed_at', 'is', null).orderBy('id').execute();
+    },
+
+    /** The live ones of `ids` with their state and times, by id (the serverless autoscaler's worker list). */
+    async statesOf(ids: readonly number[], tx: Tx = db): Promise<Pick<InstanceRow, 'id' | 'actual_status' | 'created_at' | 'running_since' | 'disk'>[]> {
+      if (ids.length === 0) return [];
+      return tx.selectFrom('instances').select(['id', 'actual_status', 'created_at', 'running_since', 'disk']).where('id', 'in', ids)
+        .where('destroyed_at', 'is', null).orderBy('id').execute();
+    },
+
+    /** Every instance that ran on these machines, destroyed ones too, by id (the hosting feature). */
+    async placedOn(machineIds: readonly number[], tx: Tx = db): Promise<PlacedInstance[]> {
+      const out: PlacedInstance[] = [];
+      for (let i = 0; i < machineIds.length; i += 500) {
+        const rows = await tx
+          .selectFrom('instances')
+          .select(['id', 'machine_id', 'user_id', 'team_id', 'destroyed_at'])
+          .where('machine_id', 'in', machineIds.slice(i, i + 500))
+          .orderBy('id')
+          .execute();
+        for (const r of rows) out.push({ id: r.id, machine_id: r.machine_id!, user_id: r.user_id, team_id: r.team_id, live: r.destroyed_at === null });
+      }
+      return out;
+    },
+
+    /** Ids of the team's live instances, by id; with `userId`, only those that user pays for. */
+    async liveOfTeam(teamId: number, userId?: number, tx: Tx = db): Promise<number[]> {
+      let q = tx.selectFrom('instances').select('id').where('team_id', '=', teamId).where('destroyed_at', 'is', null);
+      if (userId !== undefined) q = q.where('user_id', '=', userId);
+      return (await q.orderBy('id').execute()).map((r) => r.id);
     },
   };
 }

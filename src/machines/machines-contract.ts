@@ -153,3 +153,9 @@ export interface FleetApi {
  * from here), and what a new machine is made of (FleetService.addAgentMachine).
  */
 export { GPU_MODELS, type GpuModel, type MachineSpec, type NewMachine } from './machines-catalogue.js';
+
+/** Machines whose host is silent, and the faults that make one (the emulator's simulated heartbeats read them). */
+export { isSilent, SILENT_FAULTS, type SilentMachines } from './machines-silent-store.js';
+
+/** Told of every change of a machine's fault, inside the changing transaction, after the machine's row is locked. */
+export type FaultChangedHook = (tx: Tx, machineId: number, before: string | null, after: string | null) => Promise<void>;

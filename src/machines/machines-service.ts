@@ -7,14 +7,13 @@ import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import { readCache } from '../platform/db/read-cache.js';
-import type { Scheduler } from '../platform/scheduler.js';
 import { ApiError } from '../platform/errors.js';
 import { toDollars } from '../platform/money.js';
 import { SeededRandom, type Random } from '../platform/random.js';
 import { drawMachine, type NewMachine } from './machines-catalogue.js';
-import type { Allocation, AllocateRequest, FleetApi, HoldKind, MachineInfo, OfferSnapshot } from './machines-contract.js';
+import type { Allocation, AllocateRequest, FaultChangedHook, FleetApi, HoldKind, MachineInfo, OfferSnapshot } from './machines-contract.js';
 import { FleetIndex } from './machines-index.js';
-import { fleetHeartbeatFactory, type HostLostHook } from './machines-heartbeat.js';
+import { silentMachinesStore } from './machines-silent-store.js';
 import {
   chooseGpus,
   DEFAULT_ALLOCATED_STORAGE_GB,
@@ -29,7 +28,7 @@ import {
   type GpuHold,
   type MachineRecord,
   type OfferEntry,
-} from './machines-offers.js';
+} from './machines-offers-contract.js';
 import { fleetStore, toRecord } from './machines-store.js';
 import { machineFromInput } from './machines-emu-input.js';
 import type { NewMachineInput } from './machines-types.js';
@@ -40,8 +39,6 @@ export interface FleetDeps {
   clock: Clock;
   random: Random;
   config: Pick<Config, 'mode' | 'seed' | 'simMachines'>;
-  /** Runs the simulated hosts' heartbeats; without it (benchmarks, unit tests) hosts are never reported lost. */
-  scheduler?: Scheduler;
 }
 
 /** Simulated hosts own 1 to this many machines. */
@@ -89,10 +86,9 @@ function machineInfo(m: MachineRecord): MachineInfo {
   };
 }
 
-export function fleetServiceFactory({ store, clock, random, config, scheduler }: FleetDeps) {
+export function fleetServiceFactory({ store, clock, random, config }: FleetDeps) {
   const fleet = fleetStore(store.db, store.dialect);
-  const heartbeat = scheduler && fleetHeartbeatFactory({ store, clock, scheduler });
-  heartbeat?.register();
+  const faultHooks: FaultChangedHook[] = [];
   const index = new FleetIndex(fleet, readCache(store));
   const newEpoch = () => random.bytes(8).toString('hex');
 
@@ -134,7 +130,6 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     fail: (why: string) => never,
     requireBundle: boolean,
   ): Promise<{ gpuIndexes: number[]; outbid: number[]; before: OfferEntry | undefined; record: ReturnType<typeof toRecord> }> {
-    await fleet.lock(tx);
     // What getOffer read in this transaction is still current on SQLite (the only writer), and on PostgreSQL when it
     // read under the machine's lock (for allocation).
     const quoted = req.seen?.machineId === machineId ? (req.seen.snapshot as Seen) : undefined;
@@ -230,14 +225,12 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     lockIdleMachines: async (tx, machineIds) => (await fleet.lockIdleMachines(tx, machineIds)).map((r) => machineInfo(toRecord(r))),
 
     async release(tx, instanceId) {
-      await fleet.lock(tx);
       const machines = await fleet.releaseAll(tx, [instanceId]);
       // PostgreSQL: releaseAll marked them (before their GPUs, in the allocation's lock order).
       if (machines.length && store.dialect === 'sqlite') await fleet.bump(tx, machines);
     },
 
     async setBid(tx, instanceId, bidPerGpuMicro) {
-      await fleet.lock(tx);
       const machines = await fleet.setBid(tx, instanceId, bidPerGpuMicro);
       if (machines.length) await fleet.bump(tx, machines);
     },
@@ -253,10 +246,9 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
     },
 
     async setMachineFault(tx, machineId, fault) {
-      await fleet.lock(tx);
       const changed = await fleet.setFault(tx, machineId, fault as MachineFault);
       if (!changed) throw new ApiError('not_found', `machine ${machineId} not found`);
-      await heartbeat?.faultChanged(tx, machineId, changed.before, fault);
+      for (const hook of faultHooks) await hook(tx, machineId, changed.before, fault);
       await fleet.bump(tx, [machineId]);
     },
   };
@@ -293,12 +285,13 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
       });
     },
 
-    /** Who hears of a host that stopped heartbeating (the instances feature; wired in services.ts). */
-    onHostLost(hook: HostLostHook): void {
-      heartbeat?.onHostLost(hook);
+    /** Who hears of a change of a machine's fault (the emulator's simulated heartbeats; wired in services.ts). */
+    onFaultChanged(hook: FaultChangedHook): void {
+      faultHooks.push(hook);
     },
 
-    heartbeat,
+    /** Machines whose host is silent: when each went silent, which crossed a timeout (machines-silent-store.ts). */
+    silent: silentMachinesStore(store.db),
 
     /** A host's machines and their listing (the hosting feature, src/hosting/). */
     hosting: fleetHostingFactory(store.db, fleet),
@@ -315,7 +308,6 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
      */
     async addAgentMachine(tx: Tx, userId: number, m: Omit<NewMachine, 'verification' | 'listed_for'>): Promise<number> {
       const hostId = await fleet.hostOfUser(tx, userId, clock.now());
-      await fleet.lock(tx);
       const version = await fleet.insertVersion(tx);
       const id = await fleet.insertMachineOnHost(tx, hostId, { ...m, verification: 'unverified', listed_for: 0 }, { now: clock.now(), version });
       await fleet.bump(tx, [id]);
@@ -324,7 +316,6 @@ export function fleetServiceFactory({ store, clock, random, config, scheduler }:
 
     /** A real host's machine reported new hardware (the GPU count stays as registered). */
     async updateAgentMachine(tx: Tx, machineId: number, patch: Parameters<typeof fleet.updateHardware>[2]): Promise<void> {
-      await fleet.lock(tx);
       await fleet.updateHardware(tx, machineId, patch);
       await fleet.bump(tx, [machineId]);
     },

@@ -35,7 +35,7 @@ export interface FleetMachinesTable {
   /** Injected fault (`offline`, `unknown`, `exited`, `stall`) or null. */
   fault: string | null;
   /**
-   * A silent host's last heartbeat: when it went silent (fleet-heartbeat.ts). Not kept for a healthy host, whose last
+   * A silent host's last heartbeat: when it went silent (machines-silent-store.ts). Not kept for a healthy host, whose last
    * beat is now; on its row this is stale.
    */
   heartbeat_at: number | null;

@@ -15,9 +15,8 @@
 import type { Config } from '../../config.js';
 import type { Tx } from '../../platform/db/connect.js';
 import type { Scheduler, JobContext } from '../../platform/scheduler.js';
-import type { FleetApi, MachineInfo } from '../../machines/machines-contract.js';
+import { isSilent, type FleetApi, type MachineInfo } from '../../machines/machines-contract.js';
 import type { DesiredInstanceT, ObservedInstanceT } from '../../protocol/agent-protocol-schemas.js';
-import { isSilent } from '../../machines/machines-heartbeat.js';
 import { observe, plan, type Action, type InstanceRecord } from '../../agent/reconcile-plan.js';
 import { PROVISION_DELAY_S } from '../../instances/instances-lifecycle.js';
 import type { DesiredRead } from '../../agent-server/agent-server-service.js';

@@ -1,37 +1,46 @@
 /**
  * The emulator's simulated hosts (issue 13): a container runtime kept in the database (simhost-runtime.ts) and an
  * agent that drives it as `gpuplane agent` drives Docker (simhost-agent.ts), so the simulated fleet goes through the
- * same desired state, reconcile and report application as real hosts. The emulator's faults act here, on the runtime
- * or the agent (SimHostPort). Wired in emulator mode only (services.ts): production has no simulated machines.
+ * same desired state, reconcile and report application as real hosts. The emulator's instance and machine faults act
+ * here, on the runtime or the agent (simhost-faults.ts), and the instances feature's requests to a machine's host
+ * (execute, snapshot, logs) are answered here for simulated machines (simhost-hosts.ts). Wired in emulator mode only
+ * (services.ts): production has no simulated machines.
  */
 import type { Config } from '../../config.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Store } from '../../platform/db/connect.js';
 import type { Scheduler } from '../../platform/scheduler.js';
-import type { FleetApi } from '../../machines/machines-contract.js';
-import type { SimHostPort } from '../../instances/instances-ports.js';
+import type { FleetApi, SilentMachines } from '../../machines/machines-contract.js';
+import type { InstanceHostsPort, InstancesForHosts } from '../../instances/instances-hosts-contract.js';
 import { simAgentFactory, type SimReportPort } from './simhost-agent.js';
+import { simFaultsFactory, type SimHostFaults } from './simhost-faults.js';
+import { emulatedHostsPort } from './simhost-hosts.js';
+import { simHeartbeatFactory } from './simhost-heartbeat.js';
 import { CRASH_EXIT_CODE, pullKey } from './simhost-runtime.js';
 import { simhostStore } from './simhost-store.js';
 
 export interface SimhostDeps {
   store: Store;
-  fleet: Pick<FleetApi, 'machine' | 'lockMachine' | 'lockIdleMachines'>;
+  fleet: Pick<FleetApi, 'machine' | 'lockMachine' | 'lockIdleMachines' | 'setMachineFault'> & { silent: SilentMachines };
   reports: SimReportPort;
+  /** What the simulated hosts' faults and answers read of instances and do to them. */
+  instances: InstancesForHosts;
+  clock: Clock;
   scheduler: Scheduler;
   config: Pick<Config, 'seed' | 'simBootSeconds'>;
   notify: () => void;
 }
 
-export function simhostServiceFactory({ store, fleet, reports, scheduler, config, notify }: SimhostDeps) {
+export function simhostServiceFactory({ store, fleet, reports, instances, clock, scheduler, config, notify }: SimhostDeps) {
   const sim = simhostStore(store.db, store.dialect);
   const agent = simAgentFactory({ sim, fleet, reports, scheduler, config, notify });
 
-  const port: SimHostPort = {
+  const runtime: SimHostFaults = {
     lockMachine: (tx, machineId) => sim.lockMachine(tx, machineId),
 
-    async fault(tx, machineId, fault, instances, now, wholeMachine = false) {
-      const ids = instances.map((i) => i.id);
-      const keys = instances.map((i) => pullKey({ image: i.image, repull: i.repull === 1, instance_id: i.id, generation: i.generation }));
+    async fault(tx, machineId, fault, rows, now, wholeMachine = false) {
+      const ids = rows.map((i) => i.id);
+      const keys = rows.map((i) => pullKey({ image: i.image, repull: i.repull === 1, instance_id: i.id, generation: i.generation }));
       switch (fault) {
         case 'exited':
           await sim.putInstances(tx, machineId, ids, { crash: 1 });
@@ -58,8 +67,17 @@ export function simhostServiceFactory({ store, fleet, reports, scheduler, config
   return {
     /** The instances feature's hook: a machine's desired state changed (instances-module `onDesiredChange`). */
     desiredChanged: agent.desiredChanged,
-    /** Where the instance and machine faults act (instances-jobs.ts). */
-    port,
+    /** The machines' runtimes and agents, where the faults act: lock one, fault it, make its agent pass (tests too). */
+    runtime,
+    /** The simulated hosts' heartbeats: a host made silent is lost once past the timeout (simhost-heartbeat.ts). */
+    heartbeat: simHeartbeatFactory({ store, clock, scheduler, machines: fleet.silent, hostLost: instances.hostLost }),
+    /** The instance and machine faults of contract §2, by name (registered with the emulator by the root). */
+    faults: simFaultsFactory({ instances, fleet, sim: runtime, clock }),
+    /**
+     * The instances feature's host port in emulator mode: real hosts' machines asked through `real` (their agents),
+     * the simulated ones answered here.
+     */
+    hostsPort: (real: InstanceHostsPort): InstanceHostsPort => emulatedHostsPort({ real, fleet, instances }),
     /** The machine's containers as its runtime lists them (tests, diagnostics). */
     containers: async (machineId: number) => sim.containers(store.db, machineId),
   };
