@@ -6,7 +6,7 @@ import type { Store, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { KeysService } from '../keys/keys-service.js';
-import { bootstrapKeys } from '../keys/keys-store.js';
+import { bootstrapKeys } from '../keys/keys-contract.js';
 import { usersContract } from '../users/users-contract.js';
 import { toUserObject, type NewUserInput, type UsersService } from '../users/users-service.js';
 import type { FaultHandler, FaultRequest } from '../platform/faults.js';

@@ -1,7 +1,7 @@
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import { USER_RUNNING_RATE } from '../billing/billing-contract.js';
 import type { ReadCache } from '../platform/db/read-cache.js';
-import type { UsersTable } from '../users/users-tables.js';
+import type { UserRow } from '../users/users-contract.js';
 import type { ApiKeysTable } from './keys-tables.js';
 import { sql, type CompiledQuery, type Insertable, type Selectable } from 'kysely';
 import { prepared } from '../platform/db/prepared.js';
@@ -9,7 +9,7 @@ import { coalescing } from '../platform/coalesce.js';
 import { flushWaived, NO_FLUSH } from '../platform/db/no-flush.js';
 
 export type KeyRow = Selectable<ApiKeysTable>;
-export type UserRow = Selectable<UsersTable>;
+export type { UserRow };
 
 // The authenticator's principal carries this feature's whole rows (platform/auth.ts KeyLookup).
 declare module '../platform/auth.js' {
@@ -226,6 +226,12 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
 
     async findById(id: number, tx: Tx = db): Promise<KeyRow | undefined> {
       return tx.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
+    /** The live (not revoked) keys among these ids, in id order (login's sessions: which of a user's are still on). */
+    async liveByIds(ids: readonly number[], tx: Tx = db): Promise<KeyRow[]> {
+      if (ids.length === 0) return [];
+      return tx.selectFrom('api_keys').selectAll().where('id', 'in', ids).where('revoked_at', 'is', null).orderBy('id').execute();
     },
 
     /** A user's live API keys (kind `user`; sessions and instance keys are not managed here), optionally one team's. */

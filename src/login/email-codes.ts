@@ -3,11 +3,10 @@ import type { Db, Tx } from '../platform/db/connect.js';
 import type { DialectName } from '../platform/db/migrations.js';
 import { safeEqual, sha256Hex } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
-import { digitCode, secretToken, type Random } from '../platform/random.js';
+import { digitCode, type Random } from '../platform/random.js';
 import { usersContract } from '../users/users-contract.js';
 import { CODE_DIGITS } from '../tfa/tfa-constants.js';
-import { TFA_SECRET_PREFIX } from '../tfa/tfa-send.js';
-import type { ChallengeRow, TfaStore } from '../tfa/tfa-store.js';
+import type { ChallengeRow, TfaForLogin } from '../tfa/tfa-contract.js';
 import { DAY_S, HOUR_S } from './login-constants.js';
 
 /** What an e-mailed code is for; each is a `tfa_challenges` purpose. */
@@ -26,7 +25,7 @@ export interface CodeLimits {
 export interface EmailCodesDeps {
   db: Db;
   dialect: DialectName;
-  tfaStore: TfaStore;
+  tfa: Pick<TfaForLogin, 'insertEmailCode' | 'latestCode' | 'codesSince' | 'burnCodes' | 'claimChallengeAttempt' | 'consumeChallenge'>;
   clock: Clock;
   random: Random;
 }
@@ -36,7 +35,7 @@ export interface EmailCodesDeps {
  * compared in constant time, never logged. Issuing runs under the user's lock, so two parallel requests cannot both
  * pass a cap; checking reserves an attempt before comparing, as 2FA's challenges do.
  */
-export function emailCodesFactory({ db, dialect, tfaStore, clock, random }: EmailCodesDeps) {
+export function emailCodesFactory({ db, dialect, tfa, clock, random }: EmailCodesDeps) {
   return {
     /**
      * A new code of `purpose` for a user, or null when a limit says not now. `during` runs in the same transaction,
@@ -51,18 +50,15 @@ export function emailCodesFactory({ db, dialect, tfaStore, clock, random }: Emai
       return db.transaction().execute(async (tx) => {
         await usersContract.lock(tx, userId, dialect);
         const now = clock.now();
-        const day = await tfaStore.codesSince(userId, purpose, now - DAY_S, tx);
+        const day = await tfa.codesSince(userId, purpose, now - DAY_S, tx);
         if (day.codes >= limits.perDay) return null;
-        if (limits.perHour !== undefined && (await tfaStore.codesSince(userId, purpose, now - HOUR_S, tx)).codes >= limits.perHour) return null;
-        const last = await tfaStore.latestCode(userId, purpose, tx);
+        if (limits.perHour !== undefined && (await tfa.codesSince(userId, purpose, now - HOUR_S, tx)).codes >= limits.perHour) return null;
+        const last = await tfa.latestCode(userId, purpose, tx);
         if (limits.minGapS !== undefined && last && now - (last.last_sent_at ?? 0) < limits.minGapS) return null;
         await opts.during?.(tx);
-        if (opts.burn) await tfaStore.burnCodes(userId, purpose, now, tx);
+        if (opts.burn) await tfa.burnCodes(userId, purpose, now, tx);
         const code = digitCode(random, CODE_DIGITS);
-        await tfaStore.insertChallenge({
-          user_id: userId, secret_hash: sha256Hex(secretToken(random, TFA_SECRET_PREFIX)), purpose, channel: 'email', client: opts.client ?? null,
-          code_hash: sha256Hex(code), last_sent_at: now, code_expires_at: now + limits.ttlS, expires_at: now + limits.ttlS, created_at: now,
-        }, tx);
+        await tfa.insertEmailCode({ userId, purpose, client: opts.client ?? null, codeHash: sha256Hex(code), now, ttlS: limits.ttlS }, tx);
         return code;
       });
     },
@@ -73,18 +69,18 @@ export function emailCodesFactory({ db, dialect, tfaStore, clock, random }: Emai
      */
     async check(userId: number, purpose: CodePurpose, code: string, limits: CodeLimits, invalid: () => ApiError): Promise<ChallengeRow> {
       const now = clock.now();
-      const ch = await tfaStore.latestCode(userId, purpose);
+      const ch = await tfa.latestCode(userId, purpose);
       if (!ch || ch.code_hash === null || (ch.code_expires_at ?? 0) <= now) throw invalid();
-      if ((await tfaStore.codesSince(userId, purpose, now - DAY_S)).guesses >= limits.guessesPerDay) {
+      if ((await tfa.codesSince(userId, purpose, now - DAY_S)).guesses >= limits.guessesPerDay) {
         throw new ApiError('rate_limited', 'too many wrong codes for this account today; try again tomorrow', {}, undefined, { 'Retry-After': String(DAY_S) });
       }
-      if ((await tfaStore.claimChallengeAttempt(ch.id)) === undefined) throw invalid();
+      if ((await tfa.claimChallengeAttempt(ch.id)) === undefined) throw invalid();
       if (!safeEqual(sha256Hex(code), ch.code_hash)) throw invalid();
       return ch;
     },
 
     /** Uses up a checked code in the caller's transaction; false when another request used it first. */
-    consume: (ch: ChallengeRow, tx: Tx) => tfaStore.consumeChallenge(ch.id, clock.now(), tx),
+    consume: (ch: ChallengeRow, tx: Tx) => tfa.consumeChallenge(ch.id, clock.now(), tx),
   };
 }
 

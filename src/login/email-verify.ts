@@ -5,9 +5,8 @@ import { hashPassword, safeEqual, verifyPassword } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
 import type { Messenger } from '../messages/messages-service.js';
-import { usersContract } from '../users/users-contract.js';
+import { usersContract, type UserRow, type UsersLookup } from '../users/users-contract.js';
 import { toUserObject, type UsersService } from '../users/users-service.js';
-import type { UserRow, UsersStore } from '../users/users-store.js';
 import type { Static } from 'typebox';
 import type { CodeLimits, EmailCodes } from './email-codes.js';
 import {
@@ -25,7 +24,7 @@ const RESEND_LIMITS: CodeLimits = { ...LIMITS, minGapS: EMAIL_VERIFY_RESEND_S };
 export interface EmailVerifyDeps {
   db: Db;
   dialect: DialectName;
-  users: UsersStore;
+  users: UsersLookup;
   usersService: UsersService;
   codes: EmailCodes;
   messenger: Messenger;

@@ -5,7 +5,7 @@ import { badRequest } from '../platform/errors.js';
 import type { SubaccountsService } from '../subaccounts/subaccounts-service.js';
 import { SubaccountCreated } from '../subaccounts/subaccounts-schemas.js';
 import { ErrorReply } from '../platform/schemas.js';
-import type { TfaAuthenticator } from '../tfa/tfa-auth.js';
+import type { TfaAuthenticator } from '../tfa/tfa-contract.js';
 import { Bodies, Errors, Replies } from '../tfa/tfa-schemas.js';
 import type { LoginService } from './login-service.js';
 import {

@@ -1,19 +1,14 @@
 import type { Clock } from '../platform/clock.js';
-import { hashPassword, sha256Hex, verifyPassword } from '../platform/crypto.js';
+import { hashPassword, verifyPassword } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
-import { secretToken, type Random } from '../platform/random.js';
+import type { Random } from '../platform/random.js';
 import type { Principal } from '../platform/auth.js';
 import type { Messenger } from '../messages/messages-service.js';
 import type { UsersService } from '../users/users-service.js';
 import { toUserObject } from '../users/users-service.js';
-import type { UsersStore } from '../users/users-store.js';
-import type { TfaCaller } from '../tfa/tfa-auth.js';
-import { TFA_LOGIN_SECRET_TTL_S } from '../tfa/tfa-constants.js';
-import { TFA_SECRET_PREFIX } from '../tfa/tfa-send.js';
-import type { TfaStore } from '../tfa/tfa-store.js';
-import type { TfaVerifier } from '../tfa/tfa-verify.js';
+import type { UsersLookup } from '../users/users-contract.js';
+import type { TfaCaller, TfaForLogin } from '../tfa/tfa-contract.js';
 import type { TfaBodies } from '../tfa/tfa-schemas.js';
-import { methodObject } from '../tfa/tfa-view.js';
 import type { LoginStore } from './login-store.js';
 import type { Static } from 'typebox';
 import type { LoginBody } from './login-schemas.js';
@@ -30,11 +25,11 @@ export { EMAIL_VERIFY_TTL_S } from './login-constants.js';
 export interface LoginDeps {
   db: Db;
   dialect: DialectName;
-  users: UsersStore;
+  users: UsersLookup;
   usersService: UsersService;
   store: LoginStore;
-  tfaStore: TfaStore;
-  verifier: TfaVerifier;
+  /** 2FA's part of a login, and the e-mailed codes kept as its challenges (tfa-contract.ts). */
+  tfa: TfaForLogin;
   sessions: Sessions;
   messenger: Messenger;
   clock: Clock;
@@ -46,7 +41,7 @@ export interface LoginDeps {
 }
 
 export function loginServiceFactory(deps: LoginDeps) {
-  const { users, store, tfaStore, verifier, sessions, messenger, clock, random } = deps;
+  const { users, store, tfa, sessions, messenger, clock, random } = deps;
   // Unknown users still cost one scrypt, so timing does not tell which e-mails have accounts.
   const dummyHash = hashPassword('not a password', random);
   const badLogin = () => new ApiError('auth_error', 'wrong username or password');
@@ -57,7 +52,7 @@ export function loginServiceFactory(deps: LoginDeps) {
     alert: (to, failures) => messenger.sendEmail({ to, subject: 'Failed logins to your gpuplane account', text: failuresAlertText(failures), code: null }).catch(() => undefined),
   });
 
-  const codes = emailCodesFactory({ db: deps.db, dialect: deps.dialect, tfaStore, clock, random });
+  const codes = emailCodesFactory({ db: deps.db, dialect: deps.dialect, tfa, clock, random });
   const emailVerify = emailVerifyFactory({ ...deps, codes });
   const passwords = passwordsFactory({ ...deps, codes, throttle });
 
@@ -92,9 +87,7 @@ export function loginServiceFactory(deps: LoginDeps) {
       await gate.succeeded();
       if (user.email_verified_at === null) throw new ApiError('email_not_verified', 'verify your e-mail address first (POST /api/v0/users/verify-email/)');
       if (user.tfa_status !== 'disabled') {
-        const secret = secretToken(random, TFA_SECRET_PREFIX);
-        await tfaStore.insertChallenge({ user_id: user.id, secret_hash: sha256Hex(secret), purpose: 'login', client, created_at: now, expires_at: now + TFA_LOGIN_SECRET_TTL_S });
-        const methods = (await tfaStore.listMethods(user.id)).map((m) => methodObject(m, now));
+        const { secret, methods } = await tfa.startLogin(user.id, client, now);
         return { body: { success: true, tfa_required: true as const, tfa_secret: secret, methods, ...(user.tfa_status === 'legacy' ? { legacy_tfa_user: true } : {}) }, cookie: null };
       }
       const s = await sessions.create(user.id, client);
@@ -106,14 +99,14 @@ export function loginServiceFactory(deps: LoginDeps) {
       const user = c.user;
       if (body.admin && user.is_admin !== 1) throw new ApiError('permission_denied', 'an admin session needs an admin account');
       if (user.tfa_status === 'disabled') throw new ApiError('2fa_login_failed', '2FA is not enabled on this account');
-      const verified = await verifier.verifyFactor(user, body, '2fa_login_failed', ['login', 'verify']);
+      const verified = await tfa.verifyFactor(user, body, '2fa_login_failed', ['login', 'verify']);
       // A login secret completes one login, whichever factor was used.
-      if (c.loginChallenge && verified.challenge?.id !== c.loginChallenge.id && !(await tfaStore.consumeChallenge(c.loginChallenge.id, clock.now()))) {
+      if (c.loginChallenge && verified.challenge?.id !== c.loginChallenge.id && !(await tfa.consumeChallenge(c.loginChallenge.id, clock.now()))) {
         throw new ApiError('auth_error', 'this tfa_secret was already used; log in again', {}, 403);
       }
       const client: Client = c.principal ? 'cli' : ((c.loginChallenge?.client as Client | null) ?? 'ui');
       const s = await sessions.create(user.id, client, { admin: body.admin });
-      const remaining = verified.via === 'backup' ? await tfaStore.countBackupCodes(user.id) : 0;
+      const remaining = verified.via === 'backup' ? await tfa.countBackupCodes(user.id) : 0;
       const fresh = (await users.findById(user.id)) ?? user;
       return {
         body: {

@@ -1,7 +1,16 @@
 /**
- * The tables of the login feature (migration `0045_login_throttles`). Sessions and e-mail challenges predate it and
- * live in 2FA's tables (tfa-tables.ts).
+ * The tables of the login feature: its sessions and its password throttle (src/migrations/). Login's e-mailed codes are
+ * rows of 2FA's challenges, made through tfa-contract.ts.
  */
+
+/** Login sessions: an `api_keys` row of kind `session` (the keys feature's) plus when it expires. */
+export interface SessionsTable {
+  key_id: number;
+  user_id: number;
+  client: string;
+  created_at: number;
+  expires_at: number;
+}
 
 /**
  * One counter of wrong passwords (login-constants.ts `LOGIN_THROTTLE`): of an address (`source:`), an account name
@@ -24,4 +33,5 @@ export interface LoginThrottlesTable {
 
 export interface LoginTables {
   login_throttles: LoginThrottlesTable;
+  sessions: SessionsTable;
 }

@@ -7,8 +7,8 @@ import type { Principal } from '../platform/auth.js';
 import type { Random } from '../platform/random.js';
 import type { Messenger } from '../messages/messages-service.js';
 import { usersContract } from '../users/users-contract.js';
-import type { UsersStore } from '../users/users-store.js';
-import type { TfaVerifier } from '../tfa/tfa-verify.js';
+import type { UsersLookup } from '../users/users-contract.js';
+import type { TfaForLogin } from '../tfa/tfa-contract.js';
 import type { Static } from 'typebox';
 import type { EmailCodes } from './email-codes.js';
 import type { LoginThrottle } from './login-throttle.js';
@@ -21,10 +21,10 @@ const LIMITS = { ttlS: PASSWORD_RESET_TTL_S, perDay: PASSWORD_RESET_PER_DAY, per
 export interface PasswordsDeps {
   db: Db;
   dialect: DialectName;
-  users: UsersStore;
+  users: Pick<UsersLookup, 'findByEmail'>;
   codes: EmailCodes;
   throttle: LoginThrottle;
-  verifier: TfaVerifier;
+  tfa: Pick<TfaForLogin, 'verifyFactor'>;
   sessions: Sessions;
   messenger: Messenger;
   clock: Clock;
@@ -39,7 +39,7 @@ export interface PasswordsDeps {
  * account. Passwords are stored as scrypt hashes only, and never logged.
  */
 export function passwordsFactory(deps: PasswordsDeps) {
-  const { db, dialect, users, codes, throttle, verifier, sessions, messenger, clock, random } = deps;
+  const { db, dialect, users, codes, throttle, tfa, sessions, messenger, clock, random } = deps;
   const invalid = () => new ApiError('bad_request', 'invalid or expired reset code');
 
   /** Sets the new password, forgets the addresses the account trusted, and tells the owner by e-mail. */
@@ -117,7 +117,7 @@ export function passwordsFactory(deps: PasswordsDeps) {
         throw new ApiError('auth_error', 'the current password is wrong', {}, 403);
       }
       await gate.succeeded();
-      if (user.tfa_status !== 'disabled') await verifier.verifyFactor(user, body, '2fa_verification_failed', ['verify', 'login']);
+      if (user.tfa_status !== 'disabled') await tfa.verifyFactor(user, body, '2fa_verification_failed', ['verify', 'login']);
       await replace(user.id, user.email, body.new_password);
       const ended = await sessions.endAllOf(user.id, p.key.kind === 'session' ? p.key.id : null);
       return { success: true, msg: `password changed; ${ended} other session${ended === 1 ? '' : 's'} ended` };

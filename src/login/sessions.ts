@@ -1,10 +1,11 @@
+import { stringifySetCookie } from 'cookie';
 import { SESSION_COOKIE, type Principal } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, notFound } from '../platform/errors.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { KeysService } from '../keys/keys-service.js';
-import type { KeysStore } from '../keys/keys-store.js';
+import type { KeyRow, KeysContract } from '../keys/keys-contract.js';
 
 /**
  * How long a login session lives. A real cloud expires sessions; a week covers a working week of CLI use without
@@ -17,7 +18,7 @@ export type Client = 'cli' | 'ui';
 
 export interface SessionDeps {
   db: Db;
-  keys: KeysStore;
+  keys: Pick<KeysContract, 'liveByIds' | 'revoke' | 'setSessionTeam'>;
   keysService: KeysService;
   scheduler: Scheduler;
   clock: Clock;
@@ -32,9 +33,9 @@ export interface SessionDeps {
  * it), SameSite=Strict (no other site's page sends it: issue 15), Secure when the browser came over https.
  */
 export function sessionCookieHeader(secret: string | null, maxAge: number, secure: boolean): string {
-  const attrs = ['Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${secret === null ? 0 : Math.floor(maxAge)}`];
-  if (secure) attrs.push('Secure');
-  return [`${SESSION_COOKIE}=${secret ?? ''}`, ...attrs].join('; ');
+  return stringifySetCookie({
+    name: SESSION_COOKIE, value: secret ?? '', path: '/', httpOnly: true, sameSite: 'strict', maxAge: secret === null ? 0 : Math.floor(maxAge), secure,
+  });
 }
 
 /** The cookie of a reply, given whether the request came over https (request.protocol; GPUPLANE_TRUST_PROXY). */
@@ -66,6 +67,14 @@ export interface SessionTeamView {
  */
 export function sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl, memberships }: SessionDeps) {
   const secureUrl = publicUrl.startsWith('https:');
+  /** The user's sessions whose keys are live (the keys feature says which): `sessions` rows, in the order given. */
+  const live = async <R extends { key_id: number }>(rows: R[]): Promise<(R & { key: KeyRow })[]> => {
+    const keysById = new Map((await keys.liveByIds(rows.map((r) => r.key_id))).map((k) => [k.id, k]));
+    return rows.flatMap((r) => {
+      const key = keysById.get(r.key_id);
+      return key ? [{ ...r, key }] : [];
+    });
+  };
   const cookieFor = (secret: string | null, maxAge: number): CookieFor => (overHttps) => sessionCookieHeader(secret, maxAge, secureUrl || overHttps);
 
   scheduler.register(SESSION_EXPIRE_JOB, async (payload: { key_id: number }, ctx) => {
@@ -97,13 +106,7 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
      * reset by e-mail code, since whoever knew the old password may hold one. Returns how many ended.
      */
     async endAllOf(userId: number, keepKeyId: number | null = null): Promise<number> {
-      const rows = await db
-        .selectFrom('sessions as s')
-        .innerJoin('api_keys as k', 'k.id', 's.key_id')
-        .select('s.key_id')
-        .where('s.user_id', '=', userId)
-        .where('k.revoked_at', 'is', null)
-        .execute();
+      const rows = await live(await db.selectFrom('sessions').select('key_id').where('user_id', '=', userId).execute());
       const ended = rows.filter((r) => r.key_id !== keepKeyId);
       for (const r of ended) await end(r.key_id);
       return ended.length;
@@ -121,20 +124,18 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
     /** The caller's live sessions (CLI and browser), newest first. */
     async list(principal: Principal): Promise<SessionView[]> {
       const now = clock.now();
-      const rows = await db
-        .selectFrom('sessions as s')
-        .innerJoin('api_keys as k', 'k.id', 's.key_id')
-        .select(['s.key_id', 's.client', 's.created_at', 's.expires_at', 'k.last_used_at', 'k.team_id'])
-        .where('s.user_id', '=', principal.user.id)
-        .where('k.revoked_at', 'is', null)
-        .where('s.expires_at', '>', now)
-        .orderBy('s.created_at', 'desc')
-        .orderBy('s.key_id', 'desc')
-        .execute();
+      const rows = await live(await db
+        .selectFrom('sessions')
+        .select(['key_id', 'client', 'created_at', 'expires_at'])
+        .where('user_id', '=', principal.user.id)
+        .where('expires_at', '>', now)
+        .orderBy('created_at', 'desc')
+        .orderBy('key_id', 'desc')
+        .execute());
       const currentId = principal.key.kind === 'session' ? principal.key.id : null;
       return rows.map((r) => ({
-        id: r.key_id, client: r.client, created_at: r.created_at, expires_at: r.expires_at, last_used_at: r.last_used_at ?? null,
-        current: r.key_id === currentId, team_id: r.team_id ?? null,
+        id: r.key_id, client: r.client, created_at: r.created_at, expires_at: r.expires_at, last_used_at: r.key.last_used_at ?? null,
+        current: r.key_id === currentId, team_id: r.key.team_id ?? null,
       }));
     },
 
@@ -166,14 +167,7 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
 
     /** Revokes one of the caller's sessions (a lost laptop's, say); someone else's or an ended one is 404. */
     async revoke(principal: Principal, id: number): Promise<{ success: true; msg: string; cookie: CookieFor | null }> {
-      const row = await db
-        .selectFrom('sessions as s')
-        .innerJoin('api_keys as k', 'k.id', 's.key_id')
-        .select(['s.key_id'])
-        .where('s.key_id', '=', id)
-        .where('s.user_id', '=', principal.user.id)
-        .where('k.revoked_at', 'is', null)
-        .executeTakeFirst();
+      const [row] = await live(await db.selectFrom('sessions').select('key_id').where('key_id', '=', id).where('user_id', '=', principal.user.id).execute());
       if (!row) throw new ApiError('not_found', `session ${id} not found (or already ended)`);
       await end(id);
       const current = principal.key.kind === 'session' && principal.key.id === id;

@@ -1,4 +1,5 @@
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
+import { parseCookie } from 'cookie';
 import { digestEqual, sha256Hex } from './crypto.js';
 import { ApiError } from './errors.js';
 import { allows, intersect, type Category, type PermissionDoc } from './permissions.js';
@@ -112,10 +113,16 @@ export function queryApiKey(query: unknown): string | null {
 /** The UI's login session cookie (set by `POST /api/v0/auth/login/` and the 2FA login; see src/login/sessions.ts). */
 export const SESSION_COOKIE = 'gpuplane_session';
 
-/** The session secret from a Cookie header, or null. Only `session` keys are accepted this way. */
+/** What a session secret looks like (`gps_` and URL-safe base64): any other value of the cookie is no credential. */
+const SESSION_SECRET = /^[A-Za-z0-9_-]{1,512}$/;
+
+/**
+ * The session secret from a Cookie header, or null. Only `session` keys are accepted this way. The value is taken as
+ * sent (no percent-decoding): a secret never needs it, so an encoded one is no secret of ours.
+ */
 export function sessionCookie(header: string | undefined): string | null {
-  const m = header ? new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([A-Za-z0-9_-]{1,512})(?:;|$)`).exec(header) : null;
-  return m ? m[1] : null;
+  const value = header ? parseCookie(header, { decode: (v) => v })[SESSION_COOKIE] : undefined;
+  return value !== undefined && SESSION_SECRET.test(value) ? value : null;
 }
 
 /**

@@ -24,7 +24,7 @@ import { ApiError, badRequest, notFound } from '../platform/errors.js';
 import type { PermissionDoc } from '../platform/permissions.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import type { KeysService } from '../keys/keys-service.js';
-import type { KeysStore } from '../keys/keys-store.js';
+import type { KeysContract } from '../keys/keys-contract.js';
 import {
   DEFAULT_WINDOW_S, REQUEST_BODY_MAX_CHARS, SCHEDULED_JOBS_MAX, type ScheduledJob, type ScheduledJobBody, type ScheduledJobUpdateBody,
 } from './scheduled-jobs-schemas.js';
@@ -49,7 +49,7 @@ export interface ScheduledJobsDeps {
   jobs: ScheduledJobsStore;
   clock: Clock;
   scheduler: Scheduler;
-  keys: Pick<KeysStore, 'findById' | 'revoke'>;
+  keys: Pick<KeysContract, 'findById' | 'revoke'>;
   keysService: Pick<KeysService, 'create'>;
   /**
    * The instances feature: whether `id` is a live instance of `scope`, its row locked until `tx` ends on PostgreSQL,

@@ -10,6 +10,7 @@ import { createPrivateKey, createSign, generateKeyPair, type KeyObject } from 'n
 import { promisify } from 'node:util';
 import { sha256Hex, type SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
+import { kvState } from '../platform/db/kv.js';
 import { secretToken, type Random } from '../platform/random.js';
 
 /** Prefix of endpoint keys: told apart from account keys (`gpk_`) at a glance. */
@@ -65,24 +66,23 @@ function signedFields(f: AuthFields): AuthFields {
 }
 
 export function serverlessKeysFactory({ db, random, secretBox }: { db: Db; random: Random; secretBox: SecretBox }) {
+  const kv = kvState(db);
   /** The parsed private key, reused while the sealed row is unchanged (an emulator reset makes a new pair). */
   let cached: { sealed: string; key: KeyObject } | undefined;
 
   async function pair(tx: Tx = db): Promise<{ public_pem: string; private_sealed: string }> {
-    const read = async () => tx.selectFrom('kv').select('value').where('key', '=', SIGNING_KEY_KV).executeTakeFirst();
-    let row = await read();
-    if (!row) {
+    let value = await kv.get(tx, SIGNING_KEY_KV);
+    if (value === undefined) {
       const { publicKey, privateKey } = await generateRsa('rsa', {
         modulusLength: SIGNING_KEY_BITS,
         publicKeyEncoding: { type: 'spki', format: 'pem' },
         privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
       });
-      const value = JSON.stringify({ public_pem: publicKey, private_sealed: secretBox.seal(privateKey) });
-      // Two processes generating at once: the primary key lets one insert win, and both use the winner's pair.
-      await tx.insertInto('kv').values({ key: SIGNING_KEY_KV, value }).onConflict((oc) => oc.column('key').doNothing()).execute();
-      row = await read();
+      // Two processes generating at once: the first claim wins, and both use the winner's pair.
+      await kv.claim(tx, SIGNING_KEY_KV, JSON.stringify({ public_pem: publicKey, private_sealed: secretBox.seal(privateKey) }));
+      value = await kv.get(tx, SIGNING_KEY_KV);
     }
-    return JSON.parse(row!.value) as { public_pem: string; private_sealed: string };
+    return JSON.parse(value!) as { public_pem: string; private_sealed: string };
   }
 
   async function signText(text: string, tx?: Tx): Promise<string> {

@@ -5,7 +5,7 @@ import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest, notFound } from '../platform/errors.js';
 import { isSubset, type PermissionDoc } from '../platform/permissions.js';
 import { secretToken, type Random } from '../platform/random.js';
-import type { UsersStore } from '../users/users-store.js';
+import type { UsersLookup } from '../users/users-contract.js';
 import { DEFAULT_ROLES, OWNER_ROLE, parseRoleInput, rolesServiceFactory, roleDoc } from './team-roles-service.js';
 import type { TeamRow, TeamsStore } from './teams-store.js';
 
@@ -24,7 +24,7 @@ export type MemberRemovedHook = (tx: Tx, m: { teamId: number; fromUserId: number
 export interface TeamsServiceDeps {
   db: Db;
   teams: TeamsStore;
-  users: Pick<UsersStore, 'findByEmail'>;
+  users: Pick<UsersLookup, 'findByEmail'>;
   clock: Clock;
   random: Random;
   publicUrl: string;

@@ -4,7 +4,7 @@ import type { Clock } from '../platform/clock.js';
 import { safeEqual, sha256Hex } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
 import { allows, type Category } from '../platform/permissions.js';
-import type { UserRow, UsersStore } from '../users/users-store.js';
+import type { UserRow, UsersLookup } from '../users/users-contract.js';
 import type { ChallengeRow, TfaStore } from './tfa-store.js';
 
 /** Who calls a 2FA route: a Bearer key or session cookie (principal), or, logged out, a login `tfa_secret`. */
@@ -18,7 +18,7 @@ export interface TfaCaller {
 export interface TfaAuthDeps {
   resolve(secret: string): Promise<Principal | null>;
   store: TfaStore;
-  users: UsersStore;
+  users: Pick<UsersLookup, 'findById'>;
   clock: Clock;
 }
 

@@ -4,6 +4,8 @@
 export const TFA_AUTH_WINDOW_S = 30 * 60;
 /** A verification challenge (its code) expires after 10 minutes (spec). */
 export const TFA_CHALLENGE_TTL_S = 10 * 60;
+/** Prefix of challenge secrets (`tfa_secret`); the secret is shown once and only its SHA-256 is stored. */
+export const TFA_SECRET_PREFIX = 'tfs_';
 /** A login `tfa_secret` stands in for a Bearer token this long (it may carry several codes, each valid 10 min). */
 export const TFA_LOGIN_SECRET_TTL_S = 30 * 60;
 /** One method is locked this long after too many failures (spec: 15 minutes). */

@@ -4,18 +4,17 @@ import type { Db } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import { digitCode, secretToken, type Random } from '../platform/random.js';
 import type { Messenger } from '../messages/messages-service.js';
-import type { UserRow } from '../users/users-store.js';
+import type { UserRow } from '../users/users-contract.js';
 import {
   CODE_DIGITS, DAY_S, HOUR_S, PREAUTH_PHONE_CAP_PER_DAY, SMS_BLOCKED_PREFIXES, SMS_FRAUD_DISTINCT_NUMBERS_PER_DAY,
   SMS_MAX_PER_ACCOUNT_PER_HOUR, SMS_MAX_PER_NUMBER_PER_HOUR, SMS_RECENT_CODE_S, SMS_RESEND_MIN_INTERVAL_S, TFA_CHALLENGE_TTL_S,
+  TFA_SECRET_PREFIX,
 } from './tfa-constants.js';
 import type { ChallengeRow, MethodRow, TfaStore } from './tfa-store.js';
 import type { TfaVerifier } from './tfa-verify.js';
 import type { TfaBodies } from './tfa-schemas.js';
 import { maskPhone } from './tfa-view.js';
 
-/** Prefix of challenge secrets (`tfa_secret`); the secret is shown once and only its SHA-256 is stored. */
-export const TFA_SECRET_PREFIX = 'tfs_';
 /** Emulator fault (`POST /_emu/faults`): the next `count` challenges cannot be stored (challenge_creation_failed). */
 export const CHALLENGE_STORE_FAULT = 'challenge_store_error';
 

@@ -3,7 +3,7 @@ import { safeEqual, sha256Hex, type SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
-import type { UserRow } from '../users/users-store.js';
+import type { UserRow } from '../users/users-contract.js';
 import type { TfaCaller } from './tfa-auth.js';
 import {
   BACKUP_CODE_ALPHABET, BACKUP_CODES_PER_SET, MSG, TFA_AUTH_WINDOW_S,

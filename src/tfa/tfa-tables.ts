@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 
 /**
- * Tables of the 2FA subsystem, login sessions and the message providers (migration `0006_tfa`).
+ * Tables of the 2FA subsystem and the message providers (their migrations are in src/migrations/).
  * Same conventions as the rest of the schema: booleans 0/1, times in Unix seconds.
  */
 
@@ -93,15 +93,6 @@ export interface EmuFaultCountersTable {
   remaining: number;
 }
 
-/** Login sessions: an `api_keys` row of kind `session` plus when it expires. */
-export interface SessionsTable {
-  key_id: number;
-  user_id: number;
-  client: string;
-  created_at: number;
-  expires_at: number;
-}
-
 export interface TfaTables {
   tfa_methods: TfaMethodsTable;
   tfa_backup_codes: TfaBackupCodesTable;
@@ -109,5 +100,4 @@ export interface TfaTables {
   tfa_accounts: TfaAccountsTable;
   sms_sends: SmsSendsTable;
   emu_fault_counters: EmuFaultCountersTable;
-  sessions: SessionsTable;
 }

@@ -1,7 +1,7 @@
 import { durationText, type Clock } from '../platform/clock.js';
 import { safeEqual, sha256Hex, type SecretBox } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
-import type { UserRow } from '../users/users-store.js';
+import type { UserRow } from '../users/users-contract.js';
 import { TFA_CHALLENGE_MAX_ATTEMPTS, TFA_CHALLENGE_TTL_S } from './tfa-constants.js';
 import type { ChallengeRow, MethodRow, TfaStore } from './tfa-store.js';
 import type { TfaBodies } from './tfa-schemas.js';

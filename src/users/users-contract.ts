@@ -2,6 +2,16 @@ import type { Insertable, Selectable } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
 import type { DialectName } from '../platform/db/migrations.js';
 import type { UsersTable } from './users-tables.js';
+import type { UserRow, UsersStore } from './users-store.js';
+
+/** A user row, as other features hold it (the principal's user, a looked-up account). */
+export type { UserRow };
+
+/**
+ * How other features find an account (login by e-mail, 2FA and login by id, teams by e-mail): the users store's
+ * reads, handed to them by the root. The SQL stays in users-store.ts.
+ */
+export type UsersLookup = Pick<UsersStore, 'findById' | 'findByEmail'>;
 
 /**
  * What other features read, write and lock in the `users` table, for the columns they own the meaning of: the users

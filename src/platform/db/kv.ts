@@ -14,11 +14,18 @@ export interface KvState {
   remove(tx: Tx, key: string): Promise<void>;
 }
 
+/**
+ * The statement of `KvState.claim`, for a feature that runs the claim inside a statement of its own (billing claims the
+ * settlement chain's key in the statement that starts a meter, as a data-modifying CTE on PostgreSQL: one round trip).
+ * It returns the key when it made the row, nothing when the row existed.
+ */
+export function kvClaimStatement(db: Tx, key: string, value: string) {
+  return db.insertInto('kv').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).returning('key');
+}
+
 export function kvState(db: Db): KvState {
   // A claim runs on every meter start: built once (platform/db/prepared.ts).
-  const claim = prepared(['key', 'value'], (q: { key: string; value: string }) =>
-    db.insertInto('kv').values(q).onConflict((oc) => oc.column('key').doNothing()).returning('key'),
-  );
+  const claim = prepared(['key', 'value'], (q: { key: string; value: string }) => kvClaimStatement(db, q.key, q.value));
   return {
     claim: async (tx, key, value) => (await claim(tx, { key, value })).rows.length > 0,
     get: async (tx, key) => (await tx.selectFrom('kv').select('value').where('key', '=', key).executeTakeFirst())?.value,
