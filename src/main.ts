@@ -31,6 +31,8 @@ export interface StartOptions {
   random?: Random;
   /** Prints the generated owner key (default: to stdout). */
   announce?: (line: string) => void;
+  /** Runs once the start-up work (seeding, the offer index) is done, before the server listens. */
+  beforeListen?: () => void;
   pgSchema?: string;
 }
 
@@ -163,6 +165,7 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
       + '(it only creates the owner on an empty database; a new admin key: gpuplane admin create-key)');
   }
   await built.services.onStart?.();
+  options.beforeListen?.();
 
   await reserved.release();
   await built.app.listen({ host: config.host, port: config.port });
