@@ -13,8 +13,9 @@
 // stops at once without it: a CI that cannot reach its database must not pass.
 // Then the web console's browser tests (console/e2e/*.spec.ts, Playwright with Debian's chromium; console/README.md),
 // filtered the same way; they need no PostgreSQL (each starts its own server process).
-import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { spawn, spawnSync } from 'node:child_process';
 import { buildTests, outDir, root } from './build-tests.mjs';
 
@@ -47,9 +48,26 @@ if (withoutPg && process.env.CI) {
   process.stderr.write('CI is set and GPUPLANE_TEST_POSTGRES_URL is not: the PostgreSQL half cannot run, so the run fails\n');
   process.exit(1);
 }
-const built = spawnSync(process.execPath, [join(import.meta.dirname, 'build.mjs')], { stdio: 'inherit' });
-if (built.status !== 0) process.exit(built.status ?? 1);
+// Not when GPUPLANE_TEST_DIST_BUILT=1 says dist/ was just built from these sources: .ci/run, after `npm ci` (whose
+// `prepare` builds it).
+if (process.env.GPUPLANE_TEST_DIST_BUILT !== '1') {
+  const built = spawnSync(process.execPath, [join(import.meta.dirname, 'build.mjs')], { stdio: 'inherit' });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+}
 await buildTests(filters.length ? files : undefined);
+// Longest first: files run three at a time, and a long file started near the end runs on alone while the other
+// slots have nothing left (the suite's tail). A file's time: its wall seconds in the last run that ran it here
+// (.test-output/test-times.txt, written below), else in scripts/test-times.txt (kept in git, for a clean clone: copy
+// the former over it when files have grown or moved); a file in neither goes first, biggest first.
+const timesFile = join(root, '.test-output', 'test-times.txt');
+/** `wall cpu path` lines: path → [wall, cpu] seconds. */
+const readTimes = (path) => new Map(
+  (existsSync(path) ? readFileSync(path, 'utf8') : '').split('\n').map((l) => l.trim().split(/\s+/)).filter((r) => r.length === 3)
+    .map(([wall, cpu, f]) => [f, [Number(wall), Number(cpu)]]),
+);
+const times = new Map([...readTimes(join(import.meta.dirname, 'test-times.txt')), ...readTimes(timesFile)]);
+const weight = (f) => (times.has(f) ? times.get(f)[0] : 1e6 + statSync(join(root, f)).size);
+files.sort((a, b) => weight(b) - weight(a));
 const compiled = files.map((f) => join(outDir, f.replace(/\.ts$/, '.js')));
 if (compiled.length === 0 && specs.length === 0) {
   process.stderr.write(`no test file matches ${filters.join(' ')}\n`);
@@ -71,25 +89,35 @@ const browser = specs.length === 0 ? Promise.resolve(0) : new Promise((resolve) 
 // (With no file matched, `node --test` would look for tests by itself: it is not run then.) The timeout catches a
 // hung file: 240 s, as the longest files (a month of virtual time on PostgreSQL) take over a minute on a loaded machine.
 // TAP goes to the output as the tests run; the failed tests alone also go to a file (scripts/failures-reporter.mjs),
-// printed again at the end; and each file's time (scripts/durations-reporter.mjs), the slowest printed at the end.
+// printed again at the end; and each file's wall and CPU seconds (scripts/test-file-times.mjs), the slowest printed at
+// the end.
 const failuresLog = join(root, '.test-output', 'failures.txt');
-const durationsLog = join(root, '.test-output', 'durations.txt');
+const runTimesLog = join(root, '.test-output', `test-times-${process.pid}.txt`);
 rmSync(failuresLog, { force: true });
-const reporters = [
-  '--test-reporter=tap', '--test-reporter-destination=stdout',
-  `--test-reporter=${join(import.meta.dirname, 'failures-reporter.mjs')}`, `--test-reporter-destination=${failuresLog}`,
-  `--test-reporter=${join(import.meta.dirname, 'durations-reporter.mjs')}`, `--test-reporter-destination=${durationsLog}`,
-];
+rmSync(runTimesLog, { force: true });
+const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout', `--test-reporter=${join(import.meta.dirname, 'failures-reporter.mjs')}`, `--test-reporter-destination=${failuresLog}`];
 const result = compiled.length === 0 ? { status: 0 } : spawnSync(
   process.execPath,
-  ['--enable-source-maps', '--test', '--test-concurrency=' + (process.env.GPUPLANE_TEST_CONCURRENCY ?? '3'), '--test-timeout=240000', ...reporters, ...flags, ...compiled],
-  { stdio: 'inherit', env: { ...process.env, GPUPLANE_LOG_LEVEL: process.env.GPUPLANE_LOG_LEVEL ?? 'silent' } },
+  ['--enable-source-maps', '--import', pathToFileURL(join(import.meta.dirname, 'test-file-times.mjs')).href, '--test', '--test-concurrency=' + (process.env.GPUPLANE_TEST_CONCURRENCY ?? '3'), '--test-timeout=240000', ...reporters, ...flags, ...compiled],
+  { stdio: 'inherit', env: { ...process.env, GPUPLANE_LOG_LEVEL: process.env.GPUPLANE_LOG_LEVEL ?? 'silent', GPUPLANE_TEST_TIMES_LOG: runTimesLog } },
 );
 const browserStatus = await browser;
 if (specs.length) process.stdout.write(`\n== web console browser tests (Playwright, ${specs.length} files)\n${readFileSync(browserLog, 'utf8')}`);
-if (compiled.length > 1 && existsSync(durationsLog)) {
-  const slowest = readFileSync(durationsLog, 'utf8').split('\n').filter(Boolean).slice(0, 15);
-  process.stdout.write(`\n== slowest test files (seconds; all in ${durationsLog.slice(root.length + 1)})\n${slowest.join('\n')}\n`);
+if (existsSync(runTimesLog)) {
+  // The compiled file's path, as the source's.
+  const source = (p) => relative(outDir, p).replaceAll('\\', '/').replace(/\.js$/, '.ts');
+  const run = [...readTimes(runTimesLog)].map(([f, t]) => [source(f), t]).sort((a, b) => b[1][0] - a[1][0]);
+  rmSync(runTimesLog, { force: true });
+  // Merged into what is there now (another run in this tree may have written it meanwhile): a filtered run updates
+  // its own files' times only.
+  const merged = readTimes(timesFile);
+  for (const [f, t] of run) merged.set(f, t);
+  const line = ([f, [wall, cpu]]) => `${wall.toFixed(1).padStart(6)} ${cpu.toFixed(1).padStart(6)}  ${f}`;
+  writeFileSync(timesFile, `${[...merged].sort((a, b) => b[1][0] - a[1][0]).map(line).join('\n')}\n`);
+  if (run.length > 1) {
+    const cpu = run.reduce((sum, [, t]) => sum + t[1], 0);
+    process.stdout.write(`\n== slowest test files (wall and CPU seconds of each file's process, ${run.length} files: ${cpu.toFixed(0)} CPU-s in all; every file in ${timesFile.slice(root.length + 1)})\n${run.slice(0, 15).map(line).join('\n')}\n`);
+  }
 }
 const failed = existsSync(failuresLog) ? readFileSync(failuresLog, 'utf8') : '';
 if (failed) process.stdout.write(`\n== failed node tests\n${failed}`);

@@ -2,20 +2,28 @@
  * Docker for the agent's tests: the local busybox image they run (no registry is reachable here, so it is built from
  * Debian's static busybox), and a wait on a container's live log.
  */
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
 
 /** The tests' image: `FROM scratch` plus the static busybox and its applets. */
 export const BUSYBOX_IMAGE = 'gpuplane-agent-busybox:test';
+/** The label of BUSYBOX_IMAGE naming the SHA-256 of the busybox binary it was built from. */
+const BUSYBOX_LABEL = 'gpuplane.test.busybox-sha256';
 
 /** Builds BUSYBOX_IMAGE from `busybox` (a static binary) in a build context under `dir`. */
 export async function buildBusyboxImage(docker: Docker, dir: string, busybox = '/bin/busybox'): Promise<void> {
+  // Built once per busybox: an image of this tag made from the same binary (its label) is used as it is, so the test
+  // files that need it, and later runs on this daemon, do not build it again.
+  const sha = createHash('sha256').update(readFileSync(busybox)).digest('hex');
+  const made = await docker.getImage(BUSYBOX_IMAGE).inspect().catch(() => undefined);
+  if (made?.Config?.Labels?.[BUSYBOX_LABEL] === sha) return;
   const ctx = join(dir, 'image');
   mkdirSync(ctx);
   copyFileSync(busybox, join(ctx, 'busybox'));
   writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n');
-  const stream = await docker.buildImage({ context: ctx, src: ['Dockerfile', 'busybox'] }, { t: BUSYBOX_IMAGE });
+  const stream = await docker.buildImage({ context: ctx, src: ['Dockerfile', 'busybox'] }, { t: BUSYBOX_IMAGE, labels: { [BUSYBOX_LABEL]: sha } });
   const out = await new Promise<{ error?: string }[]>((resolve, reject) =>
     docker.modem.followProgress(stream, (err: Error | null, o: { error?: string }[]) => (err ? reject(err) : resolve(o))),
   );
