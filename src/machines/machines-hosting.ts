@@ -1,20 +1,13 @@
 /**
  * What the hosting feature (src/hosting/) may read and change of the fleet: a host's machines, their listing, minimum
- * bid, maintenance windows, and deletion. Every write takes the fleet's lock and bumps the machine's version in the
- * caller's transaction, so every process's offer index sees it on its next search.
+ * bid, maintenance windows, and deletion. Every write bumps the machine's version in the caller's transaction, so
+ * every process's offer index sees it on its next search.
  */
 import { sql } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
 import type { FleetStore, MachineRow } from './machines-store.js';
 import { toRecord } from './machines-store.js';
-import type { GpuHold, MachineRecord, MaintWindow } from './machines-offers.js';
-
-/** A machine as its host sees it: the fleet's record, its GPUs' holds and the user who hosts it (null: simulated). */
-export interface HostedMachine {
-  record: MachineRecord;
-  userId: number | null;
-  gpus: GpuHold[];
-}
+import type { HostedMachine, MaintWindow } from './machines-offers-contract.js';
 
 /** What `create_asks` changes; undefined fields stay as they are. Prices in micro-dollars. */
 export interface ListingPatch {
@@ -44,7 +37,6 @@ export function fleetHostingFactory(db: Tx, fleet: FleetStore) {
   }
 
   async function update(tx: Tx, machineId: number, set: Record<string, unknown>): Promise<boolean> {
-    await fleet.lock(tx);
     const r = await tx.updateTable('fleet_machines').set(set).where('id', '=', machineId).where('deleted', '=', 0).executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) return false;
     await fleet.bump(tx, [machineId]);
@@ -85,7 +77,6 @@ export function fleetHostingFactory(db: Tx, fleet: FleetStore) {
      * machine is no longer listed that way (unlisted, listed with a fixed end date, or deleted).
      */
     async roll(tx: Tx, machineId: number, now: number): Promise<boolean> {
-      await fleet.lock(tx);
       const r = await tx
         .updateTable('fleet_machines')
         .set({ end_date: sql<number>`listing_duration + ${now}` })

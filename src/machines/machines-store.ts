@@ -1,9 +1,9 @@
 import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import type { DialectName, Tx } from '../platform/db/connect.js';
-import { prepared } from '../platform/db/prepared.js';
+import { prepared, preparedForOne } from '../platform/db/prepared.js';
 import type { FleetMachinesTable } from './machines-tables.js';
 import type { MachineSpec, NewMachine } from './machines-catalogue.js';
-import { driverCode, type GpuHold, type MachineFault, type MachineRecord, type MaintWindow } from './machines-offers.js';
+import { driverCode, type GpuHold, type MachineFault, type MachineRecord, type MaintWindow } from './machines-offers-contract.js';
 
 export type MachineRow = Selectable<FleetMachinesTable> & { verification: string };
 
@@ -65,7 +65,8 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       .selectAll('m')
       .select('h.verification');
   // The statements of renting and booting (platform/db/prepared.ts).
-  const machineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id));
+  // `machinesByIds`, and `machine` (of one).
+  const machinesById = preparedForOne(db, [], (tx, ids) => machines(tx).where('m.id', 'in', ids));
   // The machine row only (`OF m`): its host's row is shared by all the host's machines, and locking it too made every
   // lock of any machine of one host wait for every other (10,000 agents of one host: reports queued for seconds).
   const lockMachineById = prepared(['id'], (q: { id: number }) => machines(db).where('m.id', '=', q.id).forUpdate(['m']));
@@ -90,30 +91,36 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       ) c ON true
       WHERE s.id = 1`.compile(db),
   }));
-  const gpusOfMachine = prepared(['id'], (q: { id: number }) =>
-    db.selectFrom('fleet_gpus').select(['gpu_index', 'instance_id', 'hold_kind', 'bid_micro']).where('machine_id', '=', q.id).orderBy('gpu_index'),
-  );
+  // `gpusOf`, and `gpus` (of one machine).
+  const gpusOfMachines = preparedForOne(db, [], (tx, ids) =>
+    tx.selectFrom('fleet_gpus').select(['machine_id', 'gpu_index', 'instance_id', 'hold_kind', 'bid_micro'])
+      .where('machine_id', 'in', ids).orderBy('machine_id').orderBy('gpu_index'));
   const bumpVersion = prepared([], () => db.updateTable('fleet_state').set({ version: sql`version + 1` }).where('id', '=', 1).returning('version'));
-  const stampMachine = prepared(['id', 'version'], (q: { id: number; version: number }) =>
-    db.updateTable('fleet_machines').set({ version: q.version }).where('id', '=', q.id),
-  );
-  const markMachine = prepared(['id'], (q: { id: number }) => db.updateTable('fleet_machines').set({ version: sql`version` }).where('id', '=', q.id));
-  // A destroy's release of its one instance's GPUs (releaseAll for one instance).
-  const markHoldersOf = prepared(['instance'], (q: { instance: number }) =>
-    db.updateTable('fleet_machines').set({ version: sql`version` })
-      .where('id', 'in', db.selectFrom('fleet_gpus').select('machine_id').where('instance_id', '=', q.instance)).returning('id'));
-  const holdersOf = prepared(['instance'], (q: { instance: number }) =>
-    db.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', '=', q.instance));
-  const releaseOf = prepared(['instance'], (q: { instance: number }) =>
-    db.updateTable('fleet_gpus').set({ instance_id: null, hold_kind: null, bid_micro: null }).where('instance_id', '=', q.instance));
-  const holdFree = prepared(['machine', 'gpu', 'instance', 'kind', 'bid'], (q: { machine: number; gpu: number; instance: number; kind: string; bid: number | null }) =>
-    db
+  // `bump`: machines stamped with a version (SQLite) or marked changed (PostgreSQL); most writes change one machine.
+  const stampMachines = preparedForOne(db, ['version'], (tx, ids, q: { version: number }) =>
+    tx.updateTable('fleet_machines').set({ version: q.version }).where('id', 'in', ids));
+  const markMachines = preparedForOne(db, [], (tx, ids) => tx.updateTable('fleet_machines').set({ version: sql`version` }).where('id', 'in', ids));
+  // `releaseAll`, by instance ids (a destroy releases its one instance's GPUs): the machines holding them marked
+  // (PostgreSQL) or read (SQLite), then the GPUs freed.
+  const markHoldersOf = preparedForOne(db, [], (tx, instanceIds) =>
+    tx.updateTable('fleet_machines').set({ version: sql`version` })
+      .where('id', 'in', tx.selectFrom('fleet_gpus').select('machine_id').where('instance_id', 'in', instanceIds)).returning('id'));
+  const holdersOf = preparedForOne(db, [], (tx, instanceIds) =>
+    tx.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', 'in', instanceIds));
+  const releaseOf = preparedForOne(db, [], (tx, instanceIds) =>
+    tx.updateTable('fleet_gpus').set({ instance_id: null, hold_kind: null, bid_micro: null }).where('instance_id', 'in', instanceIds));
+  // `hold`: GPUs given to an instance where they are free or held by one of `displaceable`.
+  type HoldQuery = { machine: number; gpus: readonly number[]; instance: number; kind: string; bid: number | null; displaceable: readonly number[] };
+  const holdQuery = (tx: Tx, q: HoldQuery) =>
+    tx
       .updateTable('fleet_gpus')
       .set({ instance_id: q.instance, hold_kind: q.kind, bid_micro: q.bid })
       .where('machine_id', '=', q.machine)
-      .where('gpu_index', '=', q.gpu)
-      .where((eb) => eb.or([eb('instance_id', 'is', null), eb('instance_id', '=', q.instance)])),
-  );
+      .where('gpu_index', 'in', q.gpus)
+      .where((eb) => (q.displaceable.length ? eb.or([eb('instance_id', 'is', null), eb('instance_id', 'in', q.displaceable)]) : eb('instance_id', 'is', null)));
+  // One GPU, displacing nobody but the instance itself (most rents and starts): compiled once.
+  const holdFree = prepared(['machine', 'gpu', 'instance', 'kind', 'bid'], (q: { machine: number; gpu: number; instance: number; kind: string; bid: number | null }) =>
+    holdQuery(db, { ...q, gpus: [q.gpu], displaceable: [q.instance] }));
 
   /**
    * PostgreSQL: the fleet state and, while its epoch is still `epoch`, the machines stamped above `since` with their
@@ -182,32 +189,21 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     async bump(tx: Tx, machineIds: number[]): Promise<void> {
       if (!machineIds.length) return;
       if (dialect === 'postgres') {
-        if (machineIds.length === 1) await markMachine(tx, { id: machineIds[0] });
-        else await tx.updateTable('fleet_machines').set({ version: sql`version` }).where('id', 'in', machineIds).execute();
+        await markMachines(tx, machineIds);
         return;
       }
-      const version = await this.insertVersion(tx);
-      if (machineIds.length === 1) await stampMachine(tx, { id: machineIds[0], version });
-      else await tx.updateTable('fleet_machines').set({ version }).where('id', 'in', machineIds).execute();
+      await stampMachines(tx, machineIds, { version: await this.insertVersion(tx) });
     },
 
-    /**
-     * Where a fleet write starts. It took the state row's lock for the whole transaction on PostgreSQL, a global
-     * order that also serialized every rent and destroy; versions now follow commit order without it (`bump`), and
-     * writers of a machine's holds take that machine's row first (`lockMachine`; a deadlock left over is rerun by
-     * instances-batch.ts `transact`). SQLite runs one write transaction at a time, which is the lock already.
-     */
-    async lock(_tx: Tx): Promise<void> {},
-
     async machine(id: number, tx: Tx = db, lock = false): Promise<MachineRow | undefined> {
-      const q = lock && dialect === 'postgres' ? lockMachineById : machineById;
-      return (await q(tx, { id })).rows[0] as MachineRow | undefined;
+      const { rows } = lock && dialect === 'postgres' ? await lockMachineById(tx, { id }) : await machinesById(tx, [id]);
+      return rows[0] as MachineRow | undefined;
     },
 
     /** Several machines in one statement (those that exist). */
     async machinesByIds(ids: number[], tx: Tx = db): Promise<MachineRow[]> {
       if (!ids.length) return [];
-      return (await machines(tx).where('m.id', 'in', ids).execute()) as MachineRow[];
+      return (await machinesById(tx, ids)).rows as MachineRow[];
     },
 
     /**
@@ -215,8 +211,8 @@ export function fleetStore(db: Tx, dialect: DialectName) {
      * `bump` marks it) by the one statement that reads it; on SQLite it is read (the caller bumps it).
      */
     async machineToChange(id: number, tx: Tx): Promise<MachineRow | undefined> {
-      const q = dialect === 'postgres' ? markAndReadMachine : machineById;
-      return (await q(tx, { id })).rows[0] as MachineRow | undefined;
+      const { rows } = dialect === 'postgres' ? await markAndReadMachine(tx, { id }) : await machinesById(tx, [id]);
+      return rows[0] as MachineRow | undefined;
     },
 
     /** Locks the machine's row alone (not its host's) until `tx` ends; PostgreSQL only. */
@@ -249,21 +245,14 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     },
 
     async gpus(machineId: number, tx: Tx = db): Promise<GpuHold[]> {
-      const { rows } = await gpusOfMachine(tx, { id: machineId });
-      return rows.map((g) => ({ ...g, bid_micro: g.bid_micro === null ? null : Number(g.bid_micro) }));
+      return (await this.gpusOf([machineId], tx)).get(machineId) ?? [];
     },
 
     /** GPUs of many machines, grouped by machine. */
     async gpusOf(machineIds: number[], tx: Tx = db): Promise<Map<number, GpuHold[]>> {
       const out = new Map<number, GpuHold[]>();
       for (let i = 0; i < machineIds.length; i += 5000) {
-        const rows = await tx
-          .selectFrom('fleet_gpus')
-          .select(['machine_id', 'gpu_index', 'instance_id', 'hold_kind', 'bid_micro'])
-          .where('machine_id', 'in', machineIds.slice(i, i + 5000))
-          .orderBy('machine_id')
-          .orderBy('gpu_index')
-          .execute();
+        const { rows } = await gpusOfMachines(tx, machineIds.slice(i, i + 5000));
         for (const g of rows) {
           let list = out.get(g.machine_id);
           if (!list) out.set(g.machine_id, (list = []));
@@ -284,47 +273,24 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       h: { instanceId: number; kind: string; bidMicro: number | null },
       displaceable: number[],
     ): Promise<number> {
-      // One GPU, displacing nobody but the instance itself (most rents and starts).
-      if (gpuIndexes.length === 1 && displaceable.length === 1 && displaceable[0] === h.instanceId) {
-        const r = await holdFree(tx, { machine: machineId, gpu: gpuIndexes[0], instance: h.instanceId, kind: h.kind, bid: h.bidMicro });
-        return Number(r.numAffectedRows);
-      }
-      const r = await tx
-        .updateTable('fleet_gpus')
-        .set({ instance_id: h.instanceId, hold_kind: h.kind, bid_micro: h.bidMicro })
-        .where('machine_id', '=', machineId)
-        .where('gpu_index', 'in', gpuIndexes)
-        .where((eb) =>
-          displaceable.length ? eb.or([eb('instance_id', 'is', null), eb('instance_id', 'in', displaceable)]) : eb('instance_id', 'is', null),
-        )
-        .executeTakeFirst();
-      return Number(r.numUpdatedRows);
+      const q = { machine: machineId, instance: h.instanceId, kind: h.kind, bid: h.bidMicro };
+      const r = gpuIndexes.length === 1 && displaceable.length === 1 && displaceable[0] === h.instanceId
+        ? await holdFree(tx, { ...q, gpu: gpuIndexes[0] })
+        : await tx.executeQuery(holdQuery(tx, { ...q, gpus: gpuIndexes, displaceable }));
+      return Number(r.numAffectedRows);
     },
 
     /** Frees the instances' GPUs; their machines. On PostgreSQL the machines are marked changed already (`bump`). */
     async releaseAll(tx: Tx, instanceIds: number[]): Promise<number[]> {
       if (!instanceIds.length) return [];
-      // One instance (a destroy): statements compiled once.
-      const one = instanceIds.length === 1 ? { instance: instanceIds[0] } : undefined;
-      let machineIds: number[];
-      if (dialect === 'postgres') {
-        // The machine rows first, as an allocation takes them (machine, then its GPUs): marked (`bump`), and so locked,
-        // by the statement that finds them.
-        const holding = tx.selectFrom('fleet_gpus').select('machine_id').where('instance_id', 'in', instanceIds);
-        const rows = one
-          ? (await markHoldersOf(tx, one)).rows
-          : await tx.updateTable('fleet_machines').set({ version: sql`version` }).where('id', 'in', holding).returning('id').execute();
-        machineIds = rows.map((r) => r.id).sort((a, b) => a - b);
-      } else {
-        const rows = one
-          ? (await holdersOf(tx, one)).rows
-          : await tx.selectFrom('fleet_gpus').select('machine_id').distinct().where('instance_id', 'in', instanceIds).execute();
-        machineIds = rows.map((r) => r.machine_id).sort((a, b) => a - b);
-      }
+      // PostgreSQL: the machine rows first, as an allocation takes them (machine, then its GPUs): marked (`bump`), and
+      // so locked, by the statement that finds them.
+      const machineIds = dialect === 'postgres'
+        ? (await markHoldersOf(tx, instanceIds)).rows.map((r) => r.id)
+        : (await holdersOf(tx, instanceIds)).rows.map((r) => r.machine_id);
       if (!machineIds.length) return [];
-      if (one) await releaseOf(tx, one);
-      else await tx.updateTable('fleet_gpus').set({ instance_id: null, hold_kind: null, bid_micro: null }).where('instance_id', 'in', instanceIds).execute();
-      return machineIds;
+      await releaseOf(tx, instanceIds);
+      return machineIds.sort((a, b) => a - b);
     },
 
     async setBid(tx: Tx, instanceId: number, bidMicro: number): Promise<number[]> {
