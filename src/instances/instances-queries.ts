@@ -4,7 +4,7 @@
  * and the instance a prepay or deposit names, found (and locked) in the caller's scope.
  */
 import { scopeOf, type Principal } from '../platform/auth.js';
-import type { Db, Tx } from '../platform/db/connect.js';
+import type { Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import { contractOf } from './instances-lifecycle.js';
 import { checkInstanceKey } from './instances-service.js';
@@ -28,7 +28,7 @@ const owned = (r: InstanceRow): OwnedInstance => ({
 
 export type ContractObject = Static<typeof ContractObjectSchema>;
 
-export function instanceQueriesFactory({ db, store, all }: { db: Db; store: InstancesStore; all: (p: Principal) => Promise<InstanceObject[]> }) {
+export function instanceQueriesFactory({ store, all }: { store: InstancesStore; all: (p: Principal) => Promise<InstanceObject[]> }) {
   const notFound = (id: number) => new ApiError('not_found', `instance ${id} not found`);
   return {
     /** The caller's live instance, locked for the caller's transaction (404 otherwise; an instance key: its own only). */
@@ -63,16 +63,7 @@ export function instanceQueriesFactory({ db, store, all }: { db: Db; store: Inst
     async fetchContracts(principal: Principal, q: { label?: string; contract_ids?: number[] }): Promise<{ success: true; contracts: ContractObject[] }> {
       const scope = scopeOf(principal);
       if (q.contract_ids && q.contract_ids.length === 0) return { success: true, contracts: [] };
-      const rows: InstanceRow[] = [];
-      const ids = q.contract_ids ? [...new Set(q.contract_ids)] : [undefined];
-      for (let i = 0; i < ids.length; i += 500) {
-        let sel = db.selectFrom('instances').selectAll().orderBy('id');
-        sel = scope.teamId === null ? sel.where('team_id', 'is', null).where('user_id', '=', scope.userId) : sel.where('team_id', '=', scope.teamId);
-        if (q.contract_ids) sel = sel.where('id', 'in', ids.slice(i, i + 500) as number[]);
-        if (q.label !== undefined) sel = sel.where('label', '=', q.label);
-        rows.push(...(await sel.execute()));
-      }
-      rows.sort((a, b) => a.id - b.id);
+      const rows = await store.everInScope(scope, { ids: q.contract_ids && [...new Set(q.contract_ids)], label: q.label });
       return {
         success: true,
         contracts: rows.map((r) => {
