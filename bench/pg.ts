@@ -132,7 +132,7 @@ export interface Fleet {
   offers: number[];
 }
 
-/** Offer id of a machine's 1-GPU bundle (fleet-offers.ts: machine id × 100 + GPUs). */
+/** Offer id of a machine's 1-GPU bundle (machines-offers-contract.ts: machine id × 100 + GPUs). */
 const OFFER_ID_STRIDE = 100;
 
 async function api(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
