@@ -3,6 +3,7 @@ import type { TypedApp } from './platform/http.js';
 import type { Services } from './services.js';
 import { usersRoutes } from './users/users-routes.js';
 import { emulatorRoutes } from './emulator/emulator-routes.js';
+import { simMachinesRoutes } from './emulator/simulated-hosts/simhost-machines-routes.js';
 import { metaRoutes } from './meta/meta-routes.js';
 import { opsRoutes } from './ops/ops-routes.js';
 import { tfaRoutes } from './tfa/tfa-routes.js';
@@ -18,7 +19,6 @@ import { cloudRoutes } from './cloud/cloud-routes.js';
 import { envVarsRoutes } from './env-vars/env-vars-routes.js';
 import { sshKeysRoutes } from './ssh-keys/ssh-keys-routes.js';
 import { offersRoutes } from './offers/offers-routes.js';
-import { fleetEmuRoutes } from './machines/machines-emu-routes.js';
 import { instancesRoutes } from './instances/instances-routes.js';
 import { instanceExtrasRoutes } from './instances/instances-extras-routes.js';
 import { volumesRoutes } from './volumes/volumes-routes.js';
@@ -75,7 +75,7 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   if (mode === 'emulator') {
     await emulatorRoutes(app, services);
     await billingEmuRoutes(app, services);
-    await fleetEmuRoutes(app, services);
+    await simMachinesRoutes(app, { simhost: services.simhost! });
     await serverlessEmuRoutes(app, services);
     await benchmarksEmuRoutes(app, services);
   }

@@ -1,7 +1,9 @@
 /**
  * What the reconcile loop needs of a container runtime: a few verbs over containers found by label. Docker
- * (docker-runtime.ts) is one runtime; the emulator's simulated runtime (src/emulator/simulated-hosts/) is another, so simulated and real
- * machines go through the same reconcile. A runtime decides nothing: it does what it is told and reports what is.
+ * (docker-runtime.ts) is the runtime. The emulator's simulated hosts plan with the same pure functions
+ * (reconcile-plan.ts) over a runtime of their own, batched across machines (src/emulator/simulated-hosts/
+ * simhost-runtime.ts says why it is not this interface). A runtime decides nothing: it does what it is told and
+ * reports what is.
  */
 import type { DockerLoginT, PortMapT } from '../protocol/agent-protocol-schemas.js';
 

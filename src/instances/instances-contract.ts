@@ -2,7 +2,7 @@
  * What other features use of the instances feature: the creation body they rent with (hosting's default jobs, the
  * serverless autoscaler), the ports they implement for it (templates, volumes), and the shapes of what it hands them
  * (hosting's placed instances, the instance a deposit names). The ports only the root wires (account environment,
- * SSH keys, agent logs, simulated hosts) stay in instances-ports.ts.
+ * SSH keys) stay in instances-ports.ts; the hosts of instances' machines meet the feature in instances-hosts-contract.ts.
  */
 import type { Static } from 'typebox';
 import type { Principal, Scope } from '../platform/auth.js';

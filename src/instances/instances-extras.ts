@@ -1,8 +1,8 @@
 /**
  * Reboot, recycle and update of an instance (docs/spec/client-compat-more.md §c). Each acts through the runtime path
  * start and stop take: the lifecycle boots the instance again in place, keeping its GPUs (null, then running, and
- * loading meanwhile while an image is pulled; compute billing stops meanwhile and resumes when it runs). The new `boot` makes the machine's agent (a real host's,
- * or the emulator's simulated one) restart the container, and a new `generation` (recycle, update) makes it remove
+ * loading meanwhile while an image is pulled; compute billing stops meanwhile and resumes when it runs). The new `boot` makes the machine's agent
+ * restart the container, and a new `generation` (recycle, update) makes it remove
  * the container and create one from the instance's spec as it now is (recycle: from a freshly pulled image).
  */
 import type { Static } from 'typebox';
@@ -145,8 +145,7 @@ export function instanceExtrasFactory(deps: ExtrasDeps) {
 
     /**
      * `PUT /instances/recycle/{id}/`: the container is removed and made anew from a freshly pulled image, keeping the
-     * GPUs. A stopped instance gets its new container stopped (on a real host at once; on a simulated one there is no
-     * container to remake).
+     * GPUs. A stopped instance gets its new container stopped (its host's agent makes it anew and does not start it).
      */
     async recycle(principal: Principal, id: number): Promise<{ success: true; msg: string }> {
       return write(async (tx) => {

@@ -2,7 +2,7 @@
  * State changes of an instance (spec: States and transitions; contract §6): boots, stop/start, outbid and resume, and
  * the control plane's own states (unknown, offline). Every change happens inside the caller's transaction, writes an
  * `instance_events` row and keeps the fleet's GPU holds and the billing meters in step with `actual_status`. A boot
- * only asks: the machine's agent (a real host's, or the emulator's simulated one, src/emulator/simulated-hosts/) makes the container,
+ * only asks: the machine's agent makes the container (whichever host runs it: instances-hosts-contract.ts),
  * and its reports move the instance to loading and running (src/agent-server/agent-server-observed.ts).
  */
 import type { Tx } from '../platform/db/connect.js';
@@ -55,7 +55,7 @@ function changesDesired(before: InstanceRow, after: InstanceRow): boolean {
   return before.state_version === 0 || after.actual_status === null || after.actual_status === 'destroyed' || wantsRunning(before) !== wantsRunning(after);
 }
 
-/** Told of every desired-state change of a machine, inside the changing transaction (the simulated hosts' agent). */
+/** Told of every desired-state change of a machine, inside the changing transaction (an agent that runs in the server). */
 export type DesiredChangeHook = (tx: Tx, machineId: number, at: number) => Promise<void>;
 
 export interface LifecycleDeps {

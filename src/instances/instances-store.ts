@@ -112,7 +112,7 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
     },
 
     /**
-     * The new states of many instances, one statement (a simulated agent's pass over its machines moves many at once).
+     * The new states of many instances, one statement (an agent's pass over many machines at once moves many).
      * The same columns as `update` with `transition`'s patch.
      */
     async updateStates(rows: readonly InstanceState[], tx: Tx = db): Promise<void> {

@@ -56,7 +56,7 @@ export interface InstancesTable {
   created_at: number;
   /** When it last became running (uptime), or null. */
   running_since: number | null;
-  /** Bumped on every state change (varies the simulated pull time of each boot: src/emulator/simulated-hosts/). */
+  /** Bumped on every state change (a host may vary each boot by it: the emulator's pull times). */
   state_version: number;
   destroyed_at: number | null;
   /** Bumped when the container must be made anew (recycle, update): a real host recreates an older one. */
@@ -65,7 +65,7 @@ export interface InstancesTable {
   repull: number;
 }
 
-/** Every state change of an instance, in order: the SSE stream and the simulated boot log read it. */
+/** Every state change of an instance, in order: the SSE stream and the history read it. */
 export interface InstanceEventsTable {
   id: Generated<number>;
   instance_id: number;
@@ -108,8 +108,8 @@ export interface InstanceLogRequestsTable {
 }
 
 /**
- * An `execute` request (`PUT /instances/command/{id}/`): the command as argv, and its output once the host (or the
- * simulated runtime) produced it. `result_url` carries a random token (only its SHA-256 here) and serves the output
+ * An `execute` request (`PUT /instances/command/{id}/`): the command as argv, and its output once the host
+ * produced it. `result_url` carries a random token (only its SHA-256 here) and serves the output
  * once: `fetched_at` is set by the first fetch, and the output is dropped then.
  */
 export interface InstanceCommandsTable {

@@ -153,6 +153,8 @@ export interface FleetApi {
  * from here), and what a new machine is made of (FleetService.addAgentMachine).
  */
 export { GPU_MODELS, type GpuModel, type MachineSpec, type NewMachine } from './machines-catalogue.js';
+/** The drivers a machine may have, and a typical machine of a model (the emulator makes its machines from these). */
+export { DRIVERS, machineOf } from './machines-catalogue.js';
 
 /** Machines whose host is silent, and the faults that make one (the emulator's simulated heartbeats read them). */
 export { isSilent, SILENT_FAULTS, type SilentMachines } from './machines-silent-store.js';

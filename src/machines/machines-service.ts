@@ -30,8 +30,6 @@ import {
   type OfferEntry,
 } from './machines-offers-contract.js';
 import { fleetStore, toRecord } from './machines-store.js';
-import { machineFromInput } from './machines-emu-input.js';
-import type { NewMachineInput } from './machines-types.js';
 import { fleetHostingFactory } from './machines-hosting.js';
 
 export interface FleetDeps {
@@ -268,16 +266,19 @@ export function fleetServiceFactory({ store, clock, random, config }: FleetDeps)
       await seedIfEmpty(tx);
     },
 
-    /** `POST /_emu/machines`: adds one machine (on a host of its own); its offers appear in search at once. */
-    async addMachine(input: NewMachineInput): Promise<{ machine_id: number; offer_ids: number[] }> {
+    /**
+     * Adds one machine, made by `build` from the fleet's new version (`POST /_emu/machines`: a seeded draw); on a host
+     * of its own, or of `ownerUserId` (a host is a user). Its offers appear in search at once.
+     */
+    async addMachine(build: (n: number) => NewMachine, opts: { ownerUserId?: number; listed?: boolean }): Promise<{ machine_id: number; offer_ids: number[] }> {
       return store.db.transaction().execute(async (tx) => {
         await seedIfEmpty(tx, 0);
         const version = await fleet.insertVersion(tx);
-        const m = machineFromInput(input, config.seed, version);
+        const m = build(version);
         // A machine of a user (a host is a user), optionally not listed yet, as after registration by the agent.
-        const hostId = input.owner_user_id === undefined ? undefined : await fleet.hostOfUser(tx, input.owner_user_id, clock.now());
+        const hostId = opts.ownerUserId === undefined ? undefined : await fleet.hostOfUser(tx, opts.ownerUserId, clock.now());
         const [id] = await fleet.insertMachines(tx, [m], { now: clock.now(), version, hostId });
-        if (input.listed === false) await tx.updateTable('fleet_machines').set({ listed: 0 }).where('id', '=', id).execute();
+        if (opts.listed === false) await tx.updateTable('fleet_machines').set({ listed: 0 }).where('id', '=', id).execute();
         // Stamped with its version at commit (PostgreSQL; SQLite took a new one above).
         if (store.dialect === 'postgres') await fleet.bump(tx, [id]);
         const row = await fleet.machine(id, tx);

@@ -2,6 +2,17 @@
  * The simulated container runtime of the emulator's machines: the verbs a real runtime has (src/agent/runtime.ts:
  * list, pull, create, start, stop, remove), over rows in the database (simhost-store.ts), with image pulls that take
  * service time. Like a real runtime it decides nothing: the simulated agent (simhost-agent.ts) tells it what to do.
+ *
+ * Why it is not the agent's `ContainerRuntime` (issue 30): simulated and real machines share the agent's decisions
+ * (reconcile-plan.ts `plan` and `observe`, pure) and the server's application of reports, not the runtime's shape.
+ * `ContainerRuntime` is one asynchronous call per action of one machine, awaited in turn by reconciler.ts, and
+ * `ensureImage` returns once the image is there; behind it, a runtime kept in the database would cost a round trip
+ * per action and a pass per machine, and a pull that takes service time would hold its pass open. A simulated step
+ * passes up to STEP_BATCH machines at once: it loads their runtimes in three statements, acts on them here in memory
+ * (a pull only records when it finishes, and the agent passes again then), and writes everything back a statement per
+ * kind of change (docs/PERFORMANCE.md, "Simulated agents' steps set-based": an advance's statements 5,066 → 804 on
+ * PostgreSQL). Implementing `ContainerRuntime` would undo that; so this interface is the runtime's verbs, synchronous,
+ * over one pass's memory.
  */
 import type { PortMapT } from '../../protocol/agent-protocol-schemas.js';
 import type { MachineInfo } from '../../machines/machines-contract.js';

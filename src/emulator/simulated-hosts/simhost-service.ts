@@ -10,7 +10,9 @@ import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Store } from '../../platform/db/connect.js';
 import type { Scheduler } from '../../platform/scheduler.js';
-import type { FleetApi, SilentMachines } from '../../machines/machines-contract.js';
+import type { FleetApi, NewMachine, SilentMachines } from '../../machines/machines-contract.js';
+import type { NewMachineInput } from '../emulator-schemas.js';
+import { machineFromInput } from './simhost-machine-input.js';
 import type { InstanceHostsPort, InstancesForHosts } from '../../instances/instances-hosts-contract.js';
 import { simAgentFactory, type SimReportPort } from './simhost-agent.js';
 import { simFaultsFactory, type SimHostFaults } from './simhost-faults.js';
@@ -21,7 +23,10 @@ import { simhostStore } from './simhost-store.js';
 
 export interface SimhostDeps {
   store: Store;
-  fleet: Pick<FleetApi, 'machine' | 'lockMachine' | 'lockIdleMachines' | 'setMachineFault'> & { silent: SilentMachines };
+  fleet: Pick<FleetApi, 'machine' | 'lockMachine' | 'lockIdleMachines' | 'setMachineFault'> & {
+    silent: SilentMachines;
+    addMachine(build: (n: number) => NewMachine, opts: { ownerUserId?: number; listed?: boolean }): Promise<{ machine_id: number; offer_ids: number[] }>;
+  };
   reports: SimReportPort;
   /** What the simulated hosts' faults and answers read of instances and do to them. */
   instances: InstancesForHosts;
@@ -78,6 +83,9 @@ export function simhostServiceFactory({ store, fleet, reports, instances, clock,
      * the simulated ones answered here.
      */
     hostsPort: (real: InstanceHostsPort): InstanceHostsPort => emulatedHostsPort({ real, fleet, instances }),
+    /** `POST /_emu/machines`: a simulated machine from the body's fields, the rest drawn from the catalogue by the seed. */
+    addMachine: (input: NewMachineInput) =>
+      fleet.addMachine((n) => machineFromInput(input, config.seed, n), { ownerUserId: input.owner_user_id, listed: input.listed }),
     /** The machine's containers as its runtime lists them (tests, diagnostics). */
     containers: async (machineId: number) => sim.containers(store.db, machineId),
   };

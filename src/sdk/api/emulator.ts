@@ -5,13 +5,14 @@ import type {
   EmuUserReply,
   FaultBody,
   FaultReply,
+  NewMachineBody,
+  NewMachineReply,
   NowReply,
   OutboxQuery,
   OutboxReply,
   ResetReply,
 } from '../../emulator/emulator-schemas.js';
 import type { EmuCreditReply } from '../../billing/billing-schemas.js';
-import type { NewMachineBody, NewMachineReply } from '../../machines/machines-types.js';
 import type { EmuLoadReply } from '../../serverless/serverless-schemas.js';
 import type { EmuBenchmarkBody, EmuBenchmarkReply } from '../../benchmarks/benchmarks-schemas.js';
 import type { Transport } from '../transport.js';

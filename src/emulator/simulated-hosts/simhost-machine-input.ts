@@ -2,10 +2,10 @@
  * `POST /_emu/machines`: a machine from the body's offer fields and prices, every omitted field taken from the
  * catalogue (the GPU model's real VRAM, bandwidth and price; typical hardware drawn deterministically from the seed).
  */
-import { toMicro } from '../platform/money.js';
-import { SeededRandom } from '../platform/random.js';
-import { DRIVERS, GPU_MODELS, machineOf, type NewMachine } from './machines-catalogue.js';
-import { EMU_MACHINE_DEFAULTS as D, type NewMachineInput } from './machines-types.js';
+import { toMicro } from '../../platform/money.js';
+import { SeededRandom } from '../../platform/random.js';
+import { DRIVERS, GPU_MODELS, machineOf, type NewMachine } from '../../machines/machines-contract.js';
+import { EMU_MACHINE_DEFAULTS as D, type NewMachineInput } from '../emulator-schemas.js';
 
 export function machineFromInput(input: NewMachineInput, seed: number, n: number): NewMachine {
   const name = input.gpu_name ?? D.gpu_name;

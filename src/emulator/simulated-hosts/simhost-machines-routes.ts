@@ -1,10 +1,10 @@
-import { EMU, type TypedApp } from '../platform/http.js';
-import { ErrorReply } from '../platform/schemas.js';
-import type { FleetService } from './machines-service.js';
-import { NewMachineBody, NewMachineReply } from './machines-types.js';
+import { EMU, type TypedApp } from '../../platform/http.js';
+import { ErrorReply } from '../../platform/schemas.js';
+import { NewMachineBody, NewMachineReply } from '../emulator-schemas.js';
+import type { SimhostService } from './simhost-service.js';
 
 /** `POST /_emu/machines` (contract §2). Registered inside the emulator-mode branch of routes.ts. */
-export async function fleetEmuRoutes(app: TypedApp, { fleet }: { fleet: FleetService }): Promise<void> {
+export async function simMachinesRoutes(app: TypedApp, { simhost }: { simhost: Pick<SimhostService, 'addMachine'> }): Promise<void> {
   app.post(
     '/_emu/machines',
     {
@@ -21,6 +21,6 @@ export async function fleetEmuRoutes(app: TypedApp, { fleet }: { fleet: FleetSer
         },
       },
     },
-    async (request) => fleet.addMachine(request.body ?? {}),
+    async (request) => simhost.addMachine(request.body ?? {}),
   );
 }
