@@ -12,7 +12,7 @@ import pg from 'pg';
 import { createTestApp, DIALECTS, PG_URL, type TestApp } from './helpers/harness.js';
 import { addMachine, offerFor, rent, rentOk } from './instances-fixtures.js';
 import { desired, hardware, hostWithMachine, observed } from './agent-server-fixtures.js';
-import { OFFER_ID_STRIDE } from '../src/machines/machines-offers.js';
+import { OFFER_ID_STRIDE } from '../src/machines/machines-offers-contract.js';
 
 const ROUNDS = 10;
 const GPUS = 5;
@@ -155,20 +155,21 @@ for (const dialect of DIALECTS) {
   describe(`instances: lock order [${dialect}]`, () => {
     let app: TestApp | undefined;
     let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
+    // The two users of both kinds of rounds, made here so that either test runs alone.
+    let bidder = '';
+    let renter = '';
     before(async () => {
       if (dialect === 'postgres') database = await privateDatabase();
       app = await createTestApp(dialect, database ? { config: { GPUPLANE_DATABASE_URL: database.url } } : {});
+      bidder = (await app.createUser({ credit: 100_000 })).api_key;
+      renter = (await app.createUser({ credit: 100_000 })).api_key;
     });
     after(async () => {
       await app?.close().catch(() => undefined);
       await database?.drop();
     });
 
-    let bidder = '';
-    let renter = '';
     test(`${ROUNDS} rounds of destroys, stops, a bid change, a start, rentals and faults on one machine at once`, async () => {
-      bidder = (await app!.createUser({ credit: 100_000 })).api_key;
-      renter = (await app!.createUser({ credit: 100_000 })).api_key;
       for (let i = 0; i < ROUNDS; i++) await round(app!, { bidder, renter });
     });
 
@@ -177,6 +178,8 @@ for (const dialect of DIALECTS) {
     });
 
     if (dialect === 'postgres') {
+      // Of the rounds above, as they ran (alone, it counts none): a backend's deadlocks reach pg_stat_database when it
+      // ends, so the app is closed first.
       test('no transaction of those rounds deadlocked', async () => {
         await app!.close();
         app = undefined;
