@@ -44,6 +44,12 @@ forEachDialect('web console files', (app) => {
     const gz = await app().request('GET', '/assets/index-AbC123.js', { key: null, headers: { 'accept-encoding': 'gzip, br' } });
     assert.equal(gz.headers['content-encoding'], 'gzip');
     assert.equal(gz.headers.vary, 'accept-encoding');
+    // A weight of 0 refuses gzip (RFC 9110 §12.4.2), even when the name is there.
+    for (const refused of ['gzip;q=0', 'br, gzip; q=0', 'identity']) {
+      const plain = await app().request('GET', '/assets/index-AbC123.js', { key: null, headers: { 'accept-encoding': refused } });
+      assert.equal(plain.headers['content-encoding'], undefined, refused);
+      assert.equal(plain.raw, SCRIPT, refused);
+    }
     const missing = await app().request('GET', '/assets/index-gone.js', { key: null, headers: HTML });
     assert.equal(missing.status, 404);
     assert.equal(missing.body.error, 'not_found');
@@ -66,8 +72,8 @@ forEachDialect('web console files', (app) => {
       assert.equal(r.raw, INDEX, path);
       assert.equal(r.headers['cache-control'], 'no-cache', path);
     }
-    // The same path asked for as JSON (or by curl, */*): the JSON 404 as before.
-    for (const headers of [{ accept: 'application/json' }, { accept: '*/*' }, {}] as Record<string, string>[]) {
+    // The same path asked for as JSON (or by curl, */*, or refusing HTML with a weight of 0): the JSON 404 as before.
+    for (const headers of [{ accept: 'application/json' }, { accept: '*/*' }, { accept: 'text/html;q=0, application/json' }, {}] as Record<string, string>[]) {
       const r = await app().request('GET', '/offers', { key: null, headers });
       assert.equal(r.status, 404);
       assert.deepEqual(r.body, { success: false, error: 'not_found', msg: 'no route GET /offers' });

@@ -11,6 +11,10 @@ export const REVALIDATE_CACHE = 'no-cache';
 /** The folder of hashed files in a Vite build (its `build.assetsDir`). */
 export const ASSETS_DIR = 'assets';
 
+/**
+ * The types of what a Vite build writes, each with its charset decided. Not a MIME package (or @fastify/static, which
+ * brings one): the build writes these few kinds only, and anything else is served as bytes, never guessed at.
+ */
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',

@@ -1,3 +1,4 @@
+import negotiate from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApiError } from '../platform/errors.js';
@@ -24,8 +25,15 @@ const NOT_CONSOLE = /^\/(api|_emu|assets|docs)(\/|$)/;
 
 const CONSOLE = { category: 'public', noVirtualClock: true } as const;
 
+/**
+ * Whether a request's Accept-style header takes `value`, weights read (`gzip;q=0` and `text/html;q=0` refuse), by
+ * Fastify's own negotiator. Not @fastify/static: the files are served from memory, gzipped once on first use (it
+ * serves only files compressed ahead), and its routes would not carry the permission config every route declares.
+ */
+const takes = (header: string | string[] | undefined, value: string) => typeof header === 'string' && negotiate(header, [value]) === value;
+
 function send(request: FastifyRequest, reply: FastifyReply, file: ConsoleFile): FastifyReply {
-  const gz = /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')) ? file.gzip() : null;
+  const gz = takes(request.headers['accept-encoding'], 'gzip') ? file.gzip() : null;
   reply.header('content-type', file.type).header('cache-control', file.cacheControl).header('vary', 'accept-encoding');
   if (file.type.startsWith('text/html')) reply.headers(PAGE_HEADERS);
   else reply.header('x-content-type-options', 'nosniff');
@@ -65,7 +73,7 @@ export function consoleFallback(files: Map<string, ConsoleFile> | undefined) {
   if (!index) return undefined;
   return (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
-    if (NOT_CONSOLE.test(request.url) || !String(request.headers.accept ?? '').includes('text/html')) return undefined;
+    if (NOT_CONSOLE.test(request.url) || !takes(request.headers.accept, 'text/html')) return undefined;
     return send(request, reply, index);
   };
 }
