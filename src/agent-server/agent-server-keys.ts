@@ -2,22 +2,25 @@
  * Machine keys: which machine a key belongs to, remembered by the key's digest while the machine's change-feed epoch
  * stands (agent-server-changes.ts), so a held agent renewing its long-poll costs no query; and their revoking.
  */
+import { LRUCache } from 'lru-cache';
 import { digestEqual, sha256Hex } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { DesiredChanges } from './agent-server-changes.js';
 import type { AgentStore } from './agent-server-store.js';
 
-/** Keys remembered at most (one per machine whose agent calls this process); when full, the cache starts again. */
+/** Keys remembered at most (one per machine whose agent calls this process); past it, the least recently used goes. */
 const KEY_CACHE_MAX = 50_000;
 
 export function machineKeys({ db, agents, changes }: { db: Db; agents: AgentStore; changes: () => Promise<DesiredChanges> }) {
   /** Machine keys' digests and the machine each belongs to, as of an epoch of that machine (`authenticate`). */
-  const keyCache = new Map<string, { machineId: number; epoch: string }>();
+  const keyCache = new LRUCache<string, { machineId: number; epoch: string }>({ max: KEY_CACHE_MAX });
 
   /** A machine's key changed here: this process forgets it at once; the others when the change notice reaches them. */
   function forget(machineId: number): void {
-    for (const [hash, known] of keyCache) if (known.machineId === machineId) keyCache.delete(hash);
+    // Collected first: the cache is not changed while it is walked.
+    const gone = [...keyCache.entries()].filter(([, known]) => known.machineId === machineId);
+    for (const [hash] of gone) keyCache.delete(hash);
   }
 
   return {
@@ -41,7 +44,6 @@ export function machineKeys({ db, agents, changes }: { db: Db; agents: AgentStor
       // Remembered only when no change at all was heard during the read: then the machine's epoch now is the one its
       // row was read at, and a revoke committed after the read moves it.
       if (changeFeed.seq() === seq) {
-        if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
         keyCache.set(hash, { machineId: row.machine_id, epoch: changeFeed.epoch(row.machine_id) });
       }
       return row.machine_id;

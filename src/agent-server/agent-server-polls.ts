@@ -5,6 +5,7 @@
  * (agent-server-watch.ts): on every local change and every POLL_MS, so a change made by any server process reaches
  * the agent within that.
  */
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../platform/clock.js';
 import { coalescing } from '../platform/coalesce.js';
 import type { InstanceChanges } from '../instances/instances-agent-contract.js';
@@ -19,7 +20,7 @@ import { COALESCE } from './agent-server-heartbeats.js';
 export const POLL_MS = 100;
 /** Held long-polls re-read their machines' fingerprints at least this often, whatever the change feed says. */
 export const SAFETY_MS = 10_000;
-/** Desired states kept for reuse by a poll's renewal (one per machine whose agent polls this process). */
+/** Desired states kept for reuse by a poll's renewal (one per machine whose agent polls this process), LRU. */
 const DESIRED_CACHE_MAX = 50_000;
 
 export interface PollsDeps {
@@ -46,7 +47,7 @@ export function desiredPolls({ shared, clock, agents, hub, changes, desiredOf, w
    * The last desired state built for each machine, with the fingerprint it was built at: a renewed long-poll reads
    * the fingerprint (one statement) and reuses the state while it stands and no log request in it has expired.
    */
-  const built = new Map<number, { seen: string; state: DesiredState; validUntil: number }>();
+  const built = new LRUCache<number, { seen: string; state: DesiredState; validUntil: number }>({ max: DESIRED_CACHE_MAX });
 
   return {
     /**
@@ -67,7 +68,6 @@ export function desiredPolls({ shared, clock, agents, hub, changes, desiredOf, w
           let entry = built.get(machineId);
           if (!entry || entry.seen !== seen || clock.now() >= entry.validUntil) {
             const { state, validUntil } = await desiredOf(machineId);
-            if (built.size >= DESIRED_CACHE_MAX) built.clear();
             built.set(machineId, (entry = { seen, state, validUntil }));
           }
           const d = entry.state;

@@ -52,7 +52,8 @@ function valueText(v: number | boolean): string {
 export function offerJsonWriter() {
   // Keyed by the offer object: a reload of its machine makes new objects, so a changed offer is never served stale.
   // Two generations: a full one becomes the old one, and what is served from the old one moves to the new; the rest
-  // (offers no longer served, or replaced by a reload) goes with the old generation.
+  // (offers no longer served, or replaced by a reload) goes with the old generation. Not lru-cache: a hit here is one
+  // Map read on the search's hottest path (every offer of a reply), and an LRU's recency bookkeeping on each would add to it.
   let cache = new Map<OfferEntry, Fragments>();
   let previous = new Map<OfferEntry, Fragments>();
 
