@@ -275,7 +275,7 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
         await deposits.resegment(tx, meter, at, m.rateMicroPerHour, funding, m.userId);
       } else {
         const rate = funding ? discountedRate(m.rateMicroPerHour, funding.discount_ppm) : m.rateMicroPerHour;
-        await billing.insertMeter(
+        await billing.insertMeters([
           {
             contract_id: contract.id,
             kind: m.kind,
@@ -288,8 +288,7 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
             funded: funding ? 1 : 0,
             list_rate_micro_per_hour: funding ? m.rateMicroPerHour : null,
           },
-          tx,
-        );
+        ], tx);
         // The credit check's read comes with the running totals' change (nothing below changes either).
         // On PostgreSQL the settlement chain's claim too.
         if (!funding) {

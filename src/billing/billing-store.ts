@@ -2,7 +2,8 @@ import { sql, type InsertQueryBuilder, type InsertResult, type Selectable } from
 import type { Database } from '../platform/db/schema.js';
 import { usersContract } from '../users/users-contract.js';
 import type { DialectName, Tx } from '../platform/db/connect.js';
-import { prepared, preparedByKeys } from '../platform/db/prepared.js';
+import { kvClaimStatement } from '../platform/db/kv.js';
+import { prepared, preparedByKeys, preparedRows } from '../platform/db/prepared.js';
 import { rowsTable } from '../platform/db/values.js';
 import type { BillingContractsTable, BillingMetersTable } from './billing-tables.js';
 import type { DayCharge } from './billing-accrual.js';
@@ -116,7 +117,7 @@ export function billingStore(db: Tx, dialect: DialectName) {
   const contractBySource = prepared(['source'], (q: { source: string }) => (pg ? bySource(q).forUpdate() : bySource(q)));
   const metersOf = (q: { id: number }) => db.selectFrom('billing_meters').selectAll().where('contract_id', '=', q.id).orderBy('id');
   const metersOfContract = prepared(['id'], (q: { id: number }) => (pg ? metersOf(q).forUpdate() : metersOf(q)));
-  const insertMeterRow = preparedByKeys((m: Omit<MeterRow, 'id'>) => db.insertInto('billing_meters').values(m));
+  const insertMeterRows = preparedRows(db, (tx, ms: readonly Omit<MeterRow, 'id'>[]) => tx.insertInto('billing_meters').values([...ms]));
   const updateMeterRow = preparedByKeys(({ $id, ...set }: Partial<Omit<MeterRow, 'id'>> & { $id: number }) =>
     db.updateTable('billing_meters').set(set).where('id', '=', $id),
   );
@@ -131,8 +132,9 @@ export function billingStore(db: Tx, dialect: DialectName) {
         charged_micro: sql<number>`billing_rates.charged_micro + excluded.charged_micro`,
       }),
     );
-  const upsertRates = prepared(['user_id', 'rate', 'accrued', 'at', 'charged'], (q: { user_id: number; at: number } & RatesDelta) =>
-    addToRates(db.insertInto('billing_rates').values(ratesRow(q))),
+  // `moveRatesMany` (and `moveRates`, of one user: every meter start and stop).
+  const upsertRates = preparedRows(db, (tx, rows: readonly ({ user_id: number; at: number } & RatesDelta)[]) =>
+    addToRates(tx.insertInto('billing_rates').values(rows.map(ratesRow))),
   );
   // `upsertRates`, returning the quick ledger at second `now` from the totals it wrote: the statement that starts a
   // meter is also its credit check's read (quickLedgerQuery's arithmetic, on the row as changed).
@@ -148,7 +150,7 @@ export function billingStore(db: Tx, dialect: DialectName) {
   // PostgreSQL: and a claim of a kv key (`KvState.claim`), in the same statement (a data-modifying CTE): `claimed`.
   const upsertRatesLedgerClaiming = prepared([...ratesLedgerKeys, 'claim_key', 'claim_value'], (q: RatesLedgerKeys & { claim_key: string; claim_value: string }) => ({
     compile: () => sql<{ low: number | null; rate: number; claimed: number }>`
-      WITH claim AS (${db.insertInto('kv').values({ key: q.claim_key, value: q.claim_value }).onConflict((oc) => oc.column('key').doNothing()).returning('key')})
+      WITH claim AS (${kvClaimStatement(db, q.claim_key, q.claim_value)})
       ${ratesLedger(q).returning(sql<number>`(SELECT count(*) FROM claim)`.as('claimed'))}`.compile(db),
   }));
 
@@ -237,14 +239,9 @@ export function billingStore(db: Tx, dialect: DialectName) {
       return q.execute();
     },
 
-    async insertMeter(m: Omit<MeterRow, 'id'>, tx: Tx = db): Promise<void> {
-      await insertMeterRow(tx, m);
-    },
-
-    /** Meters in one statement. */
+    /** Meters in one statement (a rent's one meter compiled once). */
     async insertMeters(ms: readonly Omit<MeterRow, 'id'>[], tx: Tx = db): Promise<void> {
-      if (ms.length === 1) await insertMeterRow(tx, ms[0]);
-      else if (ms.length > 1) await tx.insertInto('billing_meters').values([...ms]).execute();
+      await insertMeterRows(tx, ms);
     },
 
     async updateMeter(id: number, set: Partial<Omit<MeterRow, 'id'>>, tx: Tx = db): Promise<void> {
@@ -308,7 +305,7 @@ export function billingStore(db: Tx, dialect: DialectName) {
 
     /** Adds a meter's change to its user's running totals, first moving `accrued` on to second `at`. */
     async moveRates(userId: number, at: number, d: RatesDelta, tx: Tx = db): Promise<void> {
-      await upsertRates(tx, { user_id: userId, at, ...d });
+      await upsertRates(tx, [{ user_id: userId, at, rate: d.rate, accrued: d.accrued, charged: d.charged }]);
     },
 
     /**
@@ -335,8 +332,7 @@ export function billingStore(db: Tx, dialect: DialectName) {
 
     /** `moveRates` for several users (each once) at one second, in one statement. */
     async moveRatesMany(at: number, deltas: readonly ({ userId: number } & RatesDelta)[], tx: Tx = db): Promise<void> {
-      if (deltas.length === 1) await upsertRates(tx, { user_id: deltas[0].userId, at, ...deltas[0] });
-      else if (deltas.length > 1) await addToRates(tx.insertInto('billing_rates').values(deltas.map((d) => ratesRow({ user_id: d.userId, at, ...d })))).execute();
+      await upsertRates(tx, deltas.map((d) => ({ user_id: d.userId, at, rate: d.rate, accrued: d.accrued, charged: d.charged })));
     },
 
     /** The stored running totals of a user (tests compare them with the meters). */
