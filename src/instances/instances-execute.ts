@@ -23,6 +23,8 @@ const allowed = (w: string): w is (typeof EXECUTE_COMMANDS)[number] => (EXECUTE_
 /**
  * Splits the command into words: whitespace separates them, and single or double quotes keep a path with spaces (or
  * one of the characters above) in one word. Returns argv, or throws 400 `bad_request` saying what is not allowed.
+ * Not protocol/shell-words.ts, whose rule reads every line: this one refuses what a shell would have interpreted
+ * (outside quotes) and an unclosed quote, and it must see where the quotes were to do so.
  */
 export function parseCommand(text: string): string[] {
   if (text.length > COMMAND_MAX_CHARS) throw badRequest(`body.command is longer than ${COMMAND_MAX_CHARS} characters`);
