@@ -100,7 +100,7 @@ describe('transport', () => {
     handler = (_q, res) =>
       ++n < 3 ? json(res, 429, { success: false, error: 'rate_limited', msg: 'slow down' }, { 'retry-after': '2' }) : json(res, 200, { new_contract: 7 });
     const { waits, sleep } = recorder();
-    const t = createTransport({ url, sleep });
+    const t = createTransport({ url, sleep, random: () => 0 });
     const r = await t.request<{ new_contract: number }>('PUT', '/api/v0/asks/1/', { body: {}, idempotent: true });
     assert.equal(r.new_contract, 7);
     assert.deepEqual(waits, [2000, 2000]);
@@ -119,9 +119,22 @@ describe('transport', () => {
     seen.length = 0;
     handler = (_q, res) => json(res, 429, { success: false, error: 'rate_limited', msg: 'slow down' }, { 'retry-after': '1' });
     const { waits, sleep } = recorder();
-    await assert.rejects(createTransport({ url, sleep, maxRetries: 2 }).request('GET', '/a'), { status: 429, error: 'rate_limited' });
+    await assert.rejects(createTransport({ url, sleep, maxRetries: 2, random: () => 0 }).request('GET', '/a'), { status: 429, error: 'rate_limited' });
     assert.equal(seen.length, 3);
     assert.deepEqual(waits, [1000, 1000]);
+  });
+
+  test('a retry comes after Retry-After and up to half of it more, spread at random so turned-away clients do not return together', async () => {
+    handler = (_q, res) => json(res, 429, { success: false, error: 'rate_limited', msg: 'slow down' }, { 'retry-after': '2' });
+    const { waits: latest, sleep: s1 } = recorder();
+    await assert.rejects(createTransport({ url, sleep: s1, maxRetries: 1, random: () => 0.5 }).request('GET', '/a'), { error: 'rate_limited' });
+    assert.deepEqual(latest, [2500]);
+    const { waits, sleep } = recorder();
+    const t = createTransport({ url, sleep, maxRetries: 20 });
+    await assert.rejects(t.request('GET', '/a'), { error: 'rate_limited' });
+    assert.equal(waits.length, 20);
+    for (const w of waits) assert.ok(w >= 2000 && w < 3000, String(w));
+    assert.equal(new Set(waits).size, waits.length, 'no two retries wait the same');
   });
 
   test('a Retry-After longer than maxRetryAfterSeconds is reported at once, not waited out', async () => {

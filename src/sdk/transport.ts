@@ -25,6 +25,8 @@ export interface ClientOptions {
   maxRetryAfterSeconds?: number;
   /** How the client waits between retries (tests pass a fake). @default setTimeout */
   sleep?: (ms: number) => Promise<void>;
+  /** Where in its window each retry falls, from [0, 1) (tests pass a fixed one). @default Math.random */
+  random?: () => number;
 }
 
 export type QueryValue = string | number | boolean | null | undefined | object;
@@ -45,6 +47,11 @@ export interface RequestOptions {
 const DEFAULT_RETRY_AFTER_S = 1;
 const DEFAULT_MAX_RETRIES = 3;
 const DEFAULT_MAX_RETRY_AFTER_S = 60;
+/**
+ * A 429 is retried after its `Retry-After` plus up to this share of it more, drawn at random: clients that a server
+ * turned away together (a window of its rate limit, a restart) do not all come back in the same instant (backoff.ts).
+ */
+const RETRY_AFTER_SPREAD = 0.5;
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -91,6 +98,7 @@ export interface Transport {
 export function createTransport(options: ClientOptions): Transport {
   const fetchFn: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const sleep = options.sleep ?? defaultSleep;
+  const random = options.random ?? Math.random;
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const maxWait = options.maxRetryAfterSeconds ?? DEFAULT_MAX_RETRY_AFTER_S;
   const base = options.url;
@@ -139,7 +147,7 @@ export function createTransport(options: ClientOptions): Transport {
         if (res.status === 429 && attempt < maxRetries) {
           const wait = retryAfterSeconds(res.headers.get('retry-after'), Date.now());
           if (wait <= maxWait) {
-            await sleep(wait * 1000);
+            await sleep(wait * 1000 * (1 + random() * RETRY_AFTER_SPREAD));
             continue;
           }
         }
