@@ -5,6 +5,7 @@
  * its subaccounts with their balances and funds them by transferring credit (`transfer credit`, any account may
  * receive). A `host_only` subaccount may host machines but not rent: renting answers 403.
  */
+import { LRUCache } from 'lru-cache';
 import type { Principal } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { Db, Tx } from '../platform/db/connect.js';
@@ -12,7 +13,7 @@ import { ApiError } from '../platform/errors.js';
 import type { Static } from 'typebox';
 import type { NewUserInput } from '../users/users-service.js';
 import { toUserObject } from '../users/users-service.js';
-import type { UserRow } from '../users/users-store.js';
+import type { UserRow } from '../users/users-contract.js';
 import type { SubaccountCreated, SubaccountUser } from './subaccounts-schemas.js';
 import type { SubaccountRow, SubaccountsStore } from './subaccounts-store.js';
 
@@ -43,13 +44,13 @@ function view(user: UserRow, sub: SubaccountRow, creditMicro = user.credit_micro
   return { ...toUserObject(user, creditMicro), username: sub.username ?? user.email, parent_id: sub.parent_id, host_only: sub.host_only === 1 };
 }
 
-/** Users whose host-only status a process keeps; past it, it starts over. */
+/** Users whose host-only status a process keeps; past it, the least recently asked about is forgotten. */
 const HOST_ONLY_REMEMBERED = 10_000;
 
 export function subaccountsServiceFactory(deps: SubaccountsDeps) {
   const { db, subaccounts, clock } = deps;
   /** Whether each user that rented is a host-only subaccount (`assertMayRent`). */
-  const hostOnlyOf = new Map<number, boolean>();
+  const hostOnlyOf = new LRUCache<number, boolean>({ max: HOST_ONLY_REMEMBERED });
 
   /** Subaccounts hang off a personal account, one level deep. */
   async function assertMayParent(p: Principal): Promise<void> {
@@ -99,7 +100,6 @@ export function subaccountsServiceFactory(deps: SubaccountsDeps) {
       if (hostOnly === undefined) {
         hostOnly = await subaccounts.isHostOnly(userId, tx);
         if (tx === undefined) {
-          if (hostOnlyOf.size >= HOST_ONLY_REMEMBERED) hostOnlyOf.clear();
           hostOnlyOf.set(userId, hostOnly);
         }
       }
