@@ -1,15 +1,23 @@
 /**
- * Databases as an earlier release made them, and what a database's schema is, for the migration tests.
+ * Databases as an earlier release made them, and what a database's schema is, for the migration tests
+ * (migrations.test.ts, migrations-upgrade.test.ts).
  *
  * A release's database is replayed from a record of what its migrations did (scripts/record-migrations.ts, kept in
  * test/fixtures/): each migration's statements, run by Kysely's migrator as that release ran them (every migration
  * in a transaction, its name and time recorded in `kysely_migration`). Until issue 30 the migrator let a database
  * apply migrations in another order than their names' (`allowUnorderedMigrations`), and so does this.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CompiledQuery, Migrator, sql, type Kysely, type Migration } from 'kysely';
-import type { DialectName } from '../../src/platform/db/connect.js';
+import { CompiledQuery, Kysely, Migrator, SqliteDialect, sql, type Migration } from 'kysely';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { openDatabase } from '../../src/database.js';
+import { openStore, type DialectName, type Store } from '../../src/platform/db/connect.js';
+import type { MigrationList } from '../../src/platform/db/migrations.js';
+import { SchemaScopedPostgresDialect } from '../../src/platform/db/pg-introspector.js';
+import { PG_URL, dropSchema, uniqueSchema } from './harness.js';
 
 interface RecordedMigration {
   name: string;
@@ -46,6 +54,55 @@ export async function startRelease(db: Kysely<any>, dialect: DialectName, releas
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true, migrationTableSchema: schema });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
+}
+
+/** A place for one database: opened by today's code (its list, or the one given), or reached directly. */
+export interface DatabasePlace {
+  /** PostgreSQL: the schema it lives in. */
+  schema: string | undefined;
+  open(list?: MigrationList): Promise<Store>;
+  /** A connection of its own, without migrating, to make the database as a release did. */
+  direct(): Promise<Kysely<any>>;
+  remove(): Promise<void>;
+}
+
+export function databasePlace(dialect: DialectName): DatabasePlace {
+  if (dialect === 'postgres') {
+    const schema = uniqueSchema();
+    return {
+      schema,
+      open: (list) => (list ? openStore(PG_URL!, { pgSchema: schema, pgPoolSize: 2, migrations: list }) : openDatabase(PG_URL!, { pgSchema: schema, pgPoolSize: 2 })),
+      async direct() {
+        const admin = new pg.Client({ connectionString: PG_URL });
+        await admin.connect();
+        await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+        await admin.end();
+        // Scoped to its schema as the app's is (pg-introspector.ts): the migrator's introspection of every schema
+        // fails when another test drops its own meanwhile.
+        const pool = new pg.Pool({ connectionString: PG_URL, max: 1, options: `-c search_path="${schema}"` });
+        return new Kysely<any>({ dialect: new SchemaScopedPostgresDialect({ pool }) });
+      },
+      remove: () => dropSchema(schema),
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'gpuplane-migrations-'));
+  const file = join(dir, 'gpuplane.db');
+  return {
+    schema: undefined,
+    open: (list) => (list ? openStore(`sqlite:${file}`, { migrations: list }) : openDatabase(`sqlite:${file}`)),
+    direct: async () => new Kysely<any>({ dialect: new SqliteDialect({ database: new SQLite(file) }) }),
+    remove: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Makes the place's database as the release did: each start applying the migrations named not yet applied. */
+export async function makeAsRelease(p: DatabasePlace, dialect: DialectName, release: ReleaseRecord, starts: string[][]): Promise<void> {
+  const db = await p.direct();
+  try {
+    for (const names of starts) await startRelease(db, dialect, release, names, p.schema);
+  } finally {
+    await db.destroy();
+  }
 }
 
 /** The recorded migrations: name and time, in the order applied. */
