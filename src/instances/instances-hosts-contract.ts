@@ -8,6 +8,10 @@ import type { Tx } from '../platform/db/connect.js';
 import type { InstanceEventRow, InstanceRow } from './instances-store.js';
 
 export type { InstanceEventRow, InstanceRow };
+/** From a desired-state change to the host acting on it: the host accepting the container (provisioning). */
+export { PROVISION_DELAY_S } from './instances-lifecycle.js';
+/** Each GPU's slice of its machine's direct port range: where a host publishes an instance's ports. */
+export { directPortSlice } from './instances-request.js';
 
 /** A renter's command for an instance's running container (`execute`, already parsed into argv). */
 export interface CommandToRun {

@@ -18,7 +18,7 @@ import type { Scheduler, JobContext } from '../../platform/scheduler.js';
 import { isSilent, type FleetApi, type MachineInfo } from '../../machines/machines-contract.js';
 import type { DesiredInstanceT, ObservedInstanceT } from '../../protocol/agent-protocol-schemas.js';
 import { observe, plan, type Action, type InstanceRecord } from '../../agent/reconcile-plan.js';
-import { PROVISION_DELAY_S } from '../../instances/instances-lifecycle.js';
+import { PROVISION_DELAY_S } from '../../instances/instances-hosts-contract.js';
 import type { DesiredRead } from '../../agent-server/agent-server-service.js';
 import { bootSeconds, pullKey, simRuntime, type SimRuntime } from './simhost-runtime.js';
 import type { SimContainerRow, SimhostStore, SimInstanceRow } from './simhost-store.js';

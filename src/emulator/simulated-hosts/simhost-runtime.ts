@@ -19,7 +19,7 @@ import type { MachineInfo } from '../../machines/machines-contract.js';
 import { SeededRandom } from '../../platform/random.js';
 import { containerName } from '../../agent/container-spec.js';
 import type { RuntimeContainer } from '../../agent/runtime.js';
-import { directPortSlice } from '../../instances/instances-request.js';
+import { directPortSlice } from '../../instances/instances-hosts-contract.js';
 import type { DesiredInstanceT } from '../../protocol/agent-protocol-schemas.js';
 import type { RuntimeChanges, SimContainerRow } from './simhost-store.js';
 
