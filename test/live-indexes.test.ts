@@ -1,6 +1,6 @@
 // Destroyed instances and revoked keys stay as history; the hot paths' reads and writes of live ones must not walk
 // it. With a long history (3,000 destroyed instances of one user on one machine, 3,000 revoked keys), each database's
-// planner must take the indexes made for them (migrations 0033, 0034) for the statements as the code compiles them:
+// planner must take the indexes made for them (migrations 0041, 0042) for the statements as the code compiles them:
 // SQLite without statistics; PostgreSQL with them (ANALYZE), as the generic plan of a prepared statement (the server
 // names its statements, platform/db/pg-named.ts). PostgreSQL keeps full indexes for the instances (0033 says why);
 // there the scope lookup by id must still take the primary key.

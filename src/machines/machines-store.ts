@@ -184,7 +184,7 @@ export function fleetStore(db: Tx, dialect: DialectName) {
      * Marks machines as changed, so that every process's offer index reloads them. SQLite: bumps the fleet version
      * and stamps the machines with it (one writer at a time, so versions follow commit order). PostgreSQL: only marks
      * them (`SET version = version`); a deferred trigger bumps the version and stamps them as the transaction commits
-     * (fleet-version-migration.ts), so no fleet writer holds the state row's lock longer than its commit.
+     * (migration 0036), so no fleet writer holds the state row's lock longer than its commit.
      */
     async bump(tx: Tx, machineIds: number[]): Promise<void> {
       if (!machineIds.length) return;
@@ -309,7 +309,7 @@ export function fleetStore(db: Tx, dialect: DialectName) {
     },
 
     /**
-     * The host id of a user, created on first use (a host is a user: fleet-host-user-migration.ts). Safe when two
+     * The host id of a user, created on first use (a host is a user: migration 0018_machines_host_user). Safe when two
      * requests of one user race: the unique index lets one insert win, and the other reads its row.
      */
     async hostOfUser(tx: Tx, userId: number, now: number): Promise<number> {

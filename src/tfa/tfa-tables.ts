@@ -72,7 +72,7 @@ export interface TfaAccountsTable {
   new_method_until: number | null;
   /** Set when the account is flagged for SMS fraud; cleared by support. */
   sms_fraud_at: number | null;
-  /** Unused since the password throttle moved to login's own table (`0045_login_throttles`). */
+  /** Unused since the password throttle moved to login's own table (`0043_login_throttles`). */
   login_fail_count: number;
   login_locked_until: number | null;
 }
