@@ -1,8 +1,8 @@
 /**
  * The instances feature and the hosts that run its machines: what it asks of a machine's host (`InstanceHostsPort`:
  * run a command in a container, take a snapshot, send a log) and what it lets a host's implementation read and do
- * (`InstancesForHosts`). The feature does not know which kind of host answers: the root wires the port (a real host
- * is asked through its agent, src/agent-server/; in emulator mode the emulator answers for the machines it runs).
+ * (`InstancesForHosts`). The feature does not know which kind of host answers: the root wires the port's
+ * implementation, and hands `InstancesForHosts` to it.
  */
 import type { Tx } from '../platform/db/connect.js';
 import type { InstanceEventRow, InstanceRow } from './instances-store.js';

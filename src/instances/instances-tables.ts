@@ -56,7 +56,7 @@ export interface InstancesTable {
   created_at: number;
   /** When it last became running (uptime), or null. */
   running_since: number | null;
-  /** Bumped on every state change (a host may vary each boot by it: the emulator's pull times). */
+  /** Bumped on every state change (a host may tell one boot from the next by it). */
   state_version: number;
   destroyed_at: number | null;
   /** Bumped when the container must be made anew (recycle, update): a real host recreates an older one. */
