@@ -18,7 +18,6 @@ const exact = (file) => `^${file.replace(/[.]/g, '\\.')}$`;
  * features' modules it may import besides their public ones; anything else it imports is checked as everywhere.
  */
 const EXCEPTIONS = {
-  'src/emulator/outbox-messenger.ts': { to: ['src/messages/message-errors.ts'], why: 'TODO(issue 30): not yet through a public module' },
   'src/emulator/simulated-hosts/simhost-agent.ts': { to: ['src/agent/reconcile-plan.ts'], why: 'a simulated host decides as gpuplane agent does: the agent\'s own pure plan and observe, so both kinds of host share one lifecycle path' },
   'src/emulator/simulated-hosts/simhost-runtime.ts': { to: ['src/agent/container-spec.ts', 'src/agent/runtime.ts'], why: 'the simulated runtime names and lists containers as the agent\'s runtime does (containerName, RuntimeContainer), for the agent\'s plan to read' },
 };

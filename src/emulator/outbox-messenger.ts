@@ -1,5 +1,5 @@
 import type { Clock } from '../platform/clock.js';
-import { smsFailed, smsProviderLimited } from '../messages/message-errors.js';
+import { smsFailed, smsProviderLimited } from '../messages/messages-contract.js';
 import type { Messenger } from '../messages/messages-types.js';
 import type { FaultCounters } from './fault-counters.js';
 import type { OutboxStore } from './outbox-store.js';

@@ -1,7 +1,7 @@
 import { ApiError } from '../platform/errors.js';
 import { smtpMailer, type MailerOptions } from './smtp.js';
 import { httpSms, type SmsProviderOptions } from './sms-http.js';
-import { smsFailed } from './message-errors.js';
+import { smsFailed } from './messages-contract.js';
 import type { Messenger } from './messages-types.js';
 
 export type { EmailMessage, Messenger, SmsMessage } from './messages-types.js';

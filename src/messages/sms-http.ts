@@ -1,5 +1,5 @@
 import type { SmsMessage } from './messages-types.js';
-import { smsFailed, smsProviderLimited } from './message-errors.js';
+import { smsFailed, smsProviderLimited } from './messages-contract.js';
 
 export interface SmsProviderOptions {
   /** Base URL of the provider (config `smsUrl`), e.g. `https://api.twilio.com/2010-04-01`. */
