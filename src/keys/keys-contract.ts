@@ -10,7 +10,7 @@ export type { KeyRow } from './keys-store.js';
 
 export type KeysContract = Pick<
   KeysStore,
-  'findById' | 'liveByIds' | 'revoke' | 'setSessionTeam' | 'revokeInstanceKeys' | 'moveInstanceKeys' | 'revokeByTeam'
+  'findById' | 'liveSessionKeysOf' | 'revoke' | 'setSessionTeam' | 'revokeInstanceKeys' | 'moveInstanceKeys' | 'revokeByTeam'
 >;
 
 /** The emulator's reset keeps the live bootstrap keys (read before the tables are emptied, written back after). */

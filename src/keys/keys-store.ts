@@ -228,10 +228,9 @@ export function keysStore(db: Tx, dialect: DialectName, lookups?: ReadCache<Foun
       return tx.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
     },
 
-    /** The live (not revoked) keys among these ids, in id order (login's sessions: which of a user's are still on). */
-    async liveByIds(ids: readonly number[], tx: Tx = db): Promise<KeyRow[]> {
-      if (ids.length === 0) return [];
-      return tx.selectFrom('api_keys').selectAll().where('id', 'in', ids).where('revoked_at', 'is', null).orderBy('id').execute();
+    /** A user's live (not revoked) session keys, in id order: login's sessions that are still on. */
+    async liveSessionKeysOf(userId: number, tx: Tx = db): Promise<KeyRow[]> {
+      return tx.selectFrom('api_keys').selectAll().where('user_id', '=', userId).where('kind', '=', 'session').where('revoked_at', 'is', null).orderBy('id').execute();
     },
 
     /** A user's live API keys (kind `user`; sessions and instance keys are not managed here), optionally one team's. */

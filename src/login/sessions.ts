@@ -18,7 +18,7 @@ export type Client = 'cli' | 'ui';
 
 export interface SessionDeps {
   db: Db;
-  keys: Pick<KeysContract, 'liveByIds' | 'revoke' | 'setSessionTeam'>;
+  keys: Pick<KeysContract, 'findById' | 'liveSessionKeysOf' | 'revoke' | 'setSessionTeam'>;
   keysService: KeysService;
   scheduler: Scheduler;
   clock: Clock;
@@ -67,14 +67,8 @@ export interface SessionTeamView {
  */
 export function sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl, memberships }: SessionDeps) {
   const secureUrl = publicUrl.startsWith('https:');
-  /** The user's sessions whose keys are live (the keys feature says which): `sessions` rows, in the order given. */
-  const live = async <R extends { key_id: number }>(rows: R[]): Promise<(R & { key: KeyRow })[]> => {
-    const keysById = new Map((await keys.liveByIds(rows.map((r) => r.key_id))).map((k) => [k.id, k]));
-    return rows.flatMap((r) => {
-      const key = keysById.get(r.key_id);
-      return key ? [{ ...r, key }] : [];
-    });
-  };
+  /** A user's live session keys by id: the keys feature says which are live (a revoked key is an ended session). */
+  const liveKeysOf = async (userId: number): Promise<Map<number, KeyRow>> => new Map((await keys.liveSessionKeysOf(userId)).map((k) => [k.id, k]));
   const cookieFor = (secret: string | null, maxAge: number): CookieFor => (overHttps) => sessionCookieHeader(secret, maxAge, secureUrl || overHttps);
 
   scheduler.register(SESSION_EXPIRE_JOB, async (payload: { key_id: number }, ctx) => {
@@ -106,7 +100,8 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
      * reset by e-mail code, since whoever knew the old password may hold one. Returns how many ended.
      */
     async endAllOf(userId: number, keepKeyId: number | null = null): Promise<number> {
-      const rows = await live(await db.selectFrom('sessions').select('key_id').where('user_id', '=', userId).execute());
+      const live = await liveKeysOf(userId);
+      const rows = live.size === 0 ? [] : await db.selectFrom('sessions').select('key_id').where('user_id', '=', userId).where('key_id', 'in', [...live.keys()]).execute();
       const ended = rows.filter((r) => r.key_id !== keepKeyId);
       for (const r of ended) await end(r.key_id);
       return ended.length;
@@ -124,19 +119,25 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
     /** The caller's live sessions (CLI and browser), newest first. */
     async list(principal: Principal): Promise<SessionView[]> {
       const now = clock.now();
-      const rows = await live(await db
+      const live = await liveKeysOf(principal.user.id);
+      if (live.size === 0) return [];
+      const rows = await db
         .selectFrom('sessions')
         .select(['key_id', 'client', 'created_at', 'expires_at'])
         .where('user_id', '=', principal.user.id)
+        .where('key_id', 'in', [...live.keys()])
         .where('expires_at', '>', now)
         .orderBy('created_at', 'desc')
         .orderBy('key_id', 'desc')
-        .execute());
+        .execute();
       const currentId = principal.key.kind === 'session' ? principal.key.id : null;
-      return rows.map((r) => ({
-        id: r.key_id, client: r.client, created_at: r.created_at, expires_at: r.expires_at, last_used_at: r.key.last_used_at ?? null,
-        current: r.key_id === currentId, team_id: r.key.team_id ?? null,
-      }));
+      return rows.map((r) => {
+        const key = live.get(r.key_id)!;
+        return {
+          id: r.key_id, client: r.client, created_at: r.created_at, expires_at: r.expires_at, last_used_at: key.last_used_at ?? null,
+          current: r.key_id === currentId, team_id: key.team_id ?? null,
+        };
+      });
     },
 
     /** The caller's context (the key's team, whatever the key) and the teams the user may act for. */
@@ -167,8 +168,9 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
 
     /** Revokes one of the caller's sessions (a lost laptop's, say); someone else's or an ended one is 404. */
     async revoke(principal: Principal, id: number): Promise<{ success: true; msg: string; cookie: CookieFor | null }> {
-      const [row] = await live(await db.selectFrom('sessions').select('key_id').where('key_id', '=', id).where('user_id', '=', principal.user.id).execute());
-      if (!row) throw new ApiError('not_found', `session ${id} not found (or already ended)`);
+      const row = await db.selectFrom('sessions').select('key_id').where('key_id', '=', id).where('user_id', '=', principal.user.id).executeTakeFirst();
+      const key = row && (await keys.findById(id));
+      if (!key || key.revoked_at !== null) throw new ApiError('not_found', `session ${id} not found (or already ended)`);
       await end(id);
       const current = principal.key.kind === 'session' && principal.key.id === id;
       // Ending the session in use also clears its cookie.
