@@ -5,6 +5,7 @@
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { api, errorText, GpuplaneError } from '../lib/api.js';
+import { Backoff } from '../../../src/sdk/backoff.js';
 import { readEvents } from '../../../src/sdk/sse.js';
 import {
   applyEvent, initialState, portLines, replaceRow, sortedRows, sshCommand, statusBadge, visibleRange, withHistory,
@@ -18,8 +19,12 @@ import { ErrorNote, Field } from '../components/Field.js';
 
 const ROW_HEIGHT = 36;
 const VIEWPORT_ROWS = 14;
-/** Wait before reconnecting a dropped event stream. */
+/**
+ * Wait before reconnecting a dropped event stream, doubling to RECONNECT_MAX_MS while it keeps failing, jittered
+ * (src/sdk/backoff.ts): every open console reconnects after a server restart, and not all in the same instant.
+ */
 const RECONNECT_MS = 2000;
+const RECONNECT_MAX_MS = 30_000;
 
 function Badge({ status }: { status: string | null | undefined }) {
   const b = statusBadge(status);
@@ -55,12 +60,14 @@ function useLiveInstances(): {
   useEffect(() => {
     const ctrl = new AbortController();
     let lastId: string | undefined;
+    const retry = new Backoff({ firstMs: RECONNECT_MS, maxMs: RECONNECT_MAX_MS });
     const run = async () => {
       while (!ctrl.signal.aborted) {
         try {
           if (!stateRef.current || stateRef.current.stale) await load();
           setError(null);
           const res = await api.transport.stream(`/api/v0/instances/events/${lastId ? `?since=${lastId}` : ''}`, ctrl.signal);
+          retry.reset();
           for await (const ev of readEvents(res.body!)) {
             if (ev.id !== undefined) lastId = ev.id;
             if (ev.event !== 'instance') continue;
@@ -73,7 +80,7 @@ function useLiveInstances(): {
           if (ctrl.signal.aborted) return;
           setError(`live updates paused: ${errorText(err)}; retrying`);
         }
-        await new Promise((r) => setTimeout(r, RECONNECT_MS));
+        await new Promise((r) => setTimeout(r, retry.next()));
       }
     };
     void run();
