@@ -58,7 +58,7 @@ await buildTests(filters.length ? files : undefined);
 // Longest first: files run three at a time, and a long file started near the end runs on alone while the other
 // slots have nothing left (the suite's tail). A file's time: its wall seconds in the last run that ran it here
 // (.test-output/test-times.txt, written below), else in scripts/test-times.txt (kept in git, for a clean clone: copy
-// the former over it when files have grown or moved); a file in neither goes first, biggest first.
+// the former over it when files have grown or moved); a file in neither is guessed at a second per KB of its source.
 const timesFile = join(root, '.test-output', 'test-times.txt');
 /** `wall cpu path` lines: path → [wall, cpu] seconds. */
 const readTimes = (path) => new Map(
@@ -66,7 +66,7 @@ const readTimes = (path) => new Map(
     .map(([wall, cpu, f]) => [f, [Number(wall), Number(cpu)]]),
 );
 const times = new Map([...readTimes(join(import.meta.dirname, 'test-times.txt')), ...readTimes(timesFile)]);
-const weight = (f) => (times.has(f) ? times.get(f)[0] : 1e6 + statSync(join(root, f)).size);
+const weight = (f) => (times.has(f) ? times.get(f)[0] : statSync(join(root, f)).size / 1000);
 files.sort((a, b) => weight(b) - weight(a));
 const compiled = files.map((f) => join(outDir, f.replace(/\.ts$/, '.js')));
 if (compiled.length === 0 && specs.length === 0) {
