@@ -1,7 +1,8 @@
-// Migrations (src/migrations/): one file each, numbered in order, each with one owner whose tables alone it changes,
-// and every name the release before issue 30 recorded renamed to them (migrations-upgrade.test.ts opens databases of
-// that release). The migration kit (platform/db/migrations.ts) refuses a list out of order, a renaming to a migration
-// the list lacks and a new migration that sorts before one a database has applied.
+// Migrations (src/migrations/): one file each, numbered in order, each with one owner whose tables alone it changes;
+// every name the release before issue 30 recorded is renamed to them, and they run that release's very statements
+// (migrations-upgrade.test.ts opens databases of that release). The migration kit (platform/db/migrations.ts) refuses
+// a list out of order, a renaming to a migration the list lacks and a new migration that sorts before one a database
+// has applied.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -57,6 +58,22 @@ describe('migrations: the list', () => {
     for (const [name, owner] of OWNED_MIGRATIONS) {
       assert.ok(statSync(join(src, owner), { throwIfNoEntry: false })?.isDirectory(), `${name}: ${owner} is no folder of src/`);
     }
+  });
+
+  test('the renamed migrations run the very statements of the release before issue 30, in their new order (SQLite)', async () => {
+    const ran: string[] = [];
+    const db = new Kysely<any>({
+      dialect: new SqliteDialect({ database: new SQLite(':memory:') }),
+      log: (e) => void (e.level === 'query' && ran.push(JSON.stringify([e.query.sql, e.query.parameters]))),
+    });
+    try {
+      const renamedTo = new Set(RENAMED.flatMap(([, now]) => now));
+      for (const [name, , migration] of OWNED_MIGRATIONS) if (renamedTo.has(name)) await migration('sqlite').up(db);
+    } finally {
+      await db.destroy();
+    }
+    const released = RELEASE.sqlite.flatMap((m) => m.statements.map((st) => JSON.stringify([st.sql, st.parameters])));
+    assert.deepEqual([...ran].sort(), [...released].sort());
   });
 
   test('each migration changes only tables its owner declares (SQLite: what each one adds, alters or drops)', async () => {
