@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestApp, DIALECTS, dropSchema, forEachDialect, PG_URL, uniqueSchema, type TestApp } from './helpers/harness.js';
+import { createTestApp, DIALECTS, dropSchema, forEachDialect, uniqueSchema, type TestApp } from './helpers/harness.js';
 import { addMachine, BOOT_MAX_S, offerFor, rentOk, statusOf } from './instances-fixtures.js';
 import { hostWithMachine } from './agent-server-fixtures.js';
 import { HEARTBEAT_OFFLINE_AFTER_S, PROVISION_DELAY_S } from '../src/instances/instances-lifecycle.js';
@@ -22,7 +22,7 @@ const fault = (app: TestApp, body: Record<string, unknown>) => app.request('POST
 const setState = (app: TestApp, id: number, state: string) => app.request('PUT', `/api/v0/instances/${id}/`, { body: { state } });
 /** The agent's pass on the machine now, in a transaction of its own (as after an event of its runtime). */
 const step = (app: TestApp, machineId: number) =>
-  app.store.db.transaction().execute((tx) => app.services.simhost!.port.step(tx, machineId, app.clock.now()));
+  app.store.db.transaction().execute((tx) => app.services.simhost!.runtime.step(tx, machineId, app.clock.now()));
 
 async function states(app: TestApp, id: number): Promise<{ status: string | null; msg: string | null; at: number }[]> {
   const rows = await app.store.db.selectFrom('instance_events').select(['actual_status', 'status_msg', 'at']).where('instance_id', '=', id).orderBy('id').execute();
@@ -309,7 +309,9 @@ for (const dialect of DIALECTS) {
   });
 }
 
-if (PG_URL) {
+// PostgreSQL alone (two processes at once; SQLite has one writer): without GPUPLANE_TEST_POSTGRES_URL, createTestApp
+// throws and the test fails naming it.
+{
   test('simulated hosts [postgres]: two processes stepping one machine at once make each container once', async () => {
     const place = sharedPlace('postgres');
     const a = await place.open();
@@ -347,7 +349,8 @@ if (PG_URL) {
   });
 }
 
-if (PG_URL) {
+// PostgreSQL alone (row locks another transaction holds): without GPUPLANE_TEST_POSTGRES_URL, createTestApp throws.
+{
   /** Runs `hold` in a transaction left open until the returned `release` is called. */
   async function holding(app: TestApp, hold: (tx: Tx) => Promise<void>): Promise<() => Promise<void>> {
     let release!: () => void;
@@ -367,7 +370,7 @@ if (PG_URL) {
   }
 
   const holders: [string, (app: TestApp, machineId: number) => (tx: Tx) => Promise<void>][] = [
-    ['runtime (another process\'s pass, a fault)', (app, id) => (tx) => app.services.simhost!.port.lockMachine(tx, id)],
+    ['runtime (another process\'s pass, a fault)', (app, id) => (tx) => app.services.simhost!.runtime.lockMachine(tx, id)],
     ['row (a rent or destroy there)', (app, id) => (tx) => app.services.fleet.lockMachine(tx, id)],
   ];
   for (const [what, hold] of holders) {
