@@ -216,6 +216,21 @@ forEachDialect('agent server', (app) => {
     assert.equal(await online(a), false);
   });
 
+  test('a per-machine timer left in a database made before the sweep chain (agent.offline) starts the chain', async () => {
+    const online = async (h: { apiKey: string; machineId: number }) =>
+      (await app().request('GET', `/api/v0/machines/${h.machineId}`, { key: h.apiKey })).body[0].online as boolean;
+    const host = await hostWithMachine(app());
+    await report(app(), host, [], null);
+    // What such a database holds: the machine's timer, and no sweep chain.
+    await app().store.db.deleteFrom('jobs').where('kind', '=', 'agent.sweep').execute();
+    await app().store.db.deleteFrom('kv').where('key', '=', 'agent.sweep').execute();
+    await app().scheduler.schedule('agent.offline', app().clock.now() + 30, { machine_id: host.machineId });
+    await app().advance(29);
+    assert.equal(await online(host), true);
+    await app().advance(1);
+    assert.equal(await online(host), false, 'the timer started the sweep, which took the silent machine offline');
+  });
+
   test("a heartbeat's desired_version is the desired state's, idle (one statement) or not; a bad or revoked key is 401", async () => {
     const host = await hostWithMachine(app());
     const idle = await desired(app(), host);
