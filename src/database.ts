@@ -2,7 +2,7 @@ import { openStore, type OpenOptions, type Store } from './platform/db/connect.j
 import { MIGRATIONS } from './migrations/index.js';
 import type { UsersTables } from './users/users-tables.js';
 import type { KeysTables } from './keys/keys-tables.js';
-import type { OutboxTables } from './emulator/outbox-tables.js';
+import type { EmulatorTables } from './emulator/emulator-tables.js';
 import type { BillingTables } from './billing/billing-tables.js';
 import type { TeamsTables } from './teams/teams-tables.js';
 import type { TemplatesTables } from './templates/templates-tables.js';
@@ -30,7 +30,7 @@ import type { LoginTables } from './login/login-tables.js';
  */
 declare module './platform/db/schema.js' {
   interface Database
-    extends UsersTables, KeysTables, OutboxTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
+    extends UsersTables, KeysTables, EmulatorTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
       InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
       ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables, SimhostTables, LoginTables {}
 }

@@ -40,13 +40,6 @@ function tableDeclarers(): Map<string, string> {
   return declarers;
 }
 
-/**
- * Tables declared by another feature than the owner of the migrations that make them: table → the declaring folder.
- * TODO(issue 30): the emulator's fault counters are still declared in tfa-tables.ts (test/table-ownership.test.ts
- * lists them too); once they move, this entry fails the test until it goes.
- */
-const DECLARED_ELSEWHERE: Record<string, string> = { emu_fault_counters: 'tfa' };
-
 describe('migrations: the list', () => {
   test('one file per migration in src/migrations/, named as the migration, numbered from 0001 without a gap', () => {
     const files = readdirSync(join(src, 'migrations')).filter((f) => /^\d{4}-/.test(f)).sort();
@@ -93,7 +86,7 @@ describe('migrations: the list', () => {
         changed.delete('sqlite_sequence');
         for (const table of changed) {
           const declarer = declarers.get(table);
-          assert.equal(declarer, DECLARED_ELSEWHERE[table] ?? owner.split('/')[0], `${name} (owner ${owner}) changes ${table}, declared by ${declarer}`);
+          assert.equal(declarer, owner.split('/')[0], `${name} (owner ${owner}) changes ${table}, declared by ${declarer}`);
         }
         before = after;
       }

@@ -27,9 +27,6 @@ const EXCEPTIONS: { file: string; table: string; why: string }[] = [
   // and a settle pass debits every due user in one UPDATE … FROM (docs/PERFORMANCE.md); a transfer locks both users.
   { file: 'src/billing/billing-store.ts', table: 'users', why: 'the ledger reads and settles users.credit_micro in bulk' },
   { file: 'src/billing/billing-payments-store.ts', table: 'users', why: 'a transfer locks both users\' rows in id order' },
-  // Declared in tfa-tables.ts by history (the 2FA migration created it); the emulator owns its fault counters.
-  // TODO(issue 30): move the declaration to the emulator's tables.
-  { file: 'src/emulator/fault-counters.ts', table: 'emu_fault_counters', why: 'declared in tfa-tables.ts, used by the emulator alone' },
   // A simulated machine is one without an agent row: the simulated hosts' due-work insert checks it in the statement.
   { file: 'src/emulator/simulated-hosts/simhost-store.ts', table: 'agent_machines', why: 'a machine without an agent row is a simulated one' },
 ];

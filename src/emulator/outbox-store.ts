@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
-import type { OutboxTable } from './outbox-tables.js';
+import type { OutboxTable } from './emulator-tables.js';
 
 export type OutboxRow = Selectable<OutboxTable>;
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { col, type DialectMigration } from '../platform/db/migrations.js';
 
 /**
- * 0004_outbox: the emulator's outbox of emails and texts (emulator/outbox-tables.ts). Until issue 30, part of
+ * 0004_outbox: the emulator's outbox of emails and texts (emulator/emulator-tables.ts). Until issue 30, part of
  * 0001_foundation.
  */
 export const outboxMigration: DialectMigration = (dialect) => ({

@@ -87,17 +87,10 @@ export interface SmsSendsTable {
   sent_at: number;
 }
 
-/** Remaining count of each injected emulator fault (kept in the database: several processes share it). */
-export interface EmuFaultCountersTable {
-  name: string;
-  remaining: number;
-}
-
 export interface TfaTables {
   tfa_methods: TfaMethodsTable;
   tfa_backup_codes: TfaBackupCodesTable;
   tfa_challenges: TfaChallengesTable;
   tfa_accounts: TfaAccountsTable;
   sms_sends: SmsSendsTable;
-  emu_fault_counters: EmuFaultCountersTable;
 }
