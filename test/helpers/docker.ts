@@ -9,26 +9,30 @@ import type Docker from 'dockerode';
 
 /** The tests' image: `FROM scratch` plus the static busybox and its applets. */
 export const BUSYBOX_IMAGE = 'gpuplane-agent-busybox:test';
-/** The label of BUSYBOX_IMAGE naming the SHA-256 of the busybox binary it was built from. */
-const BUSYBOX_LABEL = 'gpuplane.test.busybox-sha256';
+const BUSYBOX_REPO = 'gpuplane-agent-busybox';
 
 /** Builds BUSYBOX_IMAGE from `busybox` (a static binary) in a build context under `dir`. */
 export async function buildBusyboxImage(docker: Docker, dir: string, busybox = '/bin/busybox'): Promise<void> {
-  // Built once per busybox: an image of this tag made from the same binary (its label) is used as it is, so the test
-  // files that need it, and later runs on this daemon, do not build it again.
-  const sha = createHash('sha256').update(readFileSync(busybox)).digest('hex');
-  const made = await docker.getImage(BUSYBOX_IMAGE).inspect().catch(() => undefined);
-  if (made?.Config?.Labels?.[BUSYBOX_LABEL] === sha) return;
+  // Built once per busybox: the image is also tagged with the binary's SHA-256, and an image of that tag is used as it
+  // is, so the test files that need it, and later runs on this daemon, do not build it again. (A tag, not a label: a
+  // container inherits its image's labels, and the tests compare the agent's labels exactly.)
+  const byBinary = `sha-${createHash('sha256').update(readFileSync(busybox)).digest('hex').slice(0, 32)}`;
+  const made = await docker.getImage(`${BUSYBOX_REPO}:${byBinary}`).inspect().catch(() => undefined);
+  if (made) {
+    await docker.getImage(made.Id).tag({ repo: BUSYBOX_REPO, tag: 'test' });
+    return;
+  }
   const ctx = join(dir, 'image');
   mkdirSync(ctx);
   copyFileSync(busybox, join(ctx, 'busybox'));
   writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n');
-  const stream = await docker.buildImage({ context: ctx, src: ['Dockerfile', 'busybox'] }, { t: BUSYBOX_IMAGE, labels: { [BUSYBOX_LABEL]: sha } });
+  const stream = await docker.buildImage({ context: ctx, src: ['Dockerfile', 'busybox'] }, { t: BUSYBOX_IMAGE });
   const out = await new Promise<{ error?: string }[]>((resolve, reject) =>
     docker.modem.followProgress(stream, (err: Error | null, o: { error?: string }[]) => (err ? reject(err) : resolve(o))),
   );
   const failed = out.find((o) => o.error);
   if (failed) throw new Error(`building ${BUSYBOX_IMAGE} failed: ${failed.error}`);
+  await docker.getImage(BUSYBOX_IMAGE).tag({ repo: BUSYBOX_REPO, tag: byBinary });
 }
 
 /** Resolves when the container's log (followed live) contains `text`. */
