@@ -19,7 +19,7 @@ const BATCH = 200;
 const LIVE_INSTANCES = /instances_live_(user|machine|team)\b/;
 
 /** `db`, recording every statement it runs as compiled: built ones (a plugin) and precompiled ones (executeQuery). */
-function recording(db: Db, seen: CompiledQuery[]): Tx {
+function recording(db: Db | Tx, seen: CompiledQuery[]): Tx {
   const plugged = db.withPlugin({
     transformQuery: (a) => (seen.push(db.getExecutor().compileQuery(a.node, a.queryId)), a.node),
     transformResult: async (a) => a.result,
@@ -85,7 +85,10 @@ forEachDialect('live rows through their partial indexes', (app) => {
     if (sqlite) {
       checks.push(
         ['list the user\'s instances', () => instancesStore(rec, t.store.dialect).listInScope(scope), LIVE_INSTANCES],
-        ['list a machine\'s instances', () => rec.transaction().execute((tx) => instancesStore(tx, t.store.dialect).listOnMachines([m.machine_id], tx)), LIVE_INSTANCES],
+        ['list a machine\'s instances', () => rec.transaction().execute((tx) => {
+          const recTx = recording(tx, seen); // the transaction's own statements, run ones included
+          return instancesStore(recTx, t.store.dialect).listOnMachines([m.machine_id], recTx);
+        }), LIVE_INSTANCES],
         ['find a machine\'s waiting instances', () => instancesStore(rec, t.store.dialect).waitingOnMachine(m.machine_id), LIVE_INSTANCES],
       );
     }
