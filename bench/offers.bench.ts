@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { cryptoRandom } from '../src/platform/random.js';
 import { RealClock } from '../src/platform/clock.js';
 import { openDatabase } from '../src/database.js';
-import { fleetServiceFactory } from '../src/machines/machines-service.js';
+import { machinesServiceFactory } from '../src/machines/machines-service.js';
 import { bundleSizes } from '../src/machines/machines-offers-contract.js';
 import { compareWithBaseline, defineBench, load, makeTmpDir, median, startBaseline, startGpuplane, type BenchContext, type Figure } from './lib.js';
 import { SEARCH_BODY } from './mixed.js';
@@ -44,7 +44,7 @@ const bench = defineBench({
     const dir = mkdtempSync(join(ctx.tmpDir, 'offers-'));
     const t0 = performance.now();
     const store = await openDatabase(`sqlite:${join(dir, 'gpuplane.db')}`);
-    const fleet = fleetServiceFactory({ store, clock: new RealClock(), random: cryptoRandom, config: { mode: 'emulator', seed: SEED, simMachines: MACHINES } });
+    const fleet = machinesServiceFactory({ store, clock: new RealClock(), random: cryptoRandom, config: { mode: 'emulator', seed: SEED, simMachines: MACHINES } });
     await fleet.ensureSeeded();
     await store.close();
     const offers = fleet.simulatedMachines(SEED, MACHINES).machines.reduce((n, m) => n + bundleSizes(m.num_gpus).length, 0);

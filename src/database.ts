@@ -8,7 +8,7 @@ import type { TeamsTables } from './teams/teams-tables.js';
 import type { TemplatesTables } from './templates/templates-tables.js';
 import type { SshKeysTables } from './ssh-keys/ssh-keys-tables.js';
 import type { InstancesTables } from './instances/instances-tables.js';
-import type { FleetTables } from './machines/machines-tables.js';
+import type { MachinesTables } from './machines/machines-tables.js';
 import type { TfaTables } from './tfa/tfa-tables.js';
 import type { VolumesTables } from './volumes/volumes-tables.js';
 import type { ServerlessTables } from './serverless/serverless-tables.js';
@@ -31,7 +31,7 @@ import type { LoginTables } from './login/login-tables.js';
 declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, EmulatorTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
-      InstancesTables, FleetTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
+      InstancesTables, MachinesTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
       ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables, SimhostTables, LoginTables {}
 }
 

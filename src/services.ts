@@ -35,7 +35,7 @@ import { envVarsStore } from './env-vars/env-vars-store.js';
 import { envVarsServiceFactory } from './env-vars/env-vars-service.js';
 import { sshKeysStore } from './ssh-keys/ssh-keys-store.js';
 import { sshKeysServiceFactory } from './ssh-keys/ssh-keys-service.js';
-import { fleetServiceFactory } from './machines/machines-service.js';
+import { machinesServiceFactory } from './machines/machines-service.js';
 import { offersServiceFactory } from './offers/offers-service.js';
 import { instancesModule } from './instances/instances-module.js';
 import { volumesServiceFactory } from './volumes/volumes-service.js';
@@ -136,7 +136,7 @@ export function createServices(deps: ServiceDeps) {
     revokeTeamKeys: keys.revokeByTeam,
     sendEmail: (m) => messenger.sendEmail(m),
   });
-  const fleet = fleetServiceFactory({ store, clock, random, config });
+  const fleet = machinesServiceFactory({ store, clock, random, config });
   const offers = offersServiceFactory({
     index: fleet.index, clock, anonymousSearchesPerMinute: config.offerSearchRequiresKey ? null : config.anonymousSearchesPerMinute,
   });

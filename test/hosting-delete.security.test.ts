@@ -1,7 +1,7 @@
 // Threat: a host's `delete machine` (force_delete) races a renter's rent of the same machine (issue 29 item 16), and
 // both succeed: the renter is left with an instance on a deleted machine that never boots and is billed for its disk.
 // The "no live instances" check and the delete are one transaction under the machine's lock, the lock a rent takes
-// (FleetApi.lockMachine), so one of the two always sees the other. Also (item 22): a deleted machine's registration id
+// (MachinesApi.lockMachine), so one of the two always sees the other. Also (item 22): a deleted machine's registration id
 // does not register again, so no working machine key is ever issued for a deleted machine.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 // A destroy (and a stop, start or bid change) reads the caller's instance and locks its machine's row, then the
-// instance's, in one statement (instances-store.ts `lockInScope`, FleetApi.machineLockCondition). On PostgreSQL the
-// order is what keeps these writers from deadlocking (FleetApi.lockMachine): while another transaction holds the
+// instance's, in one statement (instances-store.ts `lockInScope`, MachinesApi.machineLockCondition). On PostgreSQL the
+// order is what keeps these writers from deadlocking (MachinesApi.lockMachine): while another transaction holds the
 // machine, the destroy waits for it without holding the instance; an instance outside the caller's scope takes no
 // lock at all (404 at once).
 import { after, before, describe, test } from 'node:test';

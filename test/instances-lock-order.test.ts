@@ -5,7 +5,7 @@
 // fail (no 500: a deadlock that outlived its retries), and the GPU holds must stay consistent. On PostgreSQL the app
 // has a database of its own, so the server's deadlock count for it says whether any transaction deadlocked at all (a
 // retry hides one from the client, but each costs a second of deadlock_timeout). The order that keeps them apart:
-// FleetApi.lockMachine.
+// MachinesApi.lockMachine.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';

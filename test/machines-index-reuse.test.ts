@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/database.js';
-import { fleetServiceFactory } from '../src/machines/machines-service.js';
-import { FleetIndex } from '../src/machines/machines-index.js';
-import { fleetStore } from '../src/machines/machines-store.js';
+import { machinesServiceFactory } from '../src/machines/machines-service.js';
+import { MachinesIndex } from '../src/machines/machines-index.js';
+import { machinesStore } from '../src/machines/machines-store.js';
 import { readCache } from '../src/platform/db/read-cache.js';
 import { RealClock } from '../src/platform/clock.js';
 import { cryptoRandom } from '../src/platform/random.js';
@@ -23,11 +23,11 @@ test('the fleet version read is reused while the database is unchanged, and read
   const file = join(dir, 'gpuplane.db');
   const store = await openDatabase(`sqlite:${file}`);
   try {
-    await fleetServiceFactory({ store, clock: new RealClock(), random: cryptoRandom, config: { mode: 'emulator', seed: 3, simMachines: 20 } }).ensureSeeded();
-    const fleet = fleetStore(store.db, store.dialect);
+    await machinesServiceFactory({ store, clock: new RealClock(), random: cryptoRandom, config: { mode: 'emulator', seed: 3, simMachines: 20 } }).ensureSeeded();
+    const fleet = machinesStore(store.db, store.dialect);
     let reads = 0;
     const counted = { ...fleet, state: (...a: Parameters<typeof fleet.state>) => (reads++, fleet.state(...a)) };
-    const index = new FleetIndex(counted, readCache(store));
+    const index = new MachinesIndex(counted, readCache(store));
     const priceOf = async (machineId: number) => (await index.offers()).find((o) => o.machine.id === machineId)!.machine.price_gpu_micro;
 
     const before = await priceOf(1);

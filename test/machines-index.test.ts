@@ -4,8 +4,8 @@
 // changed machines too (`changesSince`, PostgreSQL).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FleetIndex } from '../src/machines/machines-index.js';
-import type { FleetStore, MachineRow } from '../src/machines/machines-store.js';
+import { MachinesIndex } from '../src/machines/machines-index.js';
+import type { MachinesStore, MachineRow } from '../src/machines/machines-store.js';
 import { drawMachine } from '../src/machines/machines-catalogue.js';
 import { SeededRandom } from '../src/platform/random.js';
 
@@ -45,7 +45,7 @@ function fakeFleet(changes?: { limitSeen?: number[] }) {
     async gpusOf(ids: number[]) {
       return new Map(ids.map((id) => [id, freeGpus(db.machines[id - 1])]));
     },
-  } as unknown as FleetStore;
+  } as unknown as MachinesStore;
   /** Lets the reads in flight answer, until the calls given have settled. */
   async function answer<T>(...calls: Promise<T>[]): Promise<T[]> {
     let done = false;
@@ -76,7 +76,7 @@ for (const kind of ['state read', 'state and changes read'] as const) {
 
   test(`searches at once share the reads of the fleet version (${kind})`, async () => {
     const f = make();
-    const index = new FleetIndex(f.store);
+    const index = new MachinesIndex(f.store);
     await f.answer(index.current());
     const before = f.reads();
     // Eight searches asked before any read began: one read serves them all.
@@ -91,7 +91,7 @@ for (const kind of ['state read', 'state and changes read'] as const) {
 
   test(`a search that begins while a read is in flight sees a write committed before it began (${kind})`, async () => {
     const f = make();
-    const index = new FleetIndex(f.store);
+    const index = new MachinesIndex(f.store);
     await f.answer(index.current());
     const early = index.current();
     // The early search's read is in flight; a machine is written and committed; then a search begins.
@@ -105,7 +105,7 @@ for (const kind of ['state read', 'state and changes read'] as const) {
 
 test('with changesSince, a search after another writer changed the fleet costs one read and no reload', async () => {
   const f = fakeFleet({});
-  const index = new FleetIndex(f.store);
+  const index = new MachinesIndex(f.store);
   f.write();
   await f.answer(index.current());
   // The first read of an empty index loads it the long way (a new epoch for the index).
@@ -122,7 +122,7 @@ test('with changesSince, a search after another writer changed the fleet costs o
 test('with changesSince, more changed machines than one read brings, or a new epoch, are loaded the long way', async () => {
   const limits: number[] = [];
   const f = fakeFleet({ limitSeen: limits });
-  const index = new FleetIndex(f.store);
+  const index = new MachinesIndex(f.store);
   f.write();
   await f.answer(index.current());
   // The index's first read had no epoch yet; the next one asks for changes with the store's limit.

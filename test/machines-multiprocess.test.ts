@@ -10,8 +10,8 @@ import type { Store } from '../src/platform/db/connect.js';
 import { openDatabase } from '../src/database.js';
 import { VirtualClock } from '../src/platform/clock.js';
 import { cryptoRandom } from '../src/platform/random.js';
-import { fleetServiceFactory } from '../src/machines/machines-service.js';
-import { fleetStore } from '../src/machines/machines-store.js';
+import { machinesServiceFactory } from '../src/machines/machines-service.js';
+import { machinesStore } from '../src/machines/machines-store.js';
 import { sql } from 'kysely';
 
 const SIM_MACHINES = 30;
@@ -35,7 +35,7 @@ for (const dialect of DIALECTS) {
     try {
       const clock = new VirtualClock(T0);
       const config = { mode: 'emulator' as const, seed: 3, simMachines: SIM_MACHINES };
-      const [a, b] = stores.map((store) => fleetServiceFactory({ store, clock, random: cryptoRandom, config }));
+      const [a, b] = stores.map((store) => machinesServiceFactory({ store, clock, random: cryptoRandom, config }));
       // PostgreSQL: both start at once. SQLite is a single-writer store (platform/scheduler.ts); its processes start
       // one after the other.
       const seeded =
@@ -72,11 +72,11 @@ test('PostgreSQL: two machines of one host are locked at once by two transaction
   const { stores, cleanup } = await twoProcesses('postgres');
   try {
     const clock = new VirtualClock(T0);
-    await fleetServiceFactory({ store: stores[0], clock, random: cryptoRandom, config: { mode: 'emulator', seed: 3, simMachines: SIM_MACHINES } }).ensureSeeded();
+    await machinesServiceFactory({ store: stores[0], clock, random: cryptoRandom, config: { mode: 'emulator', seed: 3, simMachines: SIM_MACHINES } }).ensureSeeded();
     const rows = await stores[0].db.selectFrom('fleet_machines').select(['id', 'host_id']).orderBy('id').execute();
     const [m1, m2] = rows.filter((r) => r.host_id === rows.find((x) => rows.filter((y) => y.host_id === x.host_id).length > 1)!.host_id);
     assert.ok(m1 && m2, 'the seeded fleet has a host with two machines');
-    const [fa, fb] = stores.map((s) => fleetStore(s.db, 'postgres'));
+    const [fa, fb] = stores.map((s) => machinesStore(s.db, 'postgres'));
     await stores[0].db.transaction().execute(async (txA) => {
       assert.equal((await fa.machineToChange(m1.id, txA))?.id, m1.id);
       await stores[1].db.transaction().execute(async (txB) => {

@@ -1,4 +1,4 @@
-// The fleet: bundles, GPU allocation through FleetApi (contract §6), bids and outbids, machine faults,
+// The fleet: bundles, GPU allocation through MachinesApi (contract §6), bids and outbids, machine faults,
 // POST /_emu/machines, seeding and /_emu/reset (contract §1, §2).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

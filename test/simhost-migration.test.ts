@@ -15,7 +15,7 @@ import { MIGRATIONS } from '../src/migrations/index.js';
 import { openStore, type DialectName } from '../src/platform/db/connect.js';
 import { VirtualClock } from '../src/platform/clock.js';
 import { cryptoRandom } from '../src/platform/random.js';
-import { fleetServiceFactory } from '../src/machines/machines-service.js';
+import { machinesServiceFactory } from '../src/machines/machines-service.js';
 import { JOB_SIM_STEP } from '../src/emulator/simulated-hosts/simhost-agent.js';
 
 const BEFORE = { migrations: MIGRATIONS.migrations.filter(([name]) => name < '0039') };
@@ -44,7 +44,7 @@ for (const dialect of DIALECTS) {
     const p = place(dialect);
     try {
       const old = await p.openOld();
-      const fleet = fleetServiceFactory({ store: old, clock: new VirtualClock(T0), random: cryptoRandom, config: { mode: 'emulator', seed: 1, simMachines: 2 } });
+      const fleet = machinesServiceFactory({ store: old, clock: new VirtualClock(T0), random: cryptoRandom, config: { mode: 'emulator', seed: 1, simMachines: 2 } });
       await fleet.ensureSeeded();
       const db = old.db as any;
       // The owner of that database, with the key the test app uses.

@@ -8,7 +8,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import type { CommandRequestT, DesiredInstanceT, LogRequestT, SnapshotRequestT } from '../protocol/agent-protocol-schemas.js';
 import type { MachineInfo } from '../machines/machines-contract.js';
-import type { FleetService } from '../machines/machines-service.js';
+import type { MachinesService } from '../machines/machines-service.js';
 import { bootCounts, sshKeysOf, type InstanceRow, type InstancesAgentPort } from '../instances/instances-agent-contract.js';
 import type { AgentStore } from './agent-server-store.js';
 import { desiredInstance, desiredVersion } from './agent-server-desired.js';
@@ -34,7 +34,7 @@ export interface DesiredReadsDeps {
   db: Db;
   clock: Clock;
   secretBox: SecretBox;
-  fleet: FleetService;
+  fleet: MachinesService;
   agents: AgentStore;
   instances: Pick<InstancesAgentPort, 'store' | 'commands'>;
   /** Public keys on the renter's account, put in every container with the instance's own. */
@@ -90,7 +90,7 @@ export function desiredReads({ db, clock, secretBox, fleet, agents, instances: {
   /**
    * The desired states of simulated machines (the emulator's agent, src/emulator/simulated-hosts/), read together for
    * its pass over them: their instances read and locked in one statement (the caller holds the machines' rows:
-   * FleetApi.lockMachine), in id order. A simulated machine never has log requests, commands or snapshots for its
+   * MachinesApi.lockMachine), in id order. A simulated machine never has log requests, commands or snapshots for its
    * agent: it has no agent row (log requests go to real hosts only), its container answers `execute` at once, and a
    * snapshot needs a real host.
    */

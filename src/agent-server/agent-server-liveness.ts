@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { Tx } from '../platform/db/connect.js';
 import type { KvState } from '../platform/db/kv.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import type { FleetService } from '../machines/machines-service.js';
+import type { MachinesService } from '../machines/machines-service.js';
 import type { InstancesAgentPort } from '../instances/instances-agent-contract.js';
 import type { AgentStore } from './agent-server-store.js';
 import { markOffline } from './agent-server-observed.js';
@@ -30,7 +30,7 @@ export interface LivenessDeps {
   kv: KvState;
   scheduler: Scheduler;
   config: Pick<Config, 'agentOfflineAfter'>;
-  fleet: FleetService;
+  fleet: MachinesService;
   instances: Pick<InstancesAgentPort, 'store' | 'lifecycle'>;
   /** Instances changed (a sweep took some offline). */
   notify: () => void;
@@ -55,7 +55,7 @@ export function liveness({ agents, kv, scheduler, config, fleet, instances, noti
     const silent = await agents.silentSince(now - timeout, SWEEP_BATCH, tx);
     for (const machineId of silent) {
       await agents.update(machineId, { offline: 1 }, tx);
-      // Lock order of every writer (PostgreSQL): the machine's agent row, the machine's row (FleetApi.lockMachine:
+      // Lock order of every writer (PostgreSQL): the machine's agent row, the machine's row (MachinesApi.lockMachine:
       // before any instance, as a destroy or a rental there takes it), its instances, then the rest of the fleet.
       await fleet.lockMachine(tx, machineId);
       await markOffline(instances, tx, machineId, now);

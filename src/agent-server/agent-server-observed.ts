@@ -55,7 +55,7 @@ export async function applyObserved(
  * Applies the reports of several machines at once, set-based: the instances they may move locked in one statement
  * (id order; unless read locked), every step in one UPDATE and one event INSERT, and the compute billing of every
  * instance that reached running started together. A change that leaves running (rare: a crash, a lost container)
- * goes through `halt` one by one, first. The caller holds the machines' rows (FleetApi.lockMachine). Returns how
+ * goes through `halt` one by one, first. The caller holds the machines' rows (MachinesApi.lockMachine). Returns how
  * many instances changed.
  */
 export async function applyReports({ store, lifecycle }: ObservedDeps, tx: Tx, reports: readonly MachineReport[], now: number): Promise<number> {

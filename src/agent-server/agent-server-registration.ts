@@ -16,7 +16,7 @@ import { ApiError } from '../platform/errors.js';
 import { secretToken, type Random } from '../platform/random.js';
 import type { Principal } from '../platform/auth.js';
 import type { RegisterBody } from '../protocol/agent-protocol-schemas.js';
-import type { FleetService } from '../machines/machines-service.js';
+import type { MachinesService } from '../machines/machines-service.js';
 import type { AgentStore } from './agent-server-store.js';
 import { machineFromHardware } from './agent-server-hardware.js';
 import { checkHardware } from './agent-server-checks.js';
@@ -60,7 +60,7 @@ export interface RegistrationDeps {
   clock: Clock;
   random: Random;
   config: Pick<Config, 'agentOfflineAfter' | 'hostMachinesMax' | 'hostRegistrationsPerHour'>;
-  fleet: FleetService;
+  fleet: MachinesService;
   agents: AgentStore;
   kv: KvState;
   /** The machine's earlier key is no longer remembered (agent-server-keys.ts). */

@@ -10,7 +10,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError } from '../platform/errors.js';
 import type { AgentHardwareT, StatusBody } from '../protocol/agent-protocol-schemas.js';
-import type { FleetService } from '../machines/machines-service.js';
+import type { MachinesService } from '../machines/machines-service.js';
 import type { InstancesAgentPort } from '../instances/instances-agent-contract.js';
 import type { AgentMachineRow, AgentStore } from './agent-server-store.js';
 import type { DesiredRead } from './agent-server-desired-reads.js';
@@ -24,7 +24,7 @@ export interface ReportsDeps {
   db: Db;
   clock: Clock;
   config: Pick<Config, 'agentOfflineAfter'>;
-  fleet: FleetService;
+  fleet: MachinesService;
   agents: AgentStore;
   instances: Pick<InstancesAgentPort, 'store' | 'lifecycle'>;
   heartbeatInterval: number;
@@ -50,7 +50,7 @@ export function statusReports({ db, clock, config, fleet, agents, instances, hea
   ): Promise<{ n: number; version: number }> {
     current ??= await desiredOf(machineId, tx);
     const boots = new Map(current.state.instances.map((i) => [i.instance_id, i.boot]));
-    // The caller holds the machine's row (FleetApi.lockMachine) when the machine has instances: every writer takes it
+    // The caller holds the machine's row (MachinesApi.lockMachine) when the machine has instances: every writer takes it
     // before the instances (PostgreSQL lock order).
     const n = await applyObserved(instances, tx, current.rows, report.observed, boots, report.desired_version === current.state.version, now);
     return { n, version: current.state.version };
@@ -89,7 +89,7 @@ export function statusReports({ db, clock, config, fleet, agents, instances, hea
         await agents.update(machineId, patch, tx);
         if (row.offline === 1) await ensureSweep(tx, now + config.agentOfflineAfter);
         const current = await desiredOf(machineId, tx);
-        // Lock order of every writer (PostgreSQL): the agent row, the machine's row (FleetApi.lockMachine: before any
+        // Lock order of every writer (PostgreSQL): the agent row, the machine's row (MachinesApi.lockMachine: before any
         // instance, as a destroy, a stop or a rental there takes it, and only when this report locks an instance or
         // writes the machine), the instances, then the rest of the fleet.
         const pendingNow = row.hardware_pending === 1 && current.rows.length === 0;

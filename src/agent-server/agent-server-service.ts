@@ -13,7 +13,7 @@ import { kvState } from '../platform/db/kv.js';
 import type { Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { AgentHardwareT, ObservedInstanceT } from '../protocol/agent-protocol-schemas.js';
-import type { FleetService } from '../machines/machines-service.js';
+import type { MachinesService } from '../machines/machines-service.js';
 import type { InstanceChanges, InstancesAgentPort } from '../instances/instances-agent-contract.js';
 import { agentStore } from './agent-server-store.js';
 import { applyReports } from './agent-server-observed.js';
@@ -36,7 +36,7 @@ export interface AgentDeps {
   scheduler: Scheduler;
   config: Pick<Config, 'agentOfflineAfter' | 'hostMachinesMax' | 'hostRegistrationsPerHour'>;
   secretBox: SecretBox;
-  fleet: FleetService;
+  fleet: MachinesService;
   instances: InstancesAgentPort;
   hub: InstanceChanges;
   /** A failed background read (the held polls' watch). */

@@ -87,7 +87,7 @@ export interface BillingApi {
    * idempotent: it may run again while the balance stays at or below zero.
    *
    * Lock order (PostgreSQL): every request locks its feature's rows (an instance; one that changes GPU holds takes
-   * the machine's row before it: FleetApi.lockMachine), then the fleet, then billing contracts, then the user's row.
+   * the machine's row before it: MachinesApi.lockMachine), then the fleet, then billing contracts, then the user's row.
    * A hook must do the same: lock ALL the rows it will change first (in id order),
    * then call `e.lockBilling()` (locks the user's running contracts in id order), then stop meters. The check itself
    * takes no lock before the hooks, so it never holds billing rows while waiting for an instance.

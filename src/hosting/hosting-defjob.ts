@@ -15,7 +15,7 @@ import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import { ApiError } from '../platform/errors.js';
 import { usersContract } from '../users/users-contract.js';
 import { offerIdOf } from '../machines/machines-offers-contract.js';
-import type { FleetService } from '../machines/machines-service.js';
+import type { MachinesService } from '../machines/machines-service.js';
 import type { CreateRequest } from '../instances/instances-contract.js';
 import type { HostingStore } from './hosting-store.js';
 
@@ -35,7 +35,7 @@ export interface DefjobInstancesPort {
 export interface DefjobDeps {
   hosting: HostingStore;
   scheduler: Scheduler;
-  fleet: Pick<FleetService['hosting'], 'machine'>;
+  fleet: Pick<MachinesService['hosting'], 'machine'>;
   instances: DefjobInstancesPort;
 }
 

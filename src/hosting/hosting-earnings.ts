@@ -9,7 +9,7 @@ import type { Principal } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { Tx } from '../platform/db/connect.js';
 import { badRequest } from '../platform/errors.js';
-import type { FleetService } from '../machines/machines-service.js';
+import type { MachinesService } from '../machines/machines-service.js';
 import type { PlacedInstance } from '../instances/instances-contract.js';
 import type { BillingService } from '../billing/billing-service.js';
 import type { HostingService } from './hosting-service.js';
@@ -21,7 +21,7 @@ const MAX_DAY = 1_000_000;
 
 export interface EarningsDeps {
   clock: Clock;
-  fleet: FleetService['hosting'];
+  fleet: MachinesService['hosting'];
   hosting: Pick<HostingService, 'own'>;
   instancesOn: (machineIds: readonly number[], tx?: Tx) => Promise<PlacedInstance[]>;
   volumesOn: (machineIds: readonly number[]) => Promise<{ source: string; machine_id: number }[]>;

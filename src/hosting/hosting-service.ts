@@ -9,7 +9,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import type { JobContext, Scheduler } from '../platform/scheduler.js';
 import { ApiError, badRequest } from '../platform/errors.js';
-import type { FleetService } from '../machines/machines-service.js';
+import type { MachinesService } from '../machines/machines-service.js';
 import { MAX_MAINT_WINDOWS, type HostedMachine, type MaintWindow } from '../machines/machines-offers-contract.js';
 import type { PlacedInstance } from '../instances/instances-contract.js';
 import { parseDuration } from './hosting-duration.js';
@@ -30,7 +30,7 @@ export interface HostingDeps {
   store: Store;
   clock: Clock;
   scheduler: Scheduler;
-  fleet: FleetService['hosting'];
+  fleet: MachinesService['hosting'];
   /** The instances placed on machines (instances-module.ts onMachines). */
   instancesOn: (machineIds: readonly number[], tx?: Tx) => Promise<PlacedInstance[]>;
   /**
@@ -274,7 +274,7 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
 
     /**
      * `delete machine`: refused (409) while any instance, running or stopped, is on it. The check and the delete are
-     * one transaction under the machine's row lock, the lock a rent takes with its quote (FleetApi.lockMachine): a rent
+     * one transaction under the machine's row lock, the lock a rent takes with its quote (MachinesApi.lockMachine): a rent
      * that got there first has its instance seen here, and one that comes after finds the machine deleted (410).
      * Checked before it, a rent could slip in between (issue 29 item 16: 17-21 of 40 rounds on PostgreSQL).
      */

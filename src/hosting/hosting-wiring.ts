@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { Store, Tx } from '../platform/db/connect.js';
-import type { FleetService } from '../machines/machines-service.js';
+import type { MachinesService } from '../machines/machines-service.js';
 import type { BillingService } from '../billing/billing-service.js';
 import { hostingServiceFactory, type HostingDeps } from './hosting-service.js';
 import { hostingEarningsFactory, type EarningsDeps } from './hosting-earnings.js';
@@ -14,7 +14,7 @@ export function hostingWiring(d: {
   clock: Clock;
   scheduler: Scheduler;
   config: Pick<Config, 'hostServiceFee'>;
-  fleet: Pick<FleetService, 'hosting'>;
+  fleet: Pick<MachinesService, 'hosting'>;
   /** The instances feature (instances-module.ts): what default jobs rent, the instances on machines, its event streams' wake-up. */
   instances: DefjobInstancesPort & { onMachines: HostingDeps['instancesOn']; real: { notify: () => void } };
   billing: Pick<BillingService, 'dailyCharges'>;

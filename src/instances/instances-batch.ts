@@ -16,7 +16,7 @@ export const TX_ATTEMPTS = 4;
 
 /**
  * Runs `fn` in a transaction, rerunning it when PostgreSQL aborted it to break a deadlock. The writers of a
- * machine's GPU holds take its row first (FleetApi.lockMachine), so they no longer deadlock among themselves (a
+ * machine's GPU holds take its row first (MachinesApi.lockMachine), so they no longer deadlock among themselves (a
  * stop locked its instance and then the fleet, a rent the fleet and then the instances it outbids); this is the
  * backstop for any pair that still takes locks in different orders: rather than a 500, the loser runs again.
  */

@@ -13,7 +13,7 @@ import type { Static } from 'typebox';
 import { ApiError, badRequest } from '../platform/errors.js';
 import { diskRateMicro, toDollars, toMicro } from '../platform/money.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import type { FleetApi } from '../machines/machines-contract.js';
+import type { MachinesApi } from '../machines/machines-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
 import { EnvParseError, mergeTemplateIntoRequest } from '../templates/templates-contract.js';
 import type { Lifecycle } from './instances-lifecycle.js';
@@ -50,7 +50,7 @@ export interface CreateDeps {
   db: Db;
   store: InstancesStore;
   lifecycle: Lifecycle;
-  fleet: FleetApi;
+  fleet: MachinesApi;
   billing: BillingApi;
   keysService: KeysService;
   clock: Clock;

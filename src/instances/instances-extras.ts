@@ -13,7 +13,7 @@ import type { SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import type { FleetApi } from '../machines/machines-contract.js';
+import type { MachinesApi } from '../machines/machines-contract.js';
 import { EnvParseError, mergeTemplateIntoRequest, type TemplateForCreate } from '../templates/templates-contract.js';
 import type { Lifecycle } from './instances-lifecycle.js';
 import type { TemplatesPort } from './instances-contract.js';
@@ -30,7 +30,7 @@ export interface ExtrasDeps {
   db: Db;
   store: InstancesStore;
   lifecycle: Lifecycle;
-  fleet: FleetApi;
+  fleet: MachinesApi;
   billing: BillingApi;
   templates: TemplatesPort;
   secretBox: SecretBox;

@@ -58,7 +58,7 @@ export interface InstancesForHosts {
   find(id: number, tx: Tx): Promise<InstanceRow | undefined>;
   /** The instance, live or destroyed. */
   findAny(id: number, tx?: Tx): Promise<InstanceRow | undefined>;
-  /** The live instance, its row locked until `tx` ends (PostgreSQL): after its machine's (FleetApi.lockMachine). */
+  /** The live instance, its row locked until `tx` ends (PostgreSQL): after its machine's (MachinesApi.lockMachine). */
   lock(id: number, tx: Tx): Promise<InstanceRow | undefined>;
   /** The live instances on the machine, not locked. */
   listOnMachine(machineId: number, tx: Tx): Promise<InstanceRow[]>;
@@ -71,7 +71,7 @@ export interface InstancesForHosts {
   markLost(tx: Tx, inst: InstanceRow, to: 'unknown' | 'offline', now: number): Promise<void>;
   /**
    * The machine's host stopped heartbeating: its instances turn unknown, then offline; stopped ones stay stopped,
-   * unknown ones keep their offline timer. Takes the machine's row, then its instances' (FleetApi.lockMachine).
+   * unknown ones keep their offline timer. Takes the machine's row, then its instances' (MachinesApi.lockMachine).
    */
   hostLost(tx: Tx, machineId: number): Promise<void>;
 }

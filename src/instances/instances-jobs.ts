@@ -7,14 +7,14 @@
 import type { Tx } from '../platform/db/connect.js';
 import type { Clock } from '../platform/clock.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import type { FleetApi } from '../machines/machines-contract.js';
+import type { MachinesApi } from '../machines/machines-contract.js';
 import { HEARTBEAT_OFFLINE_AFTER_S, JOB_OFFLINE, refOf, type Lifecycle } from './instances-lifecycle.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 
 export interface JobsDeps {
   store: InstancesStore;
   lifecycle: Lifecycle;
-  fleet: FleetApi;
+  fleet: MachinesApi;
   scheduler: Scheduler;
   clock: Clock;
   notify: () => void;
@@ -49,7 +49,7 @@ export function instanceJobsFactory({ store, lifecycle, fleet, scheduler, clock,
    */
   async function hostLost(tx: Tx, machineId: number): Promise<void> {
     const now = clock.now();
-    // Lock order (FleetApi.lockMachine): the machine's row before its instances, as a destroy there takes them.
+    // Lock order (MachinesApi.lockMachine): the machine's row before its instances, as a destroy there takes them.
     await fleet.lockMachine(tx, machineId);
     for (const row of await store.listOnMachine(machineId, tx)) {
       const inst = await store.lock(row.id, tx);

@@ -8,7 +8,7 @@
 import type { Tx } from '../platform/db/connect.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { BillingApi, MeterStart } from '../billing/billing-contract.js';
-import type { FleetApi } from '../machines/machines-contract.js';
+import type { MachinesApi } from '../machines/machines-contract.js';
 import type { InstanceEventRow, InstancePatch, InstanceRow, InstanceState, InstancesStore } from './instances-store.js';
 
 /** From a desired-state change to the host acting on it (provisioning: the host accepts the container). */
@@ -60,7 +60,7 @@ export type DesiredChangeHook = (tx: Tx, machineId: number, at: number) => Promi
 
 export interface LifecycleDeps {
   store: InstancesStore;
-  fleet: FleetApi;
+  fleet: MachinesApi;
   billing: BillingApi;
   scheduler: Scheduler;
   /** Filled in by the composition root (instances-module `onDesiredChange`). */
@@ -248,7 +248,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
 
   /**
    * Bid instances displaced by an allocation: stopped, still meant to run, and told why. Their rows are locked after
-   * the fleet's: safe because the caller took the machine's row first (FleetApi.lockMachine; a rental's allocation
+   * the fleet's: safe because the caller took the machine's row first (MachinesApi.lockMachine; a rental's allocation
    * does), as does every transaction that changes holds on the machine.
    */
   async function outbid(tx: Tx, ids: number[], at: number): Promise<void> {
@@ -262,7 +262,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
   /**
    * GPUs on the machine were freed: outbid instances there, highest bid first, take them back if they can.
    * A resumed instance boots again. Lock order: the caller holds the machine's row, taken before any instance
-   * (FleetApi.lockMachine): these instances are locked after the fleet's rows, and no transaction that would change
+   * (MachinesApi.lockMachine): these instances are locked after the fleet's rows, and no transaction that would change
    * them or the machine's holds can be holding one of them while it waits for the machine.
    */
   async function resumeWaiting(tx: Tx, machineId: number | null, at: number, assertCredit: (userId: number) => Promise<void>): Promise<void> {

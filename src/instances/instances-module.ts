@@ -12,7 +12,7 @@ import { ApiError } from '../platform/errors.js';
 import type { Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { BillingApi, CreditExhaustedHook } from '../billing/billing-contract.js';
-import type { FleetApi } from '../machines/machines-contract.js';
+import type { MachinesApi } from '../machines/machines-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
 import type { KeysContract } from '../keys/keys-contract.js';
 import { createFactory } from './instances-create.js';
@@ -39,7 +39,7 @@ export interface InstancesModuleDeps {
   secretBox: SecretBox;
   keys: Pick<KeysContract, 'moveInstanceKeys' | 'revokeInstanceKeys'>;
   keysService: KeysService;
-  fleet: FleetApi;
+  fleet: MachinesApi;
   billing: BillingApi;
   templates: TemplatesPort;
   sshKeys: SshKeysPort;
@@ -100,7 +100,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const creditExhausted: CreditExhaustedHook = async (tx, { userId, at, lockBilling, covered }) => {
     const rows = await store.meantToRunOf(userId, tx);
     // The order every request takes (no deadlock on PostgreSQL): their machines' rows first, in id order, as a stop
-    // or destroy takes its machine's before its instance (FleetApi.lockMachine); then all the instances, then
+    // or destroy takes its machine's before its instance (MachinesApi.lockMachine); then all the instances, then
     // billing, then stops.
     const machines = [...new Set(rows.flatMap((r) => (r.machine_id === null ? [] : [r.machine_id])))].sort((a, b) => a - b);
     for (const machineId of machines) await deps.fleet.lockMachine(tx, machineId);

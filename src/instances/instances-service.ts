@@ -13,7 +13,7 @@ import { ApiError, badRequest } from '../platform/errors.js';
 import { toDollars, toMicro } from '../platform/money.js';
 import { secretToken, type Random } from '../platform/random.js';
 import type { BillingApi } from '../billing/billing-contract.js';
-import type { FleetApi } from '../machines/machines-contract.js';
+import type { MachinesApi } from '../machines/machines-contract.js';
 import type { KeysContract } from '../keys/keys-contract.js';
 import { contractOf, refOf, type Lifecycle } from './instances-lifecycle.js';
 import type { InstanceHostsPort } from './instances-hosts-contract.js';
@@ -34,7 +34,7 @@ export interface ServiceDeps {
   db: Db;
   store: InstancesStore;
   lifecycle: Lifecycle;
-  fleet: FleetApi;
+  fleet: MachinesApi;
   billing: BillingApi;
   keys: Pick<KeysContract, 'revokeInstanceKeys'>;
   scheduler: Scheduler;
@@ -63,7 +63,7 @@ export function checkInstanceKey(principal: Principal, id: number): void {
 /**
  * The caller's live instance `id`, locked for the rest of `tx` (PostgreSQL); 404 when it is not in its scope.
  * With `machineFirst` (a stop, start, destroy or bid change: the transaction changes GPU holds on the instance's
- * machine), its machine's row is locked first: the lock order of FleetApi.lockMachine. Freeing GPUs goes on to resume
+ * machine), its machine's row is locked first: the lock order of MachinesApi.lockMachine. Freeing GPUs goes on to resume
  * the machine's outbid instances (instances-lifecycle.ts `resumeWaiting`), and starting stops those it outbids:
  * without the machine taken first, two of these on one machine each held an instance the other waited for
  * (PostgreSQL deadlocks, test/instances-lock-order.test.ts). An instance never moves, so the machine named by the row

@@ -22,7 +22,7 @@ function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, scope: Scope, pr
 }
 
 export interface InstancesStoreOptions {
-  /** FleetApi.machineLockCondition: how a statement here locks an instance's machine before the instance. */
+  /** MachinesApi.machineLockCondition: how a statement here locks an instance's machine before the instance. */
   machineLock?: (machineId: Expression<number | null>) => Expression<SqlBool>;
 }
 
@@ -47,7 +47,7 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
   // A scope's live instance, one statement per kind of scope (a user's own, or a team's) and per lock: a read, the
   // instance locked (`lockInScope`), or, for a destroy, stop, start or bid change, its machine's row locked first. On
   // PostgreSQL the machine's row is locked by the filter (evaluated on the found row, so only an instance of the
-  // caller's scope takes it), then the instance's by FOR UPDATE: the lock order of FleetApi.lockMachine. SQLite runs
+  // caller's scope takes it), then the instance's by FOR UPDATE: the lock order of MachinesApi.lockMachine. SQLite runs
   // one writer at a time: the read alone.
   const inScopeLocked = (q: { id: number }, scope: Scope, lock: ScopeLock) => {
     const found = inScope(live(q), scope);
@@ -154,7 +154,7 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
 
     /**
      * The scope's live instance `id`, locked for the rest of `tx` on PostgreSQL; with `machineFirst`, its machine's
-     * row is locked before it (FleetApi.lockMachine's order). One statement.
+     * row is locked before it (MachinesApi.lockMachine's order). One statement.
      */
     lockInScope(id: number, scope: Scope, tx: Tx, machineFirst = false): Promise<InstanceRow | undefined> {
       return oneInScope[machineFirst ? 'machine' : 'instance'](id, scope, tx);
@@ -180,7 +180,7 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
 
     /**
      * The live instances on these machines, in id order; with `lock`, locked (PostgreSQL) as `lockMany` locks them: the
-     * caller holds the machines' rows (FleetApi.lockMachine), taken before any instance.
+     * caller holds the machines' rows (MachinesApi.lockMachine), taken before any instance.
      */
     async listOnMachines(machineIds: readonly number[], tx: Tx, lock = false): Promise<InstanceRow[]> {
       if (machineIds.length === 0) return [];

@@ -1,6 +1,6 @@
 /**
  * The contract between the supply side (fleet: hosts, machines, GPUs, offers) and the instances feature.
- * The fleet owns GPU allocation; instances own the lifecycle. Instances call the fleet only through FleetApi,
+ * The fleet owns GPU allocation; instances own the lifecycle. Instances call the fleet only through MachinesApi,
  * always inside the caller's transaction, so the offer check, the GPU allocation and the instance row commit together.
  */
 import type { Expression, SqlBool } from 'kysely';
@@ -73,7 +73,7 @@ export interface MachineInfo {
   maint: readonly MaintWindow[];
 }
 
-export interface FleetApi {
+export interface MachinesApi {
   /**
    * The offer as search shows it now (on-demand prices, 8 GB of storage priced in), or undefined when there is no
    * such offer or its bundle cannot be filled now. Offer id = machine id × 100 + bundle size (machines-offers-contract.ts).
@@ -150,7 +150,7 @@ export interface FleetApi {
 
 /**
  * The GPU models gpuplane knows, with the figures a real host's agent cannot measure (src/agent-server/ fills them in
- * from here), and what a new machine is made of (FleetService.addAgentMachine).
+ * from here), and what a new machine is made of (MachinesService.addAgentMachine).
  */
 export { GPU_MODELS, type GpuModel, type MachineSpec, type NewMachine } from './machines-catalogue.js';
 /** The drivers a machine may have, and a typical machine of a model (the emulator makes its machines from these). */

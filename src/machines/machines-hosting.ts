@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
-import type { FleetStore, MachineRow } from './machines-store.js';
+import type { MachinesStore, MachineRow } from './machines-store.js';
 import { toRecord } from './machines-store.js';
 import type { HostedMachine, MaintWindow } from './machines-offers-contract.js';
 
@@ -22,7 +22,7 @@ export interface ListingPatch {
   listing_duration: number | null;
 }
 
-export function fleetHostingFactory(db: Tx, fleet: FleetStore) {
+export function machinesHostingFactory(db: Tx, fleet: MachinesStore) {
   const rows = (tx: Tx) =>
     tx
       .selectFrom('fleet_machines as m')
@@ -100,7 +100,7 @@ export function fleetHostingFactory(db: Tx, fleet: FleetStore) {
       update(tx, machineId, { maint: windows.length ? JSON.stringify(windows.map((w) => [w.start, w.end, w.hours, w.category])) : null }),
 
     /**
-     * FleetApi.lockMachine: the machine's row locked until `tx` ends (PostgreSQL; SQLite runs one writer at a time),
+     * MachinesApi.lockMachine: the machine's row locked until `tx` ends (PostgreSQL; SQLite runs one writer at a time),
      * as a rent locks it with its quote. force_delete checks for instances under it.
      */
     lockMachine: (tx: Tx, machineId: number) => fleet.lockMachine(tx, machineId),
@@ -110,4 +110,4 @@ export function fleetHostingFactory(db: Tx, fleet: FleetStore) {
   };
 }
 
-export type FleetHosting = ReturnType<typeof fleetHostingFactory>;
+export type MachinesHosting = ReturnType<typeof machinesHostingFactory>;

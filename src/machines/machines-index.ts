@@ -12,7 +12,7 @@
  */
 import { coalescing } from '../platform/coalesce.js';
 import type { ReadCache } from '../platform/db/read-cache.js';
-import type { FleetStore, MachineRow } from './machines-store.js';
+import type { MachinesStore, MachineRow } from './machines-store.js';
 import { toRecord } from './machines-store.js';
 import { bundleSizes, offersOf, type GpuHold, type OfferEntry, type OfferSlots } from './machines-offers-contract.js';
 
@@ -21,7 +21,7 @@ const CHANGES_LIMIT = 500;
 
 type FleetState = Readonly<{ version: number; epoch: string }>;
 
-export class FleetIndex {
+export class MachinesIndex {
   private epoch = '';
   private version = -1;
   private slots: (OfferEntry | null)[] = [];
@@ -33,7 +33,7 @@ export class FleetIndex {
   private loading: Promise<void> | undefined;
 
   constructor(
-    private readonly store: FleetStore,
+    private readonly store: MachinesStore,
     /** Reuse of the state read while the database is unchanged (SQLite; none on PostgreSQL). */
     private readonly stateReads?: ReadCache<FleetState>,
   ) {}

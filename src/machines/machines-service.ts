@@ -1,5 +1,5 @@
 /**
- * The fleet: GPU allocation (FleetApi, fleet-contract.ts), the simulated fleet's seeding, and the offer index.
+ * The fleet: GPU allocation (MachinesApi, fleet-contract.ts), the simulated fleet's seeding, and the offer index.
  * The database is the truth: an allocation reads and writes the GPU rows inside the caller's transaction and bumps
  * the fleet version with them; every process's offer index follows that version.
  */
@@ -11,8 +11,8 @@ import { ApiError } from '../platform/errors.js';
 import { toDollars } from '../platform/money.js';
 import { SeededRandom, type Random } from '../platform/random.js';
 import { drawMachine, type NewMachine } from './machines-catalogue.js';
-import type { Allocation, AllocateRequest, FaultChangedHook, FleetApi, HoldKind, MachineInfo, OfferSnapshot } from './machines-contract.js';
-import { FleetIndex } from './machines-index.js';
+import type { Allocation, AllocateRequest, FaultChangedHook, MachinesApi, HoldKind, MachineInfo, OfferSnapshot } from './machines-contract.js';
+import { MachinesIndex } from './machines-index.js';
 import { silentMachinesStore } from './machines-silent-store.js';
 import {
   chooseGpus,
@@ -29,10 +29,10 @@ import {
   type MachineRecord,
   type OfferEntry,
 } from './machines-offers-contract.js';
-import { fleetStore, toRecord } from './machines-store.js';
-import { fleetHostingFactory } from './machines-hosting.js';
+import { machinesStore, toRecord } from './machines-store.js';
+import { machinesHostingFactory } from './machines-hosting.js';
 
-export interface FleetDeps {
+export interface MachinesDeps {
   store: Store;
   clock: Clock;
   random: Random;
@@ -84,10 +84,10 @@ function machineInfo(m: MachineRecord): MachineInfo {
   };
 }
 
-export function fleetServiceFactory({ store, clock, random, config }: FleetDeps) {
-  const fleet = fleetStore(store.db, store.dialect);
+export function machinesServiceFactory({ store, clock, random, config }: MachinesDeps) {
+  const fleet = machinesStore(store.db, store.dialect);
   const faultHooks: FaultChangedHook[] = [];
-  const index = new FleetIndex(fleet, readCache(store));
+  const index = new MachinesIndex(fleet, readCache(store));
   const newEpoch = () => random.bytes(8).toString('hex');
 
   /** The simulated fleet for a seed: the same seed and size give the same machines, prices and hosts. */
@@ -159,7 +159,7 @@ export function fleetServiceFactory({ store, clock, random, config }: FleetDeps)
     return { gpuIndexes, outbid, before, record };
   }
 
-  const api: FleetApi = {
+  const api: MachinesApi = {
     async getOffer(offerId, tx, opts = {}) {
       const { machineId, numGpus } = parseOfferId(offerId);
       const locked = opts.forAllocation === true && tx !== undefined && store.dialect === 'postgres';
@@ -295,7 +295,7 @@ export function fleetServiceFactory({ store, clock, random, config }: FleetDeps)
     silent: silentMachinesStore(store.db),
 
     /** A host's machines and their listing (the hosting feature, src/hosting/). */
-    hosting: fleetHostingFactory(store.db, fleet),
+    hosting: machinesHostingFactory(store.db, fleet),
 
     /** The host id of a user (a host is a user), created on first use, in the caller's transaction. */
     hostOfUser: (tx: Tx, userId: number) => fleet.hostOfUser(tx, userId, clock.now()),
@@ -338,4 +338,4 @@ export function fleetServiceFactory({ store, clock, random, config }: FleetDeps)
   };
 }
 
-export type FleetService = ReturnType<typeof fleetServiceFactory>;
+export type MachinesService = ReturnType<typeof machinesServiceFactory>;

@@ -46,7 +46,7 @@ export function toRecord(r: MachineRow): MachineRecord {
 }
 
 /** What `changesSince` found: the state, and the changed machines with their GPUs. */
-export interface FleetChanges {
+export interface MachinesChanges {
   state: { version: number; epoch: string };
   machines: Array<{ row: MachineRow; gpus: GpuHold[] }>;
   complete: boolean;
@@ -57,7 +57,7 @@ type ChangeRow = { state_version: number; state_epoch: string; gpus_json: [numbe
   | { [K in keyof MachineRow]: null }
 );
 
-export function fleetStore(db: Tx, dialect: DialectName) {
+export function machinesStore(db: Tx, dialect: DialectName) {
   const machines = (tx: Tx) =>
     tx
       .selectFrom('fleet_machines as m')
@@ -128,12 +128,12 @@ export function fleetStore(db: Tx, dialect: DialectName) {
    * read, then two more statements whenever another writer had changed the fleet). `complete` is false when the
    * epoch changed or the limit cut the rows short: the caller reads them the long way. Undefined without a state row.
    */
-  async function changesSince(since: number, epoch: string, limit: number): Promise<FleetChanges | undefined> {
+  async function changesSince(since: number, epoch: string, limit: number): Promise<MachinesChanges | undefined> {
     const { rows } = await changesQuery(db, { since, epoch, limit });
     if (!rows.length) return undefined;
     const state = { version: Number(rows[0].state_version), epoch: rows[0].state_epoch };
     if (state.epoch !== epoch) return { state, machines: [], complete: false };
-    const machines: FleetChanges['machines'] = [];
+    const machines: MachinesChanges['machines'] = [];
     for (const r of rows) {
       if (r.id === null) continue; // the state alone: nothing changed
       const { state_version: _v, state_epoch: _e, gpus_json, ...row } = r;
@@ -220,7 +220,7 @@ export function fleetStore(db: Tx, dialect: DialectName) {
       if (dialect === 'postgres') await lockMachineRow(tx, { id });
     },
 
-    /** FleetApi.machineLockCondition. */
+    /** MachinesApi.machineLockCondition. */
     machineLockCondition(machineId: Expression<number | null>): Expression<SqlBool> {
       // Counting the rows a locking subquery gives is always true, whether the machine exists or not; the subquery is
       // never pulled up into the caller's query (it has a FOR UPDATE) and runs when the caller's filter reaches it.
@@ -432,4 +432,4 @@ export function fleetStore(db: Tx, dialect: DialectName) {
   };
 }
 
-export type FleetStore = ReturnType<typeof fleetStore>;
+export type MachinesStore = ReturnType<typeof machinesStore>;

@@ -82,7 +82,7 @@ export interface FleetStateTable {
   epoch: string;
 }
 
-export interface FleetTables {
+export interface MachinesTables {
   fleet_hosts: FleetHostsTable;
   fleet_machines: FleetMachinesTable;
   fleet_gpus: FleetGpusTable;

@@ -11,12 +11,12 @@ import { OFFER_FIELD_ALIASES, OFFER_FIELDS, parseFilterBody, selectRows } from '
 import { OFFER_SEARCH_MAX_LIMIT, OFFER_SEARCH_OPTIONS } from '../offers/offers-service.js';
 import type { OffersInTx } from './serverless-scaler.js';
 
-export interface FleetReadPort {
+export interface MachinesReadPort {
   machines(tx: Tx): Promise<MachineRecord[]>;
   gpus(machineIds: number[], tx: Tx): Promise<Map<number, GpuHold[]>>;
 }
 
-export function offersInTx(fleet: FleetReadPort, clock: Clock): OffersInTx {
+export function offersInTx(fleet: MachinesReadPort, clock: Clock): OffersInTx {
   return async (tx, filter, limit) => {
     // Workers rent on demand and never displace someone's bid: free GPUs of rentable machines only.
     const q = parseFilterBody({ rentable: { eq: true }, rented: { eq: false }, ...filter }, OFFER_FIELDS, {

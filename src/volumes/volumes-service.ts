@@ -27,8 +27,8 @@ export const VOLUME_SEARCH_MAX_LIMIT = 1000;
 /** Largest `allocated_storage` a volume search may price in, GB. */
 export const MAX_VOLUME_STORAGE_GB = 1_000_000;
 
-/** The machines behind volume offers. The fleet has no list call in FleetApi yet; services.ts wires a read of it. */
-export interface VolumesFleetPort {
+/** The machines behind volume offers. The fleet has no list call in MachinesApi yet; services.ts wires a read of it. */
+export interface VolumesMachinesPort {
   machines(): Promise<MachineRecord[]>;
   machine(id: number, tx?: Tx): Promise<MachineRecord | undefined>;
   /** The user who hosts the machine (its volume offer is theirs to unlist), or undefined. */
@@ -39,7 +39,7 @@ export interface VolumesDeps {
   store: Store;
   clock: Clock;
   billing: Pick<BillingApi, 'startMeter' | 'stopContract' | 'assertCredit' | 'changePayer'>;
-  fleet: VolumesFleetPort;
+  fleet: VolumesMachinesPort;
   /** Throws ApiError when the account may not rent (a host-only subaccount, src/subaccounts/). */
   mayRent?: (userId: number, tx?: Tx) => Promise<void>;
 }

@@ -15,7 +15,7 @@
 import type { Config } from '../../config.js';
 import type { Tx } from '../../platform/db/connect.js';
 import type { Scheduler, JobContext } from '../../platform/scheduler.js';
-import { isSilent, type FleetApi, type MachineInfo } from '../../machines/machines-contract.js';
+import { isSilent, type MachinesApi, type MachineInfo } from '../../machines/machines-contract.js';
 import type { DesiredInstanceT, ObservedInstanceT } from '../../protocol/agent-protocol-schemas.js';
 import { observe, plan, type Action, type InstanceRecord } from '../../agent/reconcile-plan.js';
 import { PROVISION_DELAY_S } from '../../instances/instances-hosts-contract.js';
@@ -44,7 +44,7 @@ export interface SimReportPort {
 
 export interface SimAgentDeps {
   sim: SimhostStore;
-  fleet: Pick<FleetApi, 'machine' | 'lockIdleMachines'>;
+  fleet: Pick<MachinesApi, 'machine' | 'lockIdleMachines'>;
   reports: SimReportPort;
   scheduler: Scheduler;
   config: Pick<Config, 'seed' | 'simBootSeconds'>;
@@ -246,7 +246,7 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
     for (let round = 0; round < STEP_ROUNDS; round++) {
       const due = await sim.claimDue(tx, now, STEP_BATCH);
       if (due.length === 0) break;
-      // Then the lock order of every writer (FleetApi.lockMachine): the machines' rows, in machine order, before their
+      // Then the lock order of every writer (MachinesApi.lockMachine): the machines' rows, in machine order, before their
       // work rows and their instances, so a destroy there (machine row, instance, then its work row) never waits on
       // this pass. Locked and read in one statement. (A second round may take again machines this run holds.)
       const machines = await fleet.lockIdleMachines(tx, due.filter((d) => d.locked).map((d) => d.machineId));

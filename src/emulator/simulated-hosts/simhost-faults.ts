@@ -12,7 +12,7 @@ import { ApiError } from '../../platform/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Tx } from '../../platform/db/connect.js';
 import type { FaultHandler, FaultRequest } from '../../platform/faults.js';
-import type { FleetApi } from '../../machines/machines-contract.js';
+import type { MachinesApi } from '../../machines/machines-contract.js';
 import type { InstanceRow, InstancesForHosts } from '../../instances/instances-hosts-contract.js';
 
 /**
@@ -43,7 +43,7 @@ export interface SimHostFaults {
 
 export interface SimFaultsDeps {
   instances: InstancesForHosts;
-  fleet: Pick<FleetApi, 'machine' | 'lockMachine' | 'setMachineFault'>;
+  fleet: Pick<MachinesApi, 'machine' | 'lockMachine' | 'setMachineFault'>;
   sim: SimHostFaults;
   clock: Clock;
 }
@@ -63,7 +63,7 @@ export function simFaultsFactory({ instances, fleet, sim: simHost, clock }: SimF
     const found = await instances.find(id, tx);
     if (!found) throw new ApiError('not_found', `instance ${id} not found`);
     const sim = await simulatedHost(found.machine_id, tx, name);
-    // Lock order: the machine's simulated runtime, then the machine's row (FleetApi.lockMachine), before any instance
+    // Lock order: the machine's simulated runtime, then the machine's row (MachinesApi.lockMachine), before any instance
     // row, as its agent's passes and a destroy there take them.
     if (sim) await sim.lockMachine(tx, found.machine_id!);
     if (found.machine_id !== null) await fleet.lockMachine(tx, found.machine_id);

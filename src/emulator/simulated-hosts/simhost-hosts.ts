@@ -7,14 +7,14 @@
  */
 import { ApiError } from '../../platform/errors.js';
 import type { Tx } from '../../platform/db/connect.js';
-import type { FleetApi } from '../../machines/machines-contract.js';
+import type { MachinesApi } from '../../machines/machines-contract.js';
 import type { InstanceHostsPort, InstancesForHosts } from '../../instances/instances-hosts-contract.js';
 import { simulatedOutput } from './simhost-execute.js';
 import { bootLog } from './simhost-boot-log.js';
 
 export interface EmulatedHostsDeps {
   real: InstanceHostsPort;
-  fleet: Pick<FleetApi, 'machine'>;
+  fleet: Pick<MachinesApi, 'machine'>;
   instances: Pick<InstancesForHosts, 'findAny' | 'eventsOf'>;
 }
 

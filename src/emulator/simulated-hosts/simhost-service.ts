@@ -10,7 +10,7 @@ import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Store } from '../../platform/db/connect.js';
 import type { Scheduler } from '../../platform/scheduler.js';
-import type { FleetApi, NewMachine, SilentMachines } from '../../machines/machines-contract.js';
+import type { MachinesApi, NewMachine, SilentMachines } from '../../machines/machines-contract.js';
 import type { NewMachineInput } from '../emulator-schemas.js';
 import { machineFromInput } from './simhost-machine-input.js';
 import type { InstanceHostsPort, InstancesForHosts } from '../../instances/instances-hosts-contract.js';
@@ -23,7 +23,7 @@ import { simhostStore } from './simhost-store.js';
 
 export interface SimhostDeps {
   store: Store;
-  fleet: Pick<FleetApi, 'machine' | 'lockMachine' | 'lockIdleMachines' | 'setMachineFault'> & {
+  fleet: Pick<MachinesApi, 'machine' | 'lockMachine' | 'lockIdleMachines' | 'setMachineFault'> & {
     silent: SilentMachines;
     addMachine(build: (n: number) => NewMachine, opts: { ownerUserId?: number; listed?: boolean }): Promise<{ machine_id: number; offer_ids: number[] }>;
   };
