@@ -15,7 +15,7 @@ import { teamsServiceFactory } from './teams/teams-service.js';
 import { usersStore } from './users/users-store.js';
 import { usersServiceFactory } from './users/users-service.js';
 import { outboxStore } from './emulator/outbox-store.js';
-import { faultCounters } from './emulator/fault-counters.js';
+import { faultCounters } from './emulator/fault-counters-store.js';
 import { outboxMessenger, SMS_FAULTS } from './emulator/outbox-messenger.js';
 import { emulatorServiceFactory } from './emulator/emulator-service.js';
 import { productionMessenger } from './messages/messages-service.js';

@@ -1,5 +1,5 @@
 import { kvState } from '../platform/db/kv.js';
-import { dailyChargesOf } from './billing-host-charges.js';
+import { dailyChargesOf } from './billing-host-charges-store.js';
 import type { Clock } from '../platform/clock.js';
 import type { Store, Tx } from '../platform/db/connect.js';
 import { prepared } from '../platform/db/prepared.js';
@@ -388,11 +388,7 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
       const row = await billing.contractBySource(contract, tx);
       if (!row) return;
       const endpointSource = `endpoint-${group.endpointId}`;
-      const first = await tx
-        .selectFrom('billing_contracts')
-        .select((eb) => eb.fn.min<number>('tree_key').as('k'))
-        .where('endpoint_source', '=', endpointSource)
-        .executeTakeFirst();
+      const first = await billing.firstTreeKeyOf(endpointSource, tx);
       const metadata = { ...JSON.parse(row.metadata), endpoint_id: group.endpointId, workergroup_id: group.workergroupId };
       await billing.updateContract(
         row.id,
@@ -400,7 +396,7 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
           type: 'serverless',
           endpoint_source: endpointSource,
           workergroup_source: `workergroup-${group.workergroupId}`,
-          tree_key: first?.k ?? row.id,
+          tree_key: first ?? row.id,
           metadata: JSON.stringify(metadata),
         },
         tx,
@@ -440,10 +436,9 @@ export function billingServiceFactory({ store, clock, scheduler, findUser = asyn
     prepay: (tx: Tx, p: Parameters<typeof deposits.prepay>[1]): Promise<PrepayResult> => deposits.prepay(tx, p),
     /** The contract's deposit at the current second (`show deposit`). */
     async depositOf(source: string, tx: Tx = store.db) {
-      const contract = await tx.selectFrom('billing_contracts').select('id').where('source', '=', source).executeTakeFirst();
-      return deposits.statusOf(contract?.id, clock.now(), tx);
+      return deposits.statusOf(await billing.contractIdBySource(source, tx), clock.now(), tx);
     },
-    /** Settled charges per contract and day, for hosts' earnings (billing-host-charges.ts). */
+    /** Settled charges per contract and day, for hosts' earnings (billing-host-charges-store.ts). */
     dailyCharges: (sources: readonly string[], fromDay: number, toDay: number, tx: Tx = store.db) => dailyChargesOf(tx, sources, fromDay, toDay),
   };
 }

@@ -166,6 +166,21 @@ export function billingStore(db: Tx, dialect: DialectName) {
       return (await contractBySource(tx, { source })).rows[0];
     },
 
+    /** The id of the contract of `source`, read without a lock (`show deposit`). */
+    async contractIdBySource(source: string, tx: Tx = db): Promise<number | undefined> {
+      return (await tx.selectFrom('billing_contracts').select('id').where('source', '=', source).executeTakeFirst())?.id;
+    },
+
+    /** The lowest tree key among an endpoint's contracts, which every contract of the endpoint takes (the tree format). */
+    async firstTreeKeyOf(endpointSource: string, tx: Tx = db): Promise<number | null> {
+      const row = await tx
+        .selectFrom('billing_contracts')
+        .select((eb) => eb.fn.min<number>('tree_key').as('k'))
+        .where('endpoint_source', '=', endpointSource)
+        .executeTakeFirst();
+      return row?.k ?? null;
+    },
+
     /**
      * Inserts the contract unless it exists (two processes may race to open it), and returns it locked; `created`
      * when this call inserted it. `live`: the running meters it will have once the caller's transaction ends.

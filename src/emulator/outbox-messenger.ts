@@ -1,7 +1,7 @@
 import type { Clock } from '../platform/clock.js';
 import { smsFailed, smsProviderLimited } from '../messages/messages-contract.js';
 import type { Messenger } from '../messages/messages-types.js';
-import type { FaultCounters } from './fault-counters.js';
+import type { FaultCounters } from './fault-counters-store.js';
 import type { OutboxStore } from './outbox-store.js';
 
 /** Emulator fault names of contract §2 that act on SMS sends. */

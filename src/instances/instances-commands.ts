@@ -99,7 +99,7 @@ export function instanceCommandsFactory(deps: CommandsDeps) {
 
   scheduler.register(JOB_COMMAND_EXPIRE, async ({ id }: { id: number }, { tx }) => {
     // The output is not kept past its URL's life.
-    await tx.updateTable('instance_commands').set({ output: null }).where('id', '=', id).execute();
+    await extras.dropOutput(id, tx);
   });
   scheduler.register(JOB_SNAPSHOT_EXPIRE, async ({ id }: { id: number }, { tx, now }) => {
     await extras.answerSnapshot(id, SNAPSHOT_EXPIRED_MSG, now, tx);

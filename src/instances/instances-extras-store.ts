@@ -31,6 +31,11 @@ export function instanceExtrasStore(db: Db) {
       await tx.updateTable('instance_commands').set({ output, answered_at: at }).where('id', '=', id).where('answered_at', 'is', null).execute();
     },
 
+    /** Drops an output past its URL's life. */
+    async dropOutput(id: number, tx: Tx = db): Promise<void> {
+      await tx.updateTable('instance_commands').set({ output: null }).where('id', '=', id).execute();
+    },
+
     /** Marks the output fetched and drops it; true for exactly one caller (the fetch that gets to serve it). */
     async takeOutput(id: number, at: number, tx: Tx = db): Promise<boolean> {
       const r = await tx.updateTable('instance_commands').set({ fetched_at: at, output: null })

@@ -6,6 +6,7 @@ import { ApiError, notFound } from '../platform/errors.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { KeysService } from '../keys/keys-service.js';
 import type { KeyRow, KeysContract } from '../keys/keys-contract.js';
+import { sessionsStore } from './sessions-store.js';
 
 /**
  * How long a login session lives. A real cloud expires sessions; a week covers a working week of CLI use without
@@ -67,6 +68,7 @@ export interface SessionTeamView {
  */
 export function sessionsFactory({ db, keys, keysService, scheduler, clock, publicUrl, memberships }: SessionDeps) {
   const secureUrl = publicUrl.startsWith('https:');
+  const sessions = sessionsStore(db);
   /** A user's live session keys by id: the keys feature says which are live (a revoked key is an ended session). */
   const liveKeysOf = async (userId: number): Promise<Map<number, KeyRow>> => new Map((await keys.liveSessionKeysOf(userId)).map((k) => [k.id, k]));
   const cookieFor = (secret: string | null, maxAge: number): CookieFor => (overHttps) => sessionCookieHeader(secret, maxAge, secureUrl || overHttps);
@@ -88,7 +90,7 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
         const now = clock.now();
         const expiresAt = now + SESSION_TTL_S;
         const { key, secret } = await keysService.create({ user_id: userId, kind: 'session', name: `${opts.admin ? 'admin ' : ''}${client} session` }, t);
-        await t.insertInto('sessions').values({ key_id: key.id, user_id: userId, client, created_at: now, expires_at: expiresAt }).execute();
+        await sessions.insert({ key_id: key.id, user_id: userId, client, created_at: now, expires_at: expiresAt }, t);
         await scheduler.schedule(SESSION_EXPIRE_JOB, expiresAt, { key_id: key.id }, { tx: t, ref: `session:${key.id}` });
         return { secret, expiresAt, cookie: client === 'ui' ? cookieFor(secret, SESSION_TTL_S) : null };
       };
@@ -101,9 +103,8 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
      */
     async endAllOf(userId: number, keepKeyId: number | null = null): Promise<number> {
       const live = await liveKeysOf(userId);
-      const rows = live.size === 0 ? [] : await db.selectFrom('sessions').select('key_id').where('user_id', '=', userId).where('key_id', 'in', [...live.keys()]).execute();
-      const ended = rows.filter((r) => r.key_id !== keepKeyId);
-      for (const r of ended) await end(r.key_id);
+      const ended = (await sessions.keyIdsOf(userId, [...live.keys()])).filter((id) => id !== keepKeyId);
+      for (const id of ended) await end(id);
       return ended.length;
     },
 
@@ -121,15 +122,7 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
       const now = clock.now();
       const live = await liveKeysOf(principal.user.id);
       if (live.size === 0) return [];
-      const rows = await db
-        .selectFrom('sessions')
-        .select(['key_id', 'client', 'created_at', 'expires_at'])
-        .where('user_id', '=', principal.user.id)
-        .where('key_id', 'in', [...live.keys()])
-        .where('expires_at', '>', now)
-        .orderBy('created_at', 'desc')
-        .orderBy('key_id', 'desc')
-        .execute();
+      const rows = await sessions.unexpired(principal.user.id, [...live.keys()], now);
       const currentId = principal.key.kind === 'session' ? principal.key.id : null;
       return rows.map((r) => {
         const key = live.get(r.key_id)!;
@@ -168,8 +161,8 @@ export function sessionsFactory({ db, keys, keysService, scheduler, clock, publi
 
     /** Revokes one of the caller's sessions (a lost laptop's, say); someone else's or an ended one is 404. */
     async revoke(principal: Principal, id: number): Promise<{ success: true; msg: string; cookie: CookieFor | null }> {
-      const row = await db.selectFrom('sessions').select('key_id').where('key_id', '=', id).where('user_id', '=', principal.user.id).executeTakeFirst();
-      const key = row && (await keys.findById(id));
+      const [mine] = await sessions.keyIdsOf(principal.user.id, [id]);
+      const key = mine === undefined ? undefined : await keys.findById(id);
       if (!key || key.revoked_at !== null) throw new ApiError('not_found', `session ${id} not found (or already ended)`);
       await end(id);
       const current = principal.key.kind === 'session' && principal.key.id === id;

@@ -30,7 +30,7 @@ import {
   type OfferEntry,
 } from './machines-offers-contract.js';
 import { machinesStore, toRecord } from './machines-store.js';
-import { machinesHostingFactory } from './machines-hosting.js';
+import { machinesHostingFactory } from './machines-hosting-store.js';
 
 export interface MachinesDeps {
   store: Store;
@@ -278,7 +278,7 @@ export function machinesServiceFactory({ store, clock, random, config }: Machine
         // A machine of a user (a host is a user), optionally not listed yet, as after registration by the agent.
         const hostId = opts.ownerUserId === undefined ? undefined : await fleet.hostOfUser(tx, opts.ownerUserId, clock.now());
         const [id] = await fleet.insertMachines(tx, [m], { now: clock.now(), version, hostId });
-        if (opts.listed === false) await tx.updateTable('fleet_machines').set({ listed: 0 }).where('id', '=', id).execute();
+        if (opts.listed === false) await fleet.markUnlisted(tx, id);
         // Stamped with its version at commit (PostgreSQL; SQLite took a new one above).
         if (store.dialect === 'postgres') await fleet.bump(tx, [id]);
         const row = await fleet.machine(id, tx);

@@ -363,6 +363,11 @@ export function machinesStore(db: Tx, dialect: DialectName) {
       return rows.map((r) => r.gpu_name);
     },
 
+    /** A machine just inserted, not listed yet (as after registration by the agent); the caller bumps its version. */
+    async markUnlisted(tx: Tx, id: number): Promise<void> {
+      await tx.updateTable('fleet_machines').set({ listed: 0 }).where('id', '=', id).execute();
+    },
+
     /**
      * Inserts machines (each on a host of its own unless `hostOf` groups them), their GPUs, all at `version`.
      * `numberFromOne` (seeding an empty fleet) numbers hosts and machines 1, 2, … so that a re-seeded fleet has the

@@ -3,7 +3,7 @@ import { col, type DialectMigration } from '../platform/db/migrations.js';
 
 /**
  * 0020_machines_listing: what a host sets on its machines (client-compat-more.md §a), kept on the machine rows
- * (written only by the machines feature, machines-hosting.ts) because the offer index reads them with the machine:
+ * (written only by the machines feature, machines-hosting-store.ts) because the offer index reads them with the machine:
  * `listed`, `min_chunk`, `credit_discount_max`, `listing_duration` (seconds of a `duration` listing), `maint` (JSON
  * list of maintenance windows) and `deleted` (force_delete keeps the row: instances and other processes' offer
  * indexes still refer to it). Every existing machine (the simulated fleet) stays listed. Until issue 30, part of
