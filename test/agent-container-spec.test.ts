@@ -37,6 +37,16 @@ describe('container spec', () => {
     assert.deepEqual(o.HostConfig!.RestartPolicy, { Name: 'no' });
   });
 
+  test('the container is told its instance id, the host\'s public address and each TCP port\'s host port (client-compat-connect), over a renter\'s variable of the same name', () => {
+    const d = desiredInstance({ instance_id: 7, ports: ['22/tcp', '8080/tcp', '5353/udp'], env: { GREETING: 'hi', CONTAINER_ID: '99', '-p 9000:9000': '1' } });
+    const s = buildContainerSpec(d, { ...M, publicIp: '203.0.113.7' }, { '22/tcp': 40001, '8080/tcp': 40002, '5353/udp': 40003, '9000/tcp': 40004 }, '0.0.0.0');
+    assert.deepEqual([...s.env].sort(), [
+      'CONTAINER_ID=7', 'GREETING=hi', 'PUBLIC_IPADDR=203.0.113.7', 'VAST_TCP_PORT_22=40001', 'VAST_TCP_PORT_8080=40002', 'VAST_TCP_PORT_9000=40004',
+    ]);
+    // Without a known public address (an agent always has one: flag, hardware file or first IPv4), none is made up.
+    assert.deepEqual(buildContainerSpec(desiredInstance({ instance_id: 8 }), M, {}, '0.0.0.0').env, ['CONTAINER_ID=8']);
+  });
+
   test('no device request on a host without the NVIDIA runtime, nor for an instance without GPUs', () => {
     assert.equal(buildContainerSpec(desiredInstance({ instance_id: 1 }), { ...M, gpuDevices: false }, {}, '0.0.0.0').gpuDeviceIds, null);
     const s = buildContainerSpec(desiredInstance({ instance_id: 1, gpu_indices: [] }), M, {}, '0.0.0.0');
@@ -59,10 +69,11 @@ describe('container spec', () => {
     assert.deepEqual(splitEnv(d.env), { vars: [['HF_TOKEN', 'hf_secret'], ['MODE', 'train']], ports: ['8080/tcp', '5000/udp'], hostname: 'box1' });
     assert.deepEqual(wantedPorts(d), ['22/tcp', '5000/udp', '8080/tcp']);
     const s = buildContainerSpec(d, M, { '22/tcp': 40001, '5000/udp': 40002, '8080/tcp': 40003 }, '127.0.0.1');
-    assert.deepEqual(s.env, ['HF_TOKEN=hf_secret', 'MODE=train']);
+    const env = ['HF_TOKEN=hf_secret', 'MODE=train', 'CONTAINER_ID=3', 'VAST_TCP_PORT_22=40001', 'VAST_TCP_PORT_8080=40003'];
+    assert.deepEqual(s.env, env);
     assert.equal(s.hostname, 'box1');
     const o = dockerCreateOptions(s, false);
-    assert.deepEqual(o.Env, ['HF_TOKEN=hf_secret', 'MODE=train']);
+    assert.deepEqual(o.Env, env);
     assert.deepEqual(o.ExposedPorts, { '22/tcp': {}, '5000/udp': {}, '8080/tcp': {} });
     assert.deepEqual(o.HostConfig!.PortBindings, {
       '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '40001' }],

@@ -103,7 +103,7 @@ const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpuplanetestkey renter@laptop'
 const webInstance = (over: Partial<Parameters<typeof desiredInstance>[0]> = {}) => desiredInstance({
   instance_id: 1, image: IMAGE, runtype: 'ssh', ports: ['22/tcp', '8080/tcp'], ssh_keys: [KEY],
   env: { GREETING, '-p 8080:8080': '1' },
-  onstart: 'echo "onstart says $GREETING"\ncat /root/.ssh/authorized_keys\nmkdir -p /www && echo served-by-busybox > /www/index.html\nhttpd -p 8080 -h /www\necho web-ready',
+  onstart: 'echo "onstart says $GREETING"\ncat /root/.ssh/authorized_keys\nmkdir -p /www && echo served-by-busybox > /www/index.html\nhttpd -p 8080 -h /www\necho "placed as $CONTAINER_ID at $PUBLIC_IPADDR, ssh on $VAST_TCP_PORT_22, web on $VAST_TCP_PORT_8080"\necho web-ready',
   cpu_share: 0.5, memory_share: 0.05, disk: 5, gpu_indices: [1], ...over,
 });
 const argsInstance = desiredInstance({ instance_id: 2, image: IMAGE, runtype: 'args', args: ['sh', '-c', 'echo bye from args; exit 3'], gpu_indices: [0], memory_share: 0.05 });
@@ -143,6 +143,9 @@ test('the agent runs instances as Docker containers and converges after being ki
   // The log tail of request_logs is the container's real log: onstart's output, the keys it was given.
   const logs = await server.requestLogs(1, 50);
   assert.match(logs.text, new RegExp(`onstart says ${GREETING}\n${KEY}\n`));
+  // The container's environment (client-compat-connect): onstart sees its instance id, the host's public address
+  // (the hardware file's) and the host port of each published TCP port, as reported.
+  assert.match(logs.text, new RegExp(`placed as 1 at 127\\.0\\.0\\.1, ssh on ${reported['22/tcp'][0].HostPort}, web on ${reported['8080/tcp'][0].HostPort}\n`));
   assert.deepEqual(observedOf(up, 2).exit_code, 3);
   assert.equal((await server.requestLogs(2)).text, 'bye from args\n');
 

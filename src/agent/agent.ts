@@ -187,6 +187,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
       ramMb: Math.min(hardware.cpu_ram, host.ramMb),
       // Declared hardware is for hosts without the NVIDIA runtime: there is no driver to hand devices to.
       gpuDevices: !hardware.hardware_declared,
+      publicIp: hardware.public_ipaddr,
     },
     publishIp: config.publishIp ?? '0.0.0.0',
     portRange: { start: hardware.direct_port_start, end: hardware.direct_port_end },

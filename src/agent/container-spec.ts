@@ -22,6 +22,24 @@ export interface MachineLimits {
   logMaxSizeMb?: number;
   /** @default LOG_MAX_FILES_DEFAULT */
   logMaxFiles?: number;
+  /** The address renters reach the host at (the machine's `public_ipaddr`): the containers' `PUBLIC_IPADDR`. */
+  publicIp?: string;
+}
+
+/**
+ * What every container is told about itself (docs/spec/client-compat-connect.md, "The container's environment"; the
+ * vastai client's serverless worker builds its public URL from `PUBLIC_IPADDR` and `VAST_TCP_PORT_<port>`): its
+ * instance id, the host's public address, and the host port of each published TCP port. They are facts of the
+ * placement, so a renter's variable of the same name does not replace them.
+ */
+export function placementEnv(instanceId: number, publicIp: string | undefined, ports: Record<string, { hostPort: number }>): [string, string][] {
+  const env: [string, string][] = [['CONTAINER_ID', String(instanceId)]];
+  if (publicIp !== undefined) env.push(['PUBLIC_IPADDR', publicIp]);
+  for (const [port, { hostPort }] of Object.entries(ports)) {
+    const [number, proto] = port.split('/');
+    if (proto === 'tcp') env.push([`VAST_TCP_PORT_${number}`, String(hostPort)]);
+  }
+  return env;
 }
 
 /**
@@ -135,6 +153,12 @@ export function keepAliveScript(sshKeys: string[], onstart: string | null): stri
   return lines.join('\n');
 }
 
+/** The renter's variables, less any named as a placement fact, then the placement's. */
+function withPlacement(vars: [string, string][], placement: [string, string][]): [string, string][] {
+  const facts = new Set(placement.map(([k]) => k));
+  return [...vars.filter(([k]) => !facts.has(k)), ...placement];
+}
+
 /**
  * The container for `d` on this machine, with its ports on `hostPorts` (container port → host port, one for each of
  * `wantedPorts(d)`) bound on `publishIp`.
@@ -157,7 +181,7 @@ export function buildContainerSpec(d: DesiredInstanceT, m: MachineLimits, hostPo
       [LABEL_INSTANCE]: String(d.instance_id),
       [LABEL_GENERATION]: String(d.generation),
     },
-    env: vars.map(([k, v]) => `${k}=${v}`),
+    env: withPlacement(vars, placementEnv(d.instance_id, m.publicIp, ports)).map(([k, v]) => `${k}=${v}`),
     // After the script: `$0`, then the onstart in pieces as `$1`… (onstart-args.ts).
     entrypoint: keepAlive ? ['/bin/sh', '-c', keepAliveScript(d.ssh_keys, d.onstart), 'sh', ...onstartArgs(d.onstart)] : null,
     // An entrypoint replaced by ours runs with no command; `args` keeps the image's entrypoint and replaces its command.
