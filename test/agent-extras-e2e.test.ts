@@ -80,7 +80,7 @@ test('a real host: execute ls, reboot, update, and a snapshot whose push fails',
   const listed = await api('PUT', '/api/v0/machines/create_asks/', hostKey, { machine: machineId, price_gpu: 0.3, price_disk: 0.1, end_date: null });
   assert.equal(listed.status, 200, JSON.stringify(listed.body));
   const rented = await api('PUT', `/api/v0/asks/${machineId * 100 + 1}/`, renterKey, {
-    image: BUSYBOX_IMAGE, runtype: 'ssh_proxy', env: { GREETING: 'hi-e2e' }, onstart: 'mkdir -p /workspace && touch /workspace/made-by-onstart && echo "onstart says $GREETING"',
+    image: BUSYBOX_IMAGE, runtype: 'ssh_proxy', env: { GREETING: 'hi-e2e' }, onstart: 'mkdir -p /workspace && touch /workspace/made-by-onstart "/workspace/key-$CONTAINER_API_KEY" && echo "onstart says $GREETING"',
   });
   assert.equal(rented.status, 200, JSON.stringify(rented.body));
   const id: number = rented.body.new_contract;
@@ -88,9 +88,11 @@ test('a real host: execute ls, reboot, update, and a snapshot whose push fails',
   const [container] = await ours();
   await within('onstart output', logShows(docker, container.Id, 'onstart says hi-e2e'));
 
-  // execute: the container's real listing, served once, to a fetch without a key.
+  // execute: the container's real listing, served once, to a fetch without a key. onstart saw the instance key as
+  // CONTAINER_API_KEY (api-spec), the one the rent answered (it names a file, so no log shows it).
   const ls = await within('execute ls', execute(renterKey, id, 'ls /workspace'));
-  assert.equal(ls.text, 'made-by-onstart\n');
+  assert.match(rented.body.instance_api_key, /^gpi_[\w-]+$/);
+  assert.equal(ls.text, `key-${rented.body.instance_api_key}\nmade-by-onstart\n`);
   const root = await within('execute ls /', execute(renterKey, id, 'ls'));
   for (const name of ['bin', 'proc', 'workspace']) assert.match(root.text, new RegExp(`^${name}$`, 'm'));
   assert.equal((await fetch(ls.url)).status, 404, 'result_url answers once');

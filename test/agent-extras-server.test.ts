@@ -60,7 +60,9 @@ forEachDialect('instance extras on real hosts', (app) => {
     const d3 = await desired(app(), host);
     assert.equal(d3.instances[0].generation, 3);
     assert.equal(d3.instances[0].repull, undefined, 'an update uses the image the host has');
-    assert.deepEqual(d3.instances[0].env, { GREETING: 'hi-update' });
+    // The new env, and the instance key the container had before (CONTAINER_API_KEY: the same instance).
+    assert.match(d.instances[0].env.CONTAINER_API_KEY, /^gpi_/);
+    assert.deepEqual(d3.instances[0].env, { GREETING: 'hi-update', CONTAINER_API_KEY: d.instances[0].env.CONTAINER_API_KEY });
     assert.equal(d3.instances[0].boot, d2.instances[0].boot + 1);
     await report(app(), host, [observed(id, d3.instances[0].boot, { generation: 3 })], d3.version);
     assert.equal((await statusOf(app(), id, renterKey)).actual_status, 'running');

@@ -26,16 +26,16 @@ forEachDialect('agent server security', (app) => {
     const a = await hostWithMachine(app());
     const b = await hostWithMachine(app());
     const renter = await app().createUser();
-    const { id } = await rentOk(app(), a.machineId * 100 + 1, {
+    const { id, instanceKey } = await rentOk(app(), a.machineId * 100 + 1, {
       image: 'ghcr.io/acme/private:1', env: { TOKEN: ENV_SECRET }, image_login: `-u acme -p ${REGISTRY_PASSWORD} ghcr.io`,
     }, renter.api_key);
     const da = await desired(app(), a);
-    assert.deepEqual(da.instances[0].env, { TOKEN: ENV_SECRET });
+    assert.deepEqual(da.instances[0].env, { TOKEN: ENV_SECRET, CONTAINER_API_KEY: instanceKey });
     assert.deepEqual(da.instances[0].docker_login, { username: 'acme', password: REGISTRY_PASSWORD, server: 'ghcr.io' });
     const db = await app().request('GET', '/api/v0/agent/desired/', { key: b.machineKey });
     assert.equal(db.status, 200);
     assert.deepEqual(db.body.instances, []);
-    assert.ok(!db.raw.includes(ENV_SECRET) && !db.raw.includes(REGISTRY_PASSWORD));
+    assert.ok(!db.raw.includes(ENV_SECRET) && !db.raw.includes(REGISTRY_PASSWORD) && !db.raw.includes(instanceKey));
     // B reports A's instance as running: nothing changes on A's instance.
     await report(app(), b, [observed(id, da.instances[0].boot)], null);
     assert.equal((await statusOf(app(), id, renter.api_key)).actual_status, null);

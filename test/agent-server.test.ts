@@ -82,7 +82,7 @@ forEachDialect('agent server', (app) => {
   test('a rented instance is in the desired state; the agent reports drive its states, not boot timers', async () => {
     const host = await hostWithMachine(app());
     const renter = await app().createUser();
-    const { id } = await rentOk(app(), host.machineId * 100 + 1, {
+    const { id, instanceKey } = await rentOk(app(), host.machineId * 100 + 1, {
       image: 'busybox', runtype: 'ssh_direc ssh_proxy', env: { FOO: 'bar', '-p 8081:8081/udp': '1' }, onstart: 'echo hello', label: 'x',
     }, renter.api_key);
     const d = await desired(app(), host);
@@ -93,7 +93,7 @@ forEachDialect('agent server', (app) => {
     assert.equal(inst.image, 'busybox');
     assert.equal(inst.runtype, 'ssh');
     assert.equal(inst.onstart, 'echo hello');
-    assert.deepEqual(inst.env, { FOO: 'bar' });
+    assert.deepEqual(inst.env, { FOO: 'bar', CONTAINER_API_KEY: instanceKey });
     assert.deepEqual(inst.ports.sort(), ['22/tcp', '8081/udp']);
     assert.deepEqual(inst.gpu_indices, [0]);
     assert.equal(inst.cpu_share, 0.5);
@@ -336,14 +336,26 @@ forEachDialect('agent server', (app) => {
     for (const [key, value] of [['HF_TOKEN', 'hf_account_secret'], ['FOO', 'from-account']]) {
       assert.equal((await app().request('POST', '/api/v0/secrets/', { key: renter.api_key, body: { key, value } })).status, 200);
     }
-    const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox', runtype: 'ssh', env: { FOO: 'bar' } }, renter.api_key);
+    const { id, instanceKey } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox', runtype: 'ssh', env: { FOO: 'bar' } }, renter.api_key);
     // Changed after the creation: the instance keeps what it was created with.
     await app().request('PUT', '/api/v0/secrets/', { key: renter.api_key, body: { key: 'HF_TOKEN', value: 'changed-later' } });
     const inst = (await desired(app(), host)).instances.find((x: any) => x.instance_id === id);
-    assert.deepEqual(inst.env, { HF_TOKEN: 'hf_account_secret', FOO: 'bar' });
+    assert.deepEqual(inst.env, { HF_TOKEN: 'hf_account_secret', FOO: 'bar', CONTAINER_API_KEY: instanceKey });
     const shown = await statusOf(app(), id, renter.api_key);
     assert.deepEqual(shown.extra_env, [['FOO', 'bar']]);
     const row = await app().store.db.selectFrom('instances').select('account_env_sealed').where('id', '=', id).executeTakeFirstOrThrow();
     assert.ok(row.account_env_sealed && !row.account_env_sealed.includes('hf_account_secret'), 'sealed at rest');
+  });
+  test('the instance key reaches its own machine\'s agent as CONTAINER_API_KEY (api-spec), over an env variable of that name; sealed at rest; told to no other machine', async () => {
+    const host = await hostWithMachine(app());
+    const renter = await app().createUser();
+    const { id, instanceKey } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox', runtype: 'args', env: { CONTAINER_API_KEY: 'mine' } }, renter.api_key);
+    const inst = (await desired(app(), host)).instances.find((x: any) => x.instance_id === id);
+    assert.equal(inst.env.CONTAINER_API_KEY, instanceKey);
+    const row = await app().store.db.selectFrom('instances').select('api_key_sealed').where('id', '=', id).executeTakeFirstOrThrow();
+    assert.ok(row.api_key_sealed && !row.api_key_sealed.includes(instanceKey), 'sealed at rest');
+    // Another machine's agent is not told it.
+    const other = await hostWithMachine(app());
+    assert.equal((await desired(app(), other)).instances.length, 0);
   });
 });

@@ -7,6 +7,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { MIGRATIONS } from '../src/migrations/index.js';
+import { RENAMED } from '../src/migrations/renamed.js';
 import type { DialectName, Store } from '../src/platform/db/connect.js';
 import { DIALECTS } from './helpers/harness.js';
 import { appliedMigrations, databasePlace, loadRelease, makeAsRelease, schemaOf } from './helpers/release-database.js';
@@ -67,7 +68,9 @@ for (const dialect of DIALECTS) {
 
         const store = await openUpgraded(p, 'the release before issue 30');
         try {
-          const times = new Set((await appliedMigrations(store.db)).map((m) => m.timestamp));
+          // The renamed ones; migrations added since (0045 on) ran just now.
+          const renamedTo = new Set(RENAMED.flatMap(([, now]) => now));
+          const times = new Set((await appliedMigrations(store.db)).filter((m) => renamedTo.has(m.name)).map((m) => m.timestamp));
           assert.deepEqual(times, new Set([latest]), 'each takes the time of the latest it was renamed from');
           assert.deepEqual(await store.db.selectFrom('users').select('email').execute(), [{ email: 'old@example.com' }]);
           assert.deepEqual(await store.db.selectFrom('instance_idempotency').select('reply').execute(), [{ reply: clear }]);

@@ -60,6 +60,7 @@ export function desiredReads({ db, clock, secretBox, fleet, agents, instances: {
         sshKeys,
         imageLogin: r.image_login_sealed ? secretBox.open(r.image_login_sealed) : null,
         accountEnv: r.account_env_sealed ? (JSON.parse(secretBox.open(r.account_env_sealed) ?? '{}') as Record<string, string>) : {},
+        apiKey: r.api_key_sealed ? secretBox.open(r.api_key_sealed) : null,
         machineGpus: machineGpus(r),
       }));
     }

@@ -33,6 +33,8 @@ export interface DesiredContext {
   imageLogin: string | null;
   /** The account environment variables the instance was created with, opened; its own env wins on a clash. */
   accountEnv: Record<string, string>;
+  /** The instance key, opened: the container's `CONTAINER_API_KEY` (api-spec), over any variable of that name. */
+  apiKey: string | null;
   machineGpus: number;
 }
 
@@ -51,7 +53,7 @@ export function desiredInstance(inst: InstanceRow, ctx: DesiredContext): Desired
     // Split by the rule instances-request.ts joined it with (protocol/shell-words.ts).
     args: runtype === 'args' && inst.args_str ? splitShellWords(inst.args_str) : null,
     onstart: runtype === 'args' ? null : inst.onstart,
-    env: { ...ctx.accountEnv, ...(JSON.parse(inst.env) as Record<string, string>) },
+    env: { ...ctx.accountEnv, ...(JSON.parse(inst.env) as Record<string, string>), ...(ctx.apiKey ? { CONTAINER_API_KEY: ctx.apiKey } : {}) },
     ports: [...new Set([...RUNTYPE_PORTS[inst.runtype as Runtype] ?? [], ...(JSON.parse(inst.port_maps) as string[])])],
     hostname: inst.hostname,
     ssh_keys: ctx.sshKeys,

@@ -211,6 +211,7 @@ export function createFactory(deps: CreateDeps) {
       args_str: opts.args_str,
       env: JSON.stringify(opts.env.vars),
       account_env_sealed: accountEnv && Object.keys(accountEnv).length ? secretBox.seal(JSON.stringify(accountEnv)) : null,
+      api_key_sealed: null, // sealed once the key is made, with the placement
       port_maps: JSON.stringify(opts.env.ports),
       hostname: opts.env.hostname,
       onstart: opts.onstart,
@@ -253,13 +254,15 @@ export function createFactory(deps: CreateDeps) {
       if (mounted) await store.update(id, { volume_info: JSON.stringify(mounted) }, tx);
     }
     const { secret } = await keysService.create({ user_id: scope.userId, team_id: scope.teamId, kind: 'instance', instance_id: id, name: `instance ${id}` }, tx);
+    // Sealed for the container's CONTAINER_API_KEY, written with the placement (one statement).
+    const keyed = { ...placement, api_key_sealed: secretBox.seal(secret) };
     if (opts.template) await deps.templates.recordUse(opts.template.id, now, tx);
     const inst: InstanceRow = { ...row, ...placed, id };
     await lifecycle.startDiskMeter(tx, inst, now);
     if (opts.target_state === 'running') {
-      await lifecycle.boot(tx, inst, now, null, { created: true, placement });
+      await lifecycle.boot(tx, inst, now, null, { created: true, placement: keyed });
     } else {
-      await lifecycle.halt(tx, inst, now, { actual_status: 'stopped', intended_status: 'stopped', status_msg: null, placement });
+      await lifecycle.halt(tx, inst, now, { actual_status: 'stopped', intended_status: 'stopped', status_msg: null, placement: keyed });
     }
     return { success: true, new_contract: id, instance_api_key: secret };
   }

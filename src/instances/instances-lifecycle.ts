@@ -77,7 +77,7 @@ export type StatePatch = Pick<InstancePatch, 'ports' | 'running_since' | 'gpu_in
    * A rent's first state: where the allocation placed the instance, written with it in the same statement (the row
    * was inserted before the allocation, which needs its id).
    */
-  placement?: Pick<InstancePatch, 'machine_id' | 'host_id' | 'offer_snapshot'>;
+  placement?: Pick<InstancePatch, 'machine_id' | 'host_id' | 'offer_snapshot' | 'api_key_sealed'>;
 };
 
 export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChangeHooks = [] }: LifecycleDeps) {

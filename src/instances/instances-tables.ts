@@ -26,6 +26,8 @@ export interface InstancesTable {
   /** JSON object of environment variables (no port flags). */
   /** The account environment variables at creation, sealed (JSON object); null when there were none. */
   account_env_sealed?: string | null;
+  /** The instance key, sealed, for the container's `CONTAINER_API_KEY`; null for instances made before migration 0045. */
+  api_key_sealed?: string | null;
   env: string;
   /** JSON array of extra container ports from `-p` keys, e.g. `["8081/udp"]`. */
   port_maps: string;

@@ -47,6 +47,7 @@ import { instancesLiveMigration } from './0041-instances-live.js';
 import { apiKeysLiveMigration } from './0042-api-keys-live.js';
 import { loginThrottlesMigration } from './0043-login-throttles.js';
 import { agentHardwarePendingMigration } from './0044-agent-hardware-pending.js';
+import { instancesApiKeySealedMigration } from './0045-instances-api-key-sealed.js';
 
 /**
  * Each migration with the one feature that owns what it makes: its folder under src/ (`platform` for the platform's
@@ -96,7 +97,9 @@ export const OWNED_MIGRATIONS: ReadonlyArray<readonly [name: string, owner: stri
   ['0041_instances_live', 'instances', instancesLiveMigration],
   ['0042_api_keys_live', 'keys', apiKeysLiveMigration],
   ['0043_login_throttles', 'login', loginThrottlesMigration],
-  ['0044_agent_hardware_pending', 'agent-server', agentHardwarePendingMigration],];
+  ['0044_agent_hardware_pending', 'agent-server', agentHardwarePendingMigration],
+  ['0045_instances_api_key_sealed', 'instances', instancesApiKeySealedMigration],
+];
 
 export const MIGRATIONS: MigrationList = {
   migrations: OWNED_MIGRATIONS.map(([name, , migration]) => [name, migration] as const),
