@@ -36,6 +36,7 @@ import { instancesQueriesRoutes } from './instances/instances-queries-routes.js'
 import { benchmarksEmuRoutes, benchmarksRoutes } from './benchmarks/benchmarks-routes.js';
 import { clustersRoutes } from './clusters/clusters-routes.js';
 import { networkRoutes } from './network/network-routes.js';
+import { copyRoutes } from './copy/copy-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, mode: Config['mode']): Promise<void> {
@@ -57,6 +58,7 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await offersRoutes(app, services);
   await instancesRoutes(app, services.instances);
   await instanceExtrasRoutes(app, services.instances);
+  await copyRoutes(app, services);
   await volumesRoutes(app, services);
   await serverlessRoutes(app, services);
   await serverlessSdkRoutes(app, services);

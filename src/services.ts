@@ -54,6 +54,9 @@ import { scheduledJobsServiceFactory } from './scheduled-jobs/scheduled-jobs-ser
 import { subaccountsStore } from './subaccounts/subaccounts-store.js';
 import { subaccountsServiceFactory } from './subaccounts/subaccounts-service.js';
 import { usersContract } from './users/users-contract.js';
+import { copyServiceFactory } from './copy/copy-service.js';
+import { copyStore } from './copy/copy-store.js';
+import { defaultCopyEndpoint } from './copy/copy-endpoint.js';
 
 /** What the app is built from: main.ts and the tests make these. */
 export interface AppDeps {
@@ -203,6 +206,20 @@ export function createServices(deps: ServiceDeps) {
     store, jobs: scheduledJobsStore(db), clock, scheduler, keys, keysService,
     lockInstance: (scope, id, tx) => instances.lockInScope(scope, id, tx),
   });
+  // Issue 31 (copy): `vastai copy` (src/copy/): where a renter's rsync reaches an instance (the gateway's host and the
+  // instance's copy port), and copies between instances through the agents' tunnels (`copy.useTunnels`, wired once the
+  // tunnels are built). Progress shows in the destination's status_msg.
+  const copy = copyServiceFactory({
+    store: copyStore(db), clock, log,
+    instance: async (principal, id) => {
+      // The instance object the renter sees (its scope and instance key checked by show): its schema names few fields.
+      const o = (await instances.show(principal, id)).instances as Record<string, unknown> | null;
+      return o ? { id, machine_id: o.machine_id as number | null, actual_status: o.actual_status as string | null, image_runtype: o.image_runtype as string | null } : undefined;
+    },
+    isAgentMachine: async (machineId) => (await fleet.machine(machineId))?.agent === true,
+    copyEndpoint: (inst) => defaultCopyEndpoint(config.publicUrl, inst),
+    noteStatus: (id, msg) => instances.noteStatus(id, msg),
+  });
   // Health, readiness, version and the Prometheus metrics.
   const ops = opsServiceFactory({
     store, clock, scheduler, metrics, config, log, version: VERSION,
@@ -290,6 +307,7 @@ export function createServices(deps: ServiceDeps) {
     scheduledJobs,
     subaccounts,
     ops,
+    copy,
     /** GPU model names on offer; the fleet fills it in. */
     fleetNames: (): Promise<string[]> => fleet.gpuNames(),
     /** Runs once the owner exists, before listening (e.g. seeding the simulated fleet). */

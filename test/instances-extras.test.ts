@@ -2,7 +2,7 @@
 // instance again in place keeping its GPUs (reboot restarts its container: null, running; recycle and update make a
 // new one from a pulled image: null, loading, running), with compute billing paused meanwhile; execute
 // runs ls/rm/du in the simulated container with a one-time, unauthenticated result_url; snapshots need a real host;
-// the copy routes say what is missing. Someone else's instance is 404, as everywhere in instances.
+// cloud copy says what is missing (copy itself: test/copy-*.test.ts). Someone else's instance is 404, as everywhere in instances.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
@@ -330,12 +330,9 @@ forEachDialect('instance extras (simulated hosts)', (app) => {
     assert.deepEqual(list.body, { success: true, snapshots: [] });
   });
 
-  test('copy, rsync and cloud copy answer 503 saying what the hosts would need, in the error shape the clients print', async () => {
+  test('cloud copy answers 503 saying what the hosts would need, in the error shape the clients print', async () => {
     const { key, id } = await running();
     const calls: [string, string, unknown, RegExp][] = [
-      ['PUT', '/api/v0/commands/copy_direct/', { client_id: 'me', src_id: String(id), dst_id: 'C.5', src_path: '/workspace/', dst_path: '/workspace/' }, /rsync-daemon endpoint/],
-      ['PUT', '/api/v0/commands/rsync/', { client_id: 'me', src_id: null, dst_id: String(id), src_path: 'data', dst_path: '/workspace' }, /rsync-daemon endpoint/],
-      ['DELETE', '/api/v0/commands/copy_direct/', { client_id: 'me', dst_id: String(id) }, /rsync-daemon endpoint/],
       ['POST', '/api/v0/commands/rclone/', { src: '/workspace', dst: '/b', instance_id: String(id), selected: '3', transfer: 'Instance to Cloud', flags: [] }, /rclone on the hosts and stored cloud credentials/],
       ['DELETE', '/api/v0/commands/rclone/', { client_id: 'me', dst_id: String(id) }, /rclone/],
     ];

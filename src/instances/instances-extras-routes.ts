@@ -1,8 +1,9 @@
 /**
  * Instance extras (docs/spec/client-compat-more.md §c): reboot, recycle, update, execute and its output, take
- * snapshot, and the copy routes. Copying needs what gpuplane's hosts do not run (docs/spec/client-compat-more.md,
- * last section): those routes answer 503 `service_unavailable` saying what is missing, in the error shape the clients
- * print (`msg`), never a 404 or a success that copies nothing.
+ * snapshot, and cloud copy. Copying between instances and local machines is the copy feature's (src/copy/). Cloud
+ * copy needs what gpuplane does not have (docs/spec/client-compat-more.md, last section): its routes answer 503
+ * `service_unavailable` saying what is missing, in the error shape the clients print (`msg`), never a 404 or a
+ * success that copies nothing.
  */
 import { Type } from 'typebox';
 import type { TypedApp } from '../platform/http.js';
@@ -12,7 +13,7 @@ import { ErrorReply } from '../platform/schemas.js';
 import type { InstancesModule } from './instances-module.js';
 import { IdParams } from './instances-schemas.js';
 import {
-  ActionReply, CancelCopyBody, CloudCopyBody, CommandTokenQuery, CopyBody, EmptyBody, ExecuteBody, ExecuteReply, SnapshotBody, SnapshotsReply,
+  ActionReply, CancelCopyBody, CloudCopyBody, CommandTokenQuery, EmptyBody, ExecuteBody, ExecuteReply, SnapshotBody, SnapshotsReply,
   UpdateTemplateBody, UpdateTemplateReply,
 } from './instances-extras-schemas.js';
 
@@ -22,19 +23,15 @@ const WRITE = { category: 'instance_write' } as const;
 const errors = { 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 404: ErrorReply };
 const unavailable = { 503: ErrorReply };
 /**
- * The success the clients expect from a copy route (docs/spec/client-compat-more.md §c), documented as such: this
- * server never sends it (it answers 503 until its hosts can copy).
+ * The success the clients expect from a cloud copy route (docs/spec/client-compat-more.md §c), documented as such:
+ * this server never sends it (it answers 503 until it can copy to clouds).
  */
 const CopyStarted = Type.Object(
   { success: Type.Literal(true) },
   { additionalProperties: true, description: 'What the clients expect on success; not sent by this server, which answers 503 service_unavailable' },
 );
 
-/** Why each copy route cannot work here: what a host would need (docs/spec/client-compat-more.md, last section). */
-export const COPY_UNAVAILABLE_MSG =
-  'copy between instances and local machines is not available on this server: it needs an ssh + rsync-daemon endpoint on each host ' +
-  '(user vastai_kaalia, one rsync module per instance) and host-to-host transfer, which gpuplane hosts do not run; ' +
-  'copy over SSH to the instance instead (scp or rsync against its ssh_host and ssh_port)';
+/** Why cloud copy cannot work here (docs/spec/client-compat-more.md, last section). */
 export const CLOUD_COPY_UNAVAILABLE_MSG =
   'cloud copy is not available on this server: it needs rclone on the hosts and stored cloud credentials (cloud connections), ' +
   'which gpuplane does not provide yet; run rclone inside the instance instead';
@@ -108,9 +105,6 @@ export async function instanceExtrasRoutes(app: TypedApp, instances: InstancesMo
     throw new ApiError('service_unavailable', msg);
   };
   for (const [method, url, body, summary, msg] of [
-    ['PUT', '/api/v0/commands/copy_direct/', CopyBody, 'Copy between instances (not available: needs an rsync endpoint per host)', COPY_UNAVAILABLE_MSG],
-    ['PUT', '/api/v0/commands/rsync/', CopyBody, 'Copy between an instance and a local machine (not available: needs an rsync endpoint per host)', COPY_UNAVAILABLE_MSG],
-    ['DELETE', '/api/v0/commands/copy_direct/', CancelCopyBody, 'Cancel a copy (not available: copies are not)', COPY_UNAVAILABLE_MSG],
     ['POST', '/api/v0/commands/rclone/', CloudCopyBody, 'Cloud copy (not available: needs rclone and cloud credentials)', CLOUD_COPY_UNAVAILABLE_MSG],
     ['DELETE', '/api/v0/commands/rclone/', CancelCopyBody, 'Cancel a cloud sync (not available: cloud copy is not)', CLOUD_COPY_UNAVAILABLE_MSG],
   ] as const) {

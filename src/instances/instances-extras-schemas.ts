@@ -1,6 +1,6 @@
 /**
- * Instance extras (docs/spec/client-compat-more.md §c): reboot, recycle, update, execute, take snapshot, and the copy
- * routes gpuplane cannot serve yet. Bodies are closed where the clients' keys are known, so a typo is a 400.
+ * Instance extras (docs/spec/client-compat-more.md §c): reboot, recycle, update, execute, take snapshot, and the cloud
+ * copy routes gpuplane cannot serve yet. Bodies are closed where the clients' keys are known, so a typo is a 400.
  */
 import { Type } from 'typebox';
 import { InstanceObject } from './instances-schemas.js';
@@ -87,22 +87,7 @@ export const Snapshot = Type.Object({
 /** `GET /instances/snapshots/{id}/` (gpuplane): the instance's snapshot requests and how each went. */
 export const SnapshotsReply = Type.Object({ success: Type.Boolean(), snapshots: Type.Array(Snapshot) });
 
-/**
- * `PUT /commands/copy_direct/` and `/commands/rsync/`: `src_id`/`dst_id` are strings (`"7"`, `"C.7"`, `"local"`), a
- * bare number, or null (a local path); paths are strings.
- */
-export const CopyBody = Type.Object(
-  {
-    client_id: Type.Optional(Type.Unknown()),
-    src_id: Type.Optional(Type.Unknown()),
-    dst_id: Type.Optional(Type.Unknown()),
-    src_path: NStr(4096),
-    dst_path: NStr(4096),
-  },
-  { additionalProperties: true },
-);
-
-/** `DELETE /commands/copy_direct/` and `/commands/rclone/` `{client_id, dst_id}`. */
+/** `DELETE /commands/rclone/` `{client_id, dst_id}` (cancel sync; copy's own is src/copy/copy-schemas.ts). */
 export const CancelCopyBody = Type.Object(
   { client_id: Type.Optional(Type.Unknown()), dst_id: Type.Optional(Type.Unknown()) },
   { additionalProperties: true },

@@ -173,6 +173,18 @@ export function instancesModule(deps: InstancesModuleDeps) {
     async lockInScope(scope: Scope, id: number, tx: Tx): Promise<boolean> {
       return Boolean(await store.lockInScope(id, scope, tx));
     },
+    /**
+     * A note in a running instance's status bar (`status_msg`): how a copy into it goes (src/copy/, issue 31). An
+     * instance in another state keeps its own message, which says why it is not running; its host's next change of
+     * state replaces the note.
+     */
+    async noteStatus(id: number, msg: string): Promise<void> {
+      await transact(db, async (tx) => {
+        const inst = await store.lock(id, tx);
+        if (inst?.actual_status === 'running') await store.update(id, { status_msg: msg }, tx);
+      });
+      notify();
+    },
     /** What the hosts' implementations may read of instances and do to them (instances-hosts-contract.ts). */
     forHosts,
     /** Wires the host of each instance's machine (the root, once the hosts' implementations are built). */

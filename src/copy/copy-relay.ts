@@ -1,0 +1,204 @@
+/**
+ * copy_direct's transfer: the server's own `rsync` moves a directory from one instance to another, each reached as
+ * an rsync daemon (one module named after the instance, the container's file system) on a stream through its host's
+ * agent tunnel (`rsync` tunnel target, tunnels-contract.ts). Both hosts may be anywhere, behind NAT, and neither
+ * image needs rsync: the daemons are the hosts' (docs/AGENT-PROTOCOL.md, "The tunnel").
+ *
+ * How rsync gets a tunnel stream: `RSYNC_CONNECT_PROG`. For an `rsync://HOST/…` URL rsync runs that command instead of
+ * opening a TCP connection, and speaks the daemon protocol over its stdin/stdout, exactly what the `rsync` target is.
+ * The command here is Node itself (always present where the server runs; no socat or nc needed) with a two-line
+ * script that joins its stdio to a Unix socket `<job dir>/<HOST>.sock`, which this module serves: each connection
+ * there is spliced to a fresh tunnel stream to that side's instance. The job dir is made by mkdtemp (mode 0700), so
+ * only the server's own user can reach those sockets.
+ *
+ * Why through a staging directory (pull everything, then push it) rather than one rsync between the two: rsync has
+ * no remote-to-remote mode (one end of every transfer is local), and joining two daemons' protocol streams would mean
+ * speaking rsync's handshake (versions, checksum seeds, compat flags) ourselves. Two plain rsync runs use the real
+ * tool end to end, keep its semantics (a trailing `/` on the source means "its contents", as in the client's own
+ * commands), and a failure says which side failed. The cost is the server's disk for the copy's size and a second
+ * pass; the staging disk is watched (STAGING_FREE_MIN_*) and the copy fails rather than filling it.
+ *
+ * Files keep their permissions, times, owners (numeric, when the server runs as root) and symbolic links as links;
+ * device and special files are not copied (`-rlptgo`, not `-a`): a renter's container must not make the server create
+ * device nodes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rm, statfs } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+
+/** The staging disk must keep at least this much free while a copy fills it… */
+export const STAGING_FREE_MIN_BYTES = 1024 ** 3;
+/** …and this share of its size. */
+export const STAGING_FREE_MIN_SHARE = 0.05;
+/** How often the staging disk's free space is looked at while a copy pulls. */
+const STAGING_CHECK_MS = 2000;
+/** rsync's options for both legs (see the header: no devices or special files). */
+const RSYNC_OPTS = ['-rlptgo', '--numeric-ids', '--protect-args', '--info=progress2', '--no-motd'];
+
+/** The Node script RSYNC_CONNECT_PROG runs: stdio ↔ the Unix socket named by its one argument (no `'` or `%` in it). */
+const CONNECT_SCRIPT =
+  'const s=require("net").connect(process.argv[1]);process.stdin.pipe(s);s.pipe(process.stdout);' +
+  's.on("error",()=>process.exit(1));s.on("close",()=>process.exit(0))';
+
+export type RelaySide = 'src' | 'dst';
+
+export interface RelayPlan {
+  srcId: number;
+  /** Below the source module (copy-locations.ts `modulePath`): `workspace/` copies its contents. */
+  srcPath: string;
+  dstId: number;
+  dstPath: string;
+}
+
+export interface RelayDeps {
+  /** A byte stream to the side's rsync daemon (a tunnel stream); rejects with a sentence for the renter. */
+  open(side: RelaySide): Promise<Duplex>;
+  /** The rsync to run. @default 'rsync' */
+  rsync?: string;
+  /** Where job directories are made. @default os.tmpdir() */
+  tmpRoot?: string;
+  /** Progress of the running leg: `pull` (source → server), then `push` (server → destination). */
+  onProgress?(leg: 'pull' | 'push', percent: number, bytes: number): void;
+  signal: AbortSignal;
+}
+
+/** Why a copy failed, in a sentence for the renter's status bar. */
+export class RelayError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RelayError';
+  }
+}
+
+/** Single-quotes a word for `sh -c` (RSYNC_CONNECT_PROG runs through the shell). */
+const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Runs the copy to the end; rejects with RelayError (or an AbortError once `signal` fires). */
+export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void> {
+  const dir = await mkdtemp(join(deps.tmpRoot ?? tmpdir(), 'gpuplane-copy-'));
+  if (dir.includes('%')) throw new RelayError('the server cannot stage a copy: its temporary directory name holds a %');
+  const stage = join(dir, 'stage');
+  const failures: Partial<Record<RelaySide, string>> = {};
+  const sockets = new Set<Socket>();
+  const streams = new Set<Duplex>();
+  const servers: Server[] = [];
+  try {
+    await mkdir(stage, { mode: 0o700 });
+    for (const side of ['src', 'dst'] as const) servers.push(await serveSide(join(dir, `${side}.sock`), side));
+    const env = { ...process.env, RSYNC_CONNECT_PROG: `exec ${shq(process.execPath)} -e ${shq(CONNECT_SCRIPT)} ${shq(join(dir, '%H.sock'))}` };
+    const remote = (side: RelaySide, id: number, path: string) => `rsync://${side}/${id}/${path}`;
+    await runRsync('pull', [...RSYNC_OPTS, remote('src', plan.srcId, plan.srcPath), `${stage}/`], env, 'src', true);
+    await runRsync('push', [...RSYNC_OPTS, `${stage}/`, remote('dst', plan.dstId, plan.dstPath)], env, 'dst', false);
+  } finally {
+    for (const s of sockets) s.destroy();
+    for (const s of streams) s.destroy();
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  /** The side's socket: each connection rsync makes is joined to a new stream to that side's daemon. */
+  function serveSide(path: string, side: RelaySide): Promise<Server> {
+    const server = createServer((conn) => {
+      sockets.add(conn);
+      conn.on('error', () => conn.destroy());
+      conn.on('close', () => sockets.delete(conn));
+      deps.open(side).then(
+        (stream) => {
+          streams.add(stream);
+          stream.on('close', () => streams.delete(stream));
+          if (deps.signal.aborted || conn.destroyed) return stream.destroy();
+          stream.on('error', (err) => {
+            failures[side] ??= `the stream to the ${side === 'src' ? 'source' : 'destination'} broke: ${err.message}`;
+            conn.destroy();
+          });
+          conn.on('close', () => stream.destroy());
+          stream.on('close', () => conn.end());
+          conn.pipe(stream);
+          stream.pipe(conn);
+        },
+        (err: unknown) => {
+          failures[side] ??= err instanceof Error ? err.message : String(err);
+          conn.destroy();
+        },
+      );
+    });
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => resolve(server));
+    });
+  }
+
+  async function runRsync(leg: 'pull' | 'push', args: string[], env: NodeJS.ProcessEnv, side: RelaySide, watchDisk: boolean): Promise<void> {
+    deps.signal.throwIfAborted();
+    const child = spawn(deps.rsync ?? 'rsync', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let diskFull: string | undefined;
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    let partial = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      const chunks = (partial + d).split(/[\r\n]/);
+      partial = chunks.pop() ?? '';
+      for (const c of chunks) {
+        const m = /^\s*([0-9][0-9,]*)\s+([0-9]{1,3})%/.exec(c);
+        if (m) deps.onProgress?.(leg, Number(m[2]), Number(m[1].replace(/,/g, '')));
+      }
+    });
+    const kill = () => child.kill('SIGTERM');
+    deps.signal.addEventListener('abort', kill, { once: true });
+    const disk = watchDisk
+      ? setInterval(() => {
+          void stagingLow(dir).then((low) => {
+            if (low && !diskFull) {
+              diskFull = low;
+              kill();
+            }
+          });
+        }, STAGING_CHECK_MS)
+      : undefined;
+    try {
+      const code = await exited(child);
+      deps.signal.throwIfAborted();
+      if (diskFull) throw new RelayError(diskFull);
+      if (code !== 0) {
+        const why = failures[side] ?? lastLine(stderr) ?? `rsync exited with code ${code}`;
+        throw new RelayError(`${leg === 'pull' ? 'reading the source' : 'writing the destination'} failed: ${why}`);
+      }
+    } finally {
+      if (disk) clearInterval(disk);
+      deps.signal.removeEventListener('abort', kill);
+    }
+  }
+}
+
+function exited(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    child.once('error', (err) => reject(new RelayError(`the server could not run rsync: ${err.message}`)));
+    child.once('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+}
+
+/** rsync's most telling line: its last `rsync: …` or `rsync error: …` line, else its last line. */
+function lastLine(stderr: string): string | undefined {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  const told = lines.filter((l) => /^(@ERROR|rsync:|rsync error:)/.test(l) && !/connection unexpectedly closed/.test(l));
+  const line = told.at(0) ?? lines.at(-1);
+  return line?.slice(0, 300);
+}
+
+/** A sentence when the staging disk is too full to go on, else undefined. */
+async function stagingLow(dir: string): Promise<string | undefined> {
+  try {
+    const s = await statfs(dir);
+    const free = s.bavail * s.bsize;
+    const total = s.blocks * s.bsize;
+    if (free < STAGING_FREE_MIN_BYTES || free < total * STAGING_FREE_MIN_SHARE) {
+      return 'the server ran short of disk to stage the copy (it passes through the server); copy less at a time, or over SSH';
+    }
+  } catch {
+    /* the directory went (the copy ended): nothing to say */
+  }
+  return undefined;
+}
