@@ -9,17 +9,15 @@
 // one line). Docker and the OpenSSH client must be there: where they are not, this test fails.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { call, serve, type Served } from './helpers/spawn.js';
 import { prepareAgentRun, startAgent, untilStatus, within as withinDeadline, type AgentProcess } from './helpers/agent-process.js';
 import { sshdImage } from './helpers/sshd-image.js';
-import { makeKeyPair, ok, rsync, scp, sftp, ssh, sshOptions, type KeyPair, type SshTarget } from './helpers/openssh.js';
+import { forward, freePort, makeKeyPair, ok, rsync, scp, sftp, ssh, untilSshWorks, type KeyPair, type SshTarget } from './helpers/openssh.js';
 
 const PORTS = { start: 48600, end: 48799 };
 const OWNER = 'gpk_e2e_ssh_direct_owner_key_012345';
@@ -37,56 +35,6 @@ const within = <T>(what: string, p: Promise<T>, ms = 60_000) =>
 const api = (method: string, path: string, key: string | null, body?: unknown) => call(server!.url, method, path, key, body);
 const ours = () => docker.listContainers({ all: true, filters: { label: [`gpuplane.machine_id=${machineId}`] } });
 
-/**
- * Resolves once `ssh … test -f /root/onstart-done` succeeds: sshd is up (it starts before onstart) and onstart is
- * done. Tried again (sshd is started after the instance reports running) until `ms` have passed, then fails with the
- * client's last words.
- */
-async function sshReady(t: SshTarget, ms = 90_000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const r = await ssh(t, 'test -f /root/onstart-done', { timeoutMs: 20_000 });
-    if (r.code === 0) return;
-    if (Date.now() > until) throw new Error(`ssh never got in (exit ${r.code}): ${r.stderr}\n--- agent\n${agent?.output().slice(-3000)}`);
-    await new Promise((res) => setTimeout(res, 300));
-  }
-}
-
-/** A free port on 127.0.0.1 (the kernel's choice, released for ssh -L to take). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** `ssh -N -L local:127.0.0.1:remote` until stopped; resolves once ssh says the forwarding is up (LocalCommand runs after it). */
-async function forward(t: SshTarget, local: number, remote: number): Promise<() => Promise<void>> {
-  const child = spawn('ssh', [
-    '-p', String(t.port), ...sshOptions(t), '-N', '-o', 'ExitOnForwardFailure=yes', '-o', 'PermitLocalCommand=yes', '-o', 'LocalCommand=echo forwarding-up',
-    '-L', `127.0.0.1:${local}:127.0.0.1:${remote}`, `root@${t.host}`,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += String(d);
-      if (out.includes('forwarding-up')) resolve();
-    });
-    child.stderr.on('data', (d) => (out += String(d)));
-    child.once('error', reject);
-    child.once('close', (code) => reject(new Error(`ssh -L exited ${code}: ${out}`)));
-  });
-  return async () => {
-    child.kill('SIGTERM');
-    await closed;
-  };
-}
-
 before(async () => {
   // The image (about 2 minutes the first time on a daemon) is made while the server starts.
   const made = sshdImage();
@@ -94,6 +42,8 @@ before(async () => {
   server = await serve({
     GPUPLANE_DATABASE_URL: `sqlite:${dbFile}`, GPUPLANE_BOOTSTRAP_API_KEY: OWNER, GPUPLANE_SECRET_KEY: 'e2e-secret-key-0123456789',
     GPUPLANE_SIM_MACHINES: '1', GPUPLANE_AGENT_OFFLINE_AFTER: '30',
+    // Direct SSH only: no gateway listeners in this process (the proxied path is ssh-gateway-e2e's).
+    GPUPLANE_GATEWAY: 'false',
   });
   image = await made;
 });
@@ -141,7 +91,8 @@ test('ssh_direct into an image with sshd: ssh, scp, sftp, rsync and ssh -L on th
   assert.equal(inst.ssh_port, Number(inst.ports['22/tcp'][0].HostPort));
   assert.ok(inst.ssh_port >= PORTS.start && inst.ssh_port <= PORTS.end, `${inst.ssh_port} in the agent's port range`);
   const t: SshTarget = { host: inst.ssh_host, port: inst.ssh_port, key, knownHosts: join(dir, 'known_hosts') };
-  await sshReady(t);
+  // sshd starts after the instance reports running, onstart after it.
+  await untilSshWorks(t, 'test -f /root/onstart-done', 90_000, () => `--- agent\n${agent?.output().slice(-3000)}`);
 
   // A shell command: root, in this instance's container (Debian, python3), the account's key in authorized_keys, and
   // the host key it showed is the one the container made for itself (the image had none).
@@ -200,7 +151,7 @@ test('ssh_direct into an image with sshd: ssh, scp, sftp, rsync and ssh -L on th
 
   // ssh -L to a port only the container listens on (127.0.0.1:8080 inside it).
   const local = await freePort();
-  const stop = await within('ssh -L up', forward(t, local, 8080));
+  const stop = await within('ssh -L up', forward(t, local, '127.0.0.1', 8080));
   try {
     const res = await fetch(`http://127.0.0.1:${local}/`);
     assert.equal(res.status, 200);

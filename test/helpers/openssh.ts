@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export interface Ran {
@@ -64,6 +65,8 @@ export interface SshTarget {
   key: KeyPair;
   knownHosts: string;
   user?: string;
+  /** ssh's LogLevel: ERROR by default (no "Permanently added" notes); INFO shows a server's banner and disconnect reason. */
+  logLevel?: 'ERROR' | 'INFO';
 }
 
 /** The options every client gets: no user config, this key only, no prompts, a bounded connect. */
@@ -71,7 +74,7 @@ export function sshOptions(t: SshTarget): string[] {
   return [
     '-F', '/dev/null', '-i', t.key.file, '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'PasswordAuthentication=no',
     '-o', 'StrictHostKeyChecking=accept-new', '-o', `UserKnownHostsFile=${t.knownHosts}`, '-o', 'ConnectTimeout=15',
-    '-o', 'LogLevel=ERROR',
+    '-o', `LogLevel=${t.logLevel ?? 'ERROR'}`,
   ];
 }
 
@@ -102,4 +105,84 @@ export function sftp(t: SshTarget, batch: string): Promise<Ran> {
 export function rsync(t: SshTarget, from: string, to: string, extra: string[] = []): Promise<Ran> {
   const side = (p: string) => (p.startsWith(':') ? `${userHost(t)}${p}` : p);
   return run('rsync', ['-a', '-e', rsyncShell(t), ...extra, side(from), side(to)], { timeoutMs: 120_000 });
+}
+
+/**
+ * Resolves once `ssh … command` exits 0 at `t` (an endpoint that comes up, a key that starts to work), tried again
+ * every 300 ms; after `ms`, fails with the client's last words and `context()`. A wait, not a timed assertion.
+ */
+export async function untilSshWorks(t: SshTarget, command: string, ms: number, context: () => string = () => ''): Promise<Ran> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const r = await ssh(t, command, { timeoutMs: 20_000 });
+    if (r.code === 0) return r;
+    if (Date.now() > until) throw new Error(`ssh ${t.user ?? 'root'}@${t.host}:${t.port} ${JSON.stringify(command)} never worked: exit ${r.code}: ${r.stderr}\n${context()}`);
+    await new Promise((res) => setTimeout(res, 300));
+  }
+}
+
+/** Resolves once `ssh … true` at `t` is refused (exit 255); after `ms`, fails. */
+export async function untilSshRefused(t: SshTarget, ms: number, context: () => string = () => ''): Promise<Ran> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const r = await ssh(t, 'true', { timeoutMs: 20_000 });
+    if (r.code === 255) return r;
+    if (Date.now() > until) throw new Error(`ssh ${t.host}:${t.port} still lets the key in (exit ${r.code})\n${context()}`);
+    await new Promise((res) => setTimeout(res, 300));
+  }
+}
+
+/** A free port on 127.0.0.1 (the kernel's choice, released for a client such as ssh -L to take). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * `ssh -N -L 127.0.0.1:local:toHost:toPort` until the returned function stops it; resolves once ssh says the
+ * forwarding is up (its LocalCommand runs after the forwardings are set up).
+ */
+export async function forward(t: SshTarget, local: number, toHost: string, toPort: number): Promise<() => Promise<void>> {
+  const child = spawn('ssh', [
+    '-p', String(t.port), ...sshOptions(t), '-N', '-o', 'ExitOnForwardFailure=yes', '-o', 'PermitLocalCommand=yes', '-o', 'LocalCommand=echo forwarding-up',
+    '-L', `127.0.0.1:${local}:${toHost}:${toPort}`, userHost(t),
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += String(d);
+      if (out.includes('forwarding-up')) resolve();
+    });
+    child.stderr.on('data', (d) => (out += String(d)));
+    child.once('error', reject);
+    child.once('close', (code) => reject(new Error(`ssh -L exited ${code}: ${out}`)));
+  });
+  return async () => {
+    child.kill('SIGTERM');
+    await closed;
+  };
+}
+
+/**
+ * A long `ssh … command` left running: `started` resolves once the command has written to stdout (the session is
+ * up), `exited` with ssh's exit code (a session the server ends).
+ */
+export function holdSession(t: SshTarget, command: string): { started: Promise<void>; exited: Promise<number | null>; stop(): void } {
+  const child = spawn('ssh', ['-p', String(t.port), ...sshOptions(t), userHost(t), '--', command], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => (err += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const started = new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    void exited.then((code) => reject(new Error(`ssh exited ${code} before the session was up: ${err}`)));
+  });
+  started.catch(() => undefined);
+  return { started, exited, stop: () => void child.kill('SIGKILL') };
 }
