@@ -35,8 +35,20 @@ export const STAGING_FREE_MIN_BYTES = 1024 ** 3;
 export const STAGING_FREE_MIN_SHARE = 0.05;
 /** How often the staging disk's free space is looked at while a copy pulls. */
 const STAGING_CHECK_MS = 2000;
-/** rsync's options for both legs (see the header: no devices or special files). */
-const RSYNC_OPTS = ['-rlptgo', '--numeric-ids', '--protect-args', '--info=progress2', '--no-motd'];
+/**
+ * rsync's options for both legs (see the header: no devices or special files). The whole file list first
+ * (`--no-inc-recursive`), so the progress's percentage is of the whole copy.
+ */
+const RSYNC_OPTS = ['-rlptgo', '--numeric-ids', '--protect-args', '--info=progress2', '--no-inc-recursive', '--no-motd'];
+
+/**
+ * What rsync's exit codes mean, for those it gives without a line saying more: a daemon's own complaint (a missing
+ * path) is written to the daemon's stderr on its host, not sent to us.
+ */
+const EXIT_MEANS: Record<number, string> = {
+  23: 'some files or directories could not be copied (rsync code 23): a path that does not exist, or one without permission to read or write it',
+  24: 'some files vanished while they were copied (rsync code 24)',
+};
 
 /** The Node script RSYNC_CONNECT_PROG runs: stdio ↔ the Unix socket named by its one argument (no `'` or `%` in it). */
 const CONNECT_SCRIPT =
@@ -81,14 +93,18 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
   const dir = await mkdtemp(join(deps.tmpRoot ?? tmpdir(), 'gpuplane-copy-'));
   if (dir.includes('%')) throw new RelayError('the server cannot stage a copy: its temporary directory name holds a %');
   const stage = join(dir, 'stage');
-  const failures: Partial<Record<RelaySide, string>> = {};
+  // Why a side's stream could not be opened (the agent's or the tunnel's sentence): says more than rsync can.
+  const refusals: Partial<Record<RelaySide, string>> = {};
+  // A side's stream that broke after it opened: said when rsync says nothing better.
+  const breaks: Partial<Record<RelaySide, string>> = {};
   const sockets = new Set<Socket>();
   const streams = new Set<Duplex>();
   const servers: Server[] = [];
   try {
     await mkdir(stage, { mode: 0o700 });
     for (const side of ['src', 'dst'] as const) servers.push(await serveSide(join(dir, `${side}.sock`), side));
-    const env = { ...process.env, RSYNC_CONNECT_PROG: `exec ${shq(process.execPath)} -e ${shq(CONNECT_SCRIPT)} ${shq(join(dir, '%H.sock'))}` };
+    // Its stderr is not rsync's (ours): a helper outliving a killed rsync must not hold our pipe open.
+    const env = { ...process.env, RSYNC_CONNECT_PROG: `exec ${shq(process.execPath)} -e ${shq(CONNECT_SCRIPT)} ${shq(join(dir, '%H.sock'))} 2>/dev/null` };
     const remote = (side: RelaySide, id: number, path: string) => `rsync://${side}/${id}/${path}`;
     await runRsync('pull', [...RSYNC_OPTS, remote('src', plan.srcId, plan.srcPath), `${stage}/`], env, 'src', true);
     await runRsync('push', [...RSYNC_OPTS, `${stage}/`, remote('dst', plan.dstId, plan.dstPath)], env, 'dst', false);
@@ -109,18 +125,23 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
         (stream) => {
           streams.add(stream);
           stream.on('close', () => streams.delete(stream));
-          if (deps.signal.aborted || conn.destroyed) return stream.destroy();
-          stream.on('error', (err) => {
-            failures[side] ??= `the stream to the ${side === 'src' ? 'source' : 'destination'} broke: ${err.message}`;
+          // Listened to before anything can destroy it: a stream destroyed unfinished reports an error.
+          stream.on('error', (err: NodeJS.ErrnoException) => {
+            // A stream whose far end closed first (the daemon done, or gone), or that we dropped, is not news: rsync
+            // says how it ended.
+            if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE' && err.name !== 'AbortError' && !deps.signal.aborted) {
+              breaks[side] ??= `the stream to the ${side === 'src' ? 'source' : 'destination'} broke: ${err.message}`;
+            }
             conn.destroy();
           });
+          if (deps.signal.aborted || conn.destroyed) return stream.destroy();
           conn.on('close', () => stream.destroy());
           stream.on('close', () => conn.end());
           conn.pipe(stream);
           stream.pipe(conn);
         },
         (err: unknown) => {
-          failures[side] ??= err instanceof Error ? err.message : String(err);
+          refusals[side] ??= err instanceof Error ? err.message : String(err);
           conn.destroy();
         },
       );
@@ -146,6 +167,10 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
         if (m) deps.onProgress?.(leg, Number(m[2]), Number(m[1].replace(/,/g, '')));
       }
     });
+    // Once rsync is gone, so are its connections (their helpers end with them, and rsync's pipes close).
+    child.once('exit', () => {
+      for (const s of sockets) s.destroy();
+    });
     const kill = () => child.kill('SIGTERM');
     deps.signal.addEventListener('abort', kill, { once: true });
     const disk = watchDisk
@@ -163,7 +188,7 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
       deps.signal.throwIfAborted();
       if (diskFull) throw new RelayError(diskFull);
       if (code !== 0) {
-        const why = failures[side] ?? lastLine(stderr) ?? `rsync exited with code ${code}`;
+        const why = refusals[side] ?? lastLine(stderr) ?? breaks[side] ?? EXIT_MEANS[code] ?? lastLine(stderr, true) ?? `rsync exited with code ${code}`;
         throw new RelayError(`${leg === 'pull' ? 'reading the source' : 'writing the destination'} failed: ${why}`);
       }
     } finally {
@@ -180,12 +205,14 @@ function exited(child: ChildProcess): Promise<number> {
   });
 }
 
-/** rsync's most telling line: its last `rsync: …` or `rsync error: …` line, else its last line. */
-function lastLine(stderr: string): string | undefined {
+/**
+ * rsync's most telling line (its first `rsync: …`, `rsync error: …` or `@ERROR` line that is not only "the connection
+ * closed"), or with `any`, its last line.
+ */
+function lastLine(stderr: string, any = false): string | undefined {
   const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
-  const told = lines.filter((l) => /^(@ERROR|rsync:|rsync error:)/.test(l) && !/connection unexpectedly closed/.test(l));
-  const line = told.at(0) ?? lines.at(-1);
-  return line?.slice(0, 300);
+  const told = lines.filter((l) => /^(@ERROR|rsync:|rsync error:)/.test(l) && !/connection unexpectedly closed|error in rsync protocol data stream|error in socket IO|some files\/attrs were not transferred|some files vanished/.test(l));
+  return (any ? lines.at(-1) : told.at(0))?.slice(0, 300);
 }
 
 /** A sentence when the staging disk is too full to go on, else undefined. */

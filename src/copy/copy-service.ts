@@ -141,8 +141,10 @@ export function copyServiceFactory(deps: CopyServiceDeps) {
     const what = `copy from instance ${plan.srcId}:${shown.src} to ${shown.dst}`;
     let lastNote = -Infinity;
     let canceledBy: 'here' | 'mark' | undefined;
-    const note = (msg: string) =>
-      deps.noteStatus(plan.dstId, msg).catch((err: unknown) => log.warn({ err, instance: plan.dstId }, 'writing a copy\'s status failed'));
+    // Notes are written one after another, so the last one asked for is the one left (progress never overwrites "done").
+    let notes = Promise.resolve();
+    const note = (msg: string): Promise<void> =>
+      (notes = notes.then(() => deps.noteStatus(plan.dstId, msg)).catch((err: unknown) => log.warn({ err, instance: plan.dstId }, 'writing a copy\'s status failed')));
     const poll = setInterval(() => {
       store.cancelMark(plan.dstId).then(
         (mark) => {

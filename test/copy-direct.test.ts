@@ -1,0 +1,207 @@
+// Copy between two instances (`vastai copy A:/path B:/path`, PUT /api/v0/commands/copy_direct/): the server's own
+// rsync relays between the two instances' rsync daemons, each reached as the `rsync` target of a stream through its
+// host's tunnel (tunnels-contract.ts). Here the tunnels are fake: each `open` spawns a real
+// `rsync --server --daemon` on a pair of pipes, serving one directory per "instance" as the module named after it,
+// so real rsync copies real files. Checked: files, directories, links and modes arrive; the streams go to each
+// instance's own machine; progress and the outcome show in the destination's status_msg (done, failed saying why,
+// canceled); one copy into an instance at a time; cancel stops the copy (here, and through the mark another server
+// process would leave) and its rsync processes.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, chmodSync, symlinkSync, existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Duplex } from 'node:stream';
+import { forEachDialect, type TestApp } from './helpers/harness.js';
+import { desired, hostWithMachine, observed, report } from './agent-server-fixtures.js';
+import { rentOk } from './instances-fixtures.js';
+import { TunnelError, type TunnelsApi, type TunnelTarget } from '../src/tunnels/tunnels-contract.js';
+import { copyStore } from '../src/copy/copy-store.js';
+
+const root = mkdtempSync(join(tmpdir(), 'gpuplane-copy-test-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+
+interface FakeTunnels extends TunnelsApi {
+  opened: { machineId: number; target: TunnelTarget }[];
+  daemons: ChildProcess[];
+  /** While set, `open` waits for it first (a slow host), after telling `waiting`. */
+  hold?: { waiting: () => void; release: Promise<void> };
+  /** Machines whose agents refuse every stream. */
+  refusing: Set<number>;
+}
+
+/** A TunnelsApi whose streams are rsync daemons on pipes, one module per instance (its fs dir), as the agent's. */
+function fakeTunnels(fsOf: (id: number) => string): FakeTunnels {
+  const fake: FakeTunnels = {
+    opened: [],
+    daemons: [],
+    refusing: new Set(),
+    connected: async () => true,
+    async open(machineId, target) {
+      fake.opened.push({ machineId, target });
+      if (fake.hold) {
+        fake.hold.waiting();
+        await fake.hold.release;
+      }
+      if (fake.refusing.has(machineId)) throw new TunnelError('refused', 'the agent has no such container');
+      assert.equal(target.kind, 'rsync');
+      const id = target.instanceId;
+      const conf = `${fsOf(id)}.rsyncd.conf`;
+      const asRoot = process.getuid?.() === 0 ? 'uid = 0\ngid = 0\n' : '';
+      writeFileSync(conf, `[${id}]\npath = ${fsOf(id)}\nuse chroot = no\nmunge symlinks = no\nread only = no\n${asRoot}`);
+      const child = spawn('rsync', ['--server', '--daemon', `--config=${conf}`, '.'], { stdio: ['pipe', 'pipe', 'ignore'] });
+      fake.daemons.push(child);
+      const stream = Duplex.from({ readable: child.stdout!, writable: child.stdin! });
+      stream.on('close', () => child.kill());
+      return { stream, end: new Promise((r) => child.once('close', () => r({}))) };
+    },
+  };
+  return fake;
+}
+
+const exitedAll = (children: ChildProcess[]) =>
+  Promise.all(children.map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('close', r)))));
+
+forEachDialect('copy between instances', (app, dialect) => {
+  /** The "container file system" of each fake instance (the ids of each database start at 1). */
+  const fsOf = (id: number) => join(root, dialect, `fs-${id}`);
+  const put = (body: unknown, key: string) => app().request('PUT', '/api/v0/commands/copy_direct/', { key, body: { client_id: 'me', ...(body as object) } });
+  const statusMsg = async (id: number, key: string): Promise<string | null> => (await app().request('GET', `/api/v0/instances/${id}/`, { key })).body.instances.status_msg;
+
+  /** Two instances of one renter, each running on a host of its own (real hosts, reported by their agents). */
+  async function pair(): Promise<{ key: string; a: number; b: number; machineA: number; machineB: number }> {
+    const renter = await app().createUser({ credit: 100 });
+    const made: { id: number; machineId: number }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const host = await hostWithMachine(app());
+      const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
+      const d = await desired(app(), host);
+      await report(app(), host, [observed(id, d.instances[0].boot)], d.version);
+      mkdirSync(fsOf(id), { recursive: true });
+      made.push({ id, machineId: host.machineId });
+    }
+    return { key: renter.api_key, a: made[0].id, b: made[1].id, machineA: made[0].machineId, machineB: made[1].machineId };
+  }
+
+  function withTunnels(t: TestApp): FakeTunnels {
+    const fake = fakeTunnels(fsOf);
+    t.services.copy.useTunnels(fake);
+    return fake;
+  }
+
+  test('files, directories, links and modes arrive through both hosts\' rsync streams; the destination\'s status says when it is done', async () => {
+    const fake = withTunnels(app());
+    const { key, a, b, machineA, machineB } = await pair();
+    mkdirSync(join(fsOf(a), 'workspace', 'sub'), { recursive: true });
+    writeFileSync(join(fsOf(a), 'workspace', 'model.bin'), Buffer.alloc(300_000, 7));
+    writeFileSync(join(fsOf(a), 'workspace', 'sub', 'run.sh'), '#!/bin/sh\necho hi\n');
+    chmodSync(join(fsOf(a), 'workspace', 'sub', 'run.sh'), 0o750);
+    symlinkSync('sub/run.sh', join(fsOf(a), 'workspace', 'latest'));
+
+    const res = await put({ src_id: String(a), dst_id: `C.${b}`, src_path: '/workspace/', dst_path: '/data/' }, key);
+    assert.equal(res.status, 200, res.raw);
+    assert.deepEqual(res.body, {
+      success: true, msg: `copy from instance ${a}:/workspace/ to instance ${b}:/data/ started; its progress shows in instance ${b}'s status_msg`,
+    });
+    await app().services.copy.settled(b);
+
+    // A trailing / copies the directory's contents, as rsync (and so the client's own copies) read it.
+    assert.deepEqual(readdirSync(join(fsOf(b), 'data')).sort(), ['latest', 'model.bin', 'sub']);
+    assert.deepEqual(readFileSync(join(fsOf(b), 'data', 'model.bin')), Buffer.alloc(300_000, 7));
+    assert.equal(readFileSync(join(fsOf(b), 'data', 'sub', 'run.sh'), 'utf8'), '#!/bin/sh\necho hi\n');
+    assert.equal(statSync(join(fsOf(b), 'data', 'sub', 'run.sh')).mode & 0o777, 0o750);
+    assert.equal(readlinkSync(join(fsOf(b), 'data', 'latest')), 'sub/run.sh');
+    assert.equal(await statusMsg(b, key), `copy from instance ${a}:/workspace/ to /data/: done`);
+    // Each stream went to its own instance's machine, as an rsync target.
+    assert.deepEqual(fake.opened, [
+      { machineId: machineA, target: { kind: 'rsync', instanceId: a } },
+      { machineId: machineB, target: { kind: 'rsync', instanceId: b } },
+    ]);
+    await exitedAll(fake.daemons);
+
+    // Without a trailing / the directory itself is copied, into the destination directory.
+    const again = await put({ src_id: a, dst_id: String(b), src_path: '/workspace', dst_path: '/backup' }, key);
+    assert.equal(again.status, 200, again.raw);
+    await app().services.copy.settled(b);
+    assert.deepEqual(readFileSync(join(fsOf(b), 'backup', 'workspace', 'model.bin')), Buffer.alloc(300_000, 7));
+  });
+
+  test('a failed copy says why in the destination\'s status: a missing source path, a host that refuses the stream', async () => {
+    const fake = withTunnels(app());
+    const { key, a, b, machineB } = await pair();
+    const res = await put({ src_id: String(a), dst_id: String(b), src_path: '/nowhere/', dst_path: '/data/' }, key);
+    assert.equal(res.status, 200, res.raw);
+    await app().services.copy.settled(b);
+    // The daemon's own line ("change_dir … failed") stays on its host: the reason is rsync's exit code.
+    assert.equal(
+      await statusMsg(b, key),
+      `copy from instance ${a}:/nowhere/ to /data/: failed: reading the source failed: some files or directories could not be copied (rsync code 23): a path that does not exist, or one without permission to read or write it`,
+    );
+    assert.equal(existsSync(join(fsOf(b), 'data')), false);
+
+    mkdirSync(join(fsOf(a), 'w'));
+    writeFileSync(join(fsOf(a), 'w', 'f'), 'x');
+    fake.refusing.add(machineB);
+    assert.equal((await put({ src_id: String(a), dst_id: String(b), src_path: '/w/', dst_path: '/data/' }, key)).status, 200);
+    await app().services.copy.settled(b);
+    assert.equal(await statusMsg(b, key), `copy from instance ${a}:/w/ to /data/: failed: writing the destination failed: instance ${b}: the agent has no such container`);
+    await exitedAll(fake.daemons);
+  });
+
+  test('one copy into an instance at a time; cancel stops it and its rsync, and nothing is written', async () => {
+    const fake = withTunnels(app());
+    const { key, a, b } = await pair();
+    mkdirSync(join(fsOf(a), 'w'));
+    writeFileSync(join(fsOf(a), 'w', 'f'), 'x');
+    let waiting!: () => void;
+    const atHost = new Promise<void>((r) => (waiting = r));
+    let release!: () => void;
+    fake.hold = { waiting, release: new Promise<void>((r) => (release = r)) };
+
+    assert.equal((await put({ src_id: String(a), dst_id: String(b), src_path: '/w/', dst_path: '/data/' }, key)).status, 200);
+    // The copy's rsync has connected and waits for the source's host.
+    await atHost;
+    const second = await put({ src_id: String(a), dst_id: String(b), src_path: '/w/', dst_path: '/other/' }, key);
+    assert.equal(second.status, 409, second.raw);
+    assert.equal(second.body.msg, `a copy into instance ${b} is running; wait for it, or stop it first (vastai cancel copy ${b})`);
+
+    const cancel = await app().request('DELETE', '/api/v0/commands/copy_direct/', { key, body: { client_id: 'me', dst_id: String(b) } });
+    assert.equal(cancel.status, 200, cancel.raw);
+    assert.deepEqual(cancel.body, { success: true, msg: `the copy into instance ${b} is canceled` });
+    assert.equal(await statusMsg(b, key), `copy from instance ${a}:/w/ to /data/: canceled`);
+    // The host answers at last: its stream is dropped at once, its daemon ends.
+    fake.hold = undefined;
+    release();
+    await new Promise<void>((r) => {
+      const check = () => (fake.daemons.length === 1 ? r() : setImmediate(check));
+      check();
+    });
+    await exitedAll(fake.daemons);
+    assert.equal(existsSync(join(fsOf(b), 'data')), false);
+    await app().services.copy.settled(b);
+  });
+
+  test('a cancel asked through another server process (its mark in the database) stops the copy here', async () => {
+    const fake = withTunnels(app());
+    const { key, a, b } = await pair();
+    mkdirSync(join(fsOf(a), 'w'));
+    writeFileSync(join(fsOf(a), 'w', 'f'), 'x');
+    let waiting!: () => void;
+    const atHost = new Promise<void>((r) => (waiting = r));
+    let release!: () => void;
+    fake.hold = { waiting, release: new Promise<void>((r) => (release = r)) };
+    assert.equal((await put({ src_id: String(a), dst_id: String(b), src_path: '/w/', dst_path: '/data/' }, key)).status, 200);
+    await atHost;
+    // What DELETE does in a process that does not run the copy.
+    await copyStore(app().store.db).markCancel(b, app().clock.now());
+    await app().services.copy.settled(b);
+    assert.equal(await statusMsg(b, key), `copy from instance ${a}:/w/ to /data/: canceled`);
+    assert.equal(await copyStore(app().store.db).cancelMark(b), undefined, 'the mark is cleared by the process that heeded it');
+    fake.hold = undefined;
+    release();
+    await exitedAll(fake.daemons);
+    assert.equal(existsSync(join(fsOf(b), 'data')), false);
+  });
+});
