@@ -2,16 +2,18 @@
 // 127.0.0.1, `gpuplane agent` with Docker and its tunnel) and the real OpenSSH client, as a renter runs it from the
 // `ssh_host:ssh_port` the API answers for `ssh_proxy` instances:
 // - an image with its own sshd (test/helpers/sshd-image.ts): ssh, scp, sftp, rsync and ssh -L reach the container's
-//   sshd end to end (the host key the client sees is the container's own: the gateway does not terminate SSH);
+//   sshd end to end (the host key the client sees is the container's own: the gateway does not terminate SSH); each
+//   connection is in the renter's audit log;
 // - busybox (no sshd, no scp, no rsync): the agent's own SSH server gives a PTY shell of the asked size, exec with exit
 //   status, sftp, scp and ssh -L to a container port;
+// - a Jupyter runtype's SSH is on ssh_port + 1 (the vastai client's ssh-url adds 1);
 // - a key attached after creation gets in, and is refused once detached (the image's authorized_keys and the agent's
 //   own server alike);
 // - `vastai copy` both ways: the PUT /api/v0/commands/rsync/ reply, then the very rsync command the client runs
 //   (user vastai_kaalia, module = the instance id), into busybox, which has no rsync;
 // - the container's environment: onstart sees CONTAINER_API_KEY and the rest; an SSH session does not, unless onstart
 //   wrote them to /etc/environment (spec);
-// - an instance on a simulated machine is refused with a message that says so;
+// - an instance on a simulated machine is refused with a message that says so (and the refusal is audited);
 // - the agent killed and started again: new connections get in (same host keys), the instance's files are all there;
 // - a destroyed instance's open sessions end.
 // Docker and the OpenSSH client must be there: where they are not, this test fails.
@@ -56,6 +58,18 @@ const within = <T>(what: string, p: Promise<T>, ms = 60_000) => withinDeadline(w
 const api = (method: string, path: string, k: string | null, body?: unknown) => call(server!.url, method, path, k, body);
 const ours = () => docker.listContainers({ all: true, filters: { label: [`gpuplane.machine_id=${machineId}`] } });
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+/** The renter's audit log entries of SSH sessions into instance `id`, once there are `n` (each is written as its connection ends). */
+async function sessionsInAudit(id: number, n = 1): Promise<Record<string, any>[]> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const log = await api('GET', '/api/v0/audit_logs/', renterKey);
+    assert.equal(log.status, 200, JSON.stringify(log.body));
+    const mine = (log.body as Record<string, any>[]).filter((e) => e.action === 'instance.ssh_session' && e.args.params.instance_id === id);
+    if (mine.length >= n || Date.now() > until) return mine;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
 
 async function rent(body: Record<string, unknown>): Promise<{ id: number; t: SshTarget; apiKey: string; view: Record<string, any> }> {
   const rented = await api('PUT', `/api/v0/asks/${machineId * 100 + 1}/`, renterKey, body);
@@ -162,6 +176,23 @@ test('ssh_proxy into an image with sshd: ssh, scp, sftp, rsync and ssh -L throug
   const refused = await ssh({ ...t, key: other }, 'true');
   assert.equal(refused.code, 255);
   assert.match(refused.stderr, /Permission denied \(publickey/);
+
+  // Each connection is in the renter's audit log: which instance, from where, how long.
+  const sessions = await sessionsInAudit(r.id, 5);
+  assert.ok(sessions.length >= 5, JSON.stringify(sessions));
+  for (const e of sessions) {
+    assert.equal(e.ip_address, '127.0.0.1');
+    assert.equal(typeof e.args.params.duration_s, 'number');
+  }
+});
+
+test('jupyter_proxy: SSH on ssh_port + 1, where the vastai client\'s ssh-url logs in', { timeout: 180_000 }, async () => {
+  const r = await rent({ image: BUSYBOX_IMAGE, runtype: 'jupyter_proxy' });
+  assert.equal(r.view.ssh_host, '127.0.0.1');
+  const t: SshTarget = { ...r.t, port: r.view.ssh_port + 1 };
+  await untilSshWorks(t, 'true', 60_000, context);
+  assert.equal((await ok(ssh(t, 'echo "jupyter $((40+2))"'), 'ssh')).trim(), 'jupyter 42');
+  assert.equal((await api('DELETE', `/api/v0/instances/${r.id}/`, renterKey)).status, 200);
 });
 
 test("ssh_proxy into busybox (no sshd): the agent's own SSH server gives a PTY shell, exec, sftp, scp and ssh -L", { timeout: 300_000 }, async () => {
@@ -276,6 +307,10 @@ test('an instance on a simulated machine: the gateway refuses with a message tha
   const r = await ssh({ host: view.ssh_host, port: view.ssh_port, key, knownHosts, logLevel: 'INFO' }, 'true', { timeoutMs: 30_000 });
   assert.equal(r.code, 255);
   assert.match(r.stderr, /simulated machine/);
+  const [entry] = await sessionsInAudit(id);
+  assert.ok(entry, 'the refused connection is in the audit log');
+  assert.equal(entry.ip_address, '127.0.0.1');
+  assert.equal(entry.args.params.outcome, 'refused');
   assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
 });
 
