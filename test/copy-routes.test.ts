@@ -115,6 +115,14 @@ forEachDialect('copy routes', (app) => {
       const cancel = await app().request('DELETE', '/api/v0/commands/copy_direct/', { key, body: { client_id: 'me', dst_id: String(id) } });
       assert.equal(cancel.status, 404, cancel.raw);
     }
+    // Copying between an instance of one's own and someone else's: the other one is not there.
+    const mine = await onRealHost(outsider.api_key);
+    const across = await put('copy_direct', { client_id: 'me', src_id: String(id), dst_id: `C.${mine.id}`, src_path: '/a/', dst_path: '/b/' }, outsider.api_key);
+    assert.equal(across.status, 404, across.raw);
+    assert.equal(across.body.msg, `instance ${id} not found`);
+    const into = await put('copy_direct', { client_id: 'me', src_id: String(mine.id), dst_id: String(id), src_path: '/a/', dst_path: '/b/' }, outsider.api_key);
+    assert.equal(into.status, 404, into.raw);
+    assert.equal(into.body.msg, `instance ${id} not found`);
     for (const key of [reader, instanceKey]) {
       const res = await put('rsync', body, key);
       assert.equal(res.status, 403, res.raw);

@@ -1,6 +1,7 @@
 /**
  * Instance extras (docs/spec/client-compat-more.md §c): reboot, recycle, update, execute, snapshots. Part of
- * `client.instances`. Copying (`copy`, `cloud copy`) is not wrapped: the server cannot do it yet and says why.
+ * `client.instances`. `copy` sends what the vastai client sends (the server's copy feature, src/copy/); cloud copy the
+ * server cannot do yet, and says why.
  */
 import type { Static } from 'typebox';
 import type {
@@ -66,8 +67,9 @@ export function instanceExtrasApi(t: Transport) {
         } satisfies Static<typeof SnapshotBody>,
       }),
     /**
-     * `PUT /api/v0/commands/copy_direct/` (or `/rsync/` when a side is this machine): copy a directory. Not available
-     * on gpuplane's hosts yet: the server answers 503 `service_unavailable` saying what is missing.
+     * `PUT /api/v0/commands/copy_direct/` (or `/rsync/` when a side is this machine): copy a directory. With a local
+     * side the reply says where an rsync over SSH reaches the instance (`dst_addr`/`dst_port` or `src_addr`/`src_port`,
+     * user `vastai_kaalia`, module = the instance id), which the caller runs; between instances the server copies.
      */
     copy: (src: string, dst: string) => {
       const [s, d] = [copyLocation(src), copyLocation(dst)];
