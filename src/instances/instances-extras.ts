@@ -24,6 +24,7 @@ import { lockInScope } from './instances-service.js';
 import type { InstancePatch, InstanceRow, InstancesStore } from './instances-store.js';
 import { toInstanceObject, type InstanceObject } from './instances-view.js';
 import { transact } from './instances-batch.js';
+import type { GatewayAddressing } from '../gateway/gateway-contract.js';
 import type { UpdateTemplateBody } from './instances-extras-schemas.js';
 
 export interface ExtrasDeps {
@@ -36,6 +37,8 @@ export interface ExtrasDeps {
   secretBox: SecretBox;
   clock: Clock;
   notify: () => void;
+  /** Where the SSH gateway puts an instance's ports (the instance view's ssh_host and ssh_port). */
+  config: GatewayAddressing;
 }
 
 type UpdateBody = Static<typeof UpdateTemplateBody>;
@@ -199,7 +202,7 @@ export function instanceExtrasFactory(deps: ExtrasDeps) {
         return {
           success: true as const,
           msg: running ? `instance ${id} updated: its container is being made anew` : `instance ${id} updated: the new spec applies when it starts`,
-          updated_instance: toInstanceObject(row, machine, now),
+          updated_instance: toInstanceObject(row, machine, now, deps.config),
         };
       });
     },

@@ -17,8 +17,6 @@ export const PROVISION_DELAY_S = 1;
 export const HEARTBEAT_OFFLINE_AFTER_S = 300;
 /** Average month for $/GB/month disk prices: the platform's one constant (money.ts), shared with offer search. */
 export { HOURS_PER_MONTH } from '../platform/money.js';
-/** SSH through the service's proxy: port PROXY_SSH_PORT_BASE + instance id on the machine's proxy host. */
-export const PROXY_SSH_PORT_BASE = 10_000;
 
 export const JOB_OFFLINE = 'instance.offline';
 export const refOf = (id: number) => `instance:${id}`;

@@ -167,7 +167,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
       checkInstanceKey(principal, id);
       const inst = await store.findInScope(id, scopeOf(principal));
       if (!inst) return { instances: null };
-      return { instances: toInstanceObject(inst, await machineOf(inst.machine_id), clock.now()) };
+      return { instances: toInstanceObject(inst, await machineOf(inst.machine_id), clock.now(), deps.config) };
     },
 
     /**
@@ -187,7 +187,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
       // Their machines in one statement, not one each.
       const machines = await fleet.machines(rows.flatMap((r) => (r.machine_id === null ? [] : [r.machine_id])));
       const now = clock.now();
-      return rows.map((r) => toInstanceObject(r, r.machine_id === null ? undefined : machines.get(r.machine_id), now));
+      return rows.map((r) => toInstanceObject(r, r.machine_id === null ? undefined : machines.get(r.machine_id), now, deps.config));
     },
 
     /** `PUT /api/v0/instances/{id}/` with `state` and/or `label`. */

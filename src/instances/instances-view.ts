@@ -4,7 +4,7 @@
  */
 import type { MachineInfo } from '../machines/machines-contract.js';
 import { toDollars } from '../platform/money.js';
-import { PROXY_SSH_PORT_BASE } from './instances-lifecycle.js';
+import { gatewayPorts, type GatewayAddressing } from '../gateway/gateway-contract.js';
 import type { InstanceRow } from './instances-store.js';
 
 export type InstanceObject = Record<string, unknown> & { id: number; actual_status: string | null; start_date: number; extra_env: string[][] };
@@ -24,7 +24,11 @@ function withMaintenance(inst: InstanceRow, machine: MachineInfo | undefined, no
   return inst.status_msg ? `${inst.status_msg}; ${note}` : note;
 }
 
-export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undefined, now: number): InstanceObject {
+/**
+ * `ssh_host`/`ssh_port` of a running instance: a direct runtype's published port 22 on its machine's address, else its
+ * ports at the SSH gateway (src/gateway/gateway-contract.ts; the vastai client adds 1 for Jupyter runtypes itself).
+ */
+export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undefined, now: number, gateway: GatewayAddressing): InstanceObject {
   const offer = JSON.parse(inst.offer_snapshot) as Record<string, unknown>;
   const options = JSON.parse(inst.options) as Record<string, unknown>;
   const env = JSON.parse(inst.env) as Record<string, string>;
@@ -39,8 +43,9 @@ export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undef
       sshHost = machine.public_ipaddr;
       sshPort = Number(ports['22/tcp'][0].HostPort);
     } else {
-      sshHost = machine.ssh_host;
-      sshPort = PROXY_SSH_PORT_BASE + inst.id;
+      const at = gatewayPorts(gateway, inst.id, inst.runtype);
+      sshHost = at?.ssh_host ?? null;
+      sshPort = at?.ssh_port ?? null;
     }
   }
   const dph = toDollars(inst.gpu_rate_micro + inst.disk_rate_micro);
