@@ -15,6 +15,7 @@ import { Metrics } from './ops/ops-metrics.js';
 import { installAudit, ipRecorder } from './audit/audit-hook.js';
 import { loadConsoleFiles } from './webconsole/console-files.js';
 import { consoleFallback, consoleRoutes } from './webconsole/console-routes.js';
+import { tunnelsUpgrade } from './tunnels/tunnels-upgrade.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -149,6 +150,16 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
       payload: JSON.stringify(r.body),
     });
     return { status: res.statusCode, body: res.body };
+  });
+
+  // Issue 31 (tunnels): the agents' tunnels and the hops between server processes arrive as HTTP upgrades on this port;
+  // they are ended (and their holder rows released) before the server and the database close.
+  let upgradesClosed = false;
+  services.tunnels.useListenAddress(() => app.server.address());
+  app.server.on('upgrade', tunnelsUpgrade(services.tunnels, deps.log, () => upgradesClosed));
+  app.addHook('preClose', async () => {
+    upgradesClosed = true;
+    await services.tunnels.close();
   });
 
   app.get(OPENAPI_PATH, { config: { category: 'public' }, schema: { hide: true } }, async () => app.swagger());

@@ -17,6 +17,12 @@ export interface Config {
   /** Undefined in emulator mode means "generate one into the data folder". Required in production. */
   secretKey: string | undefined;
   publicUrl: string;
+  /**
+   * Where the other server processes on the same database reach this one, to open a stream on an agent tunnel it
+   * holds (a hop; docs/AGENT-PROTOCOL.md, "The tunnel"). Unset: `http://HOST:PORT` of this process's listen address
+   * (127.0.0.1 for a wildcard host), which only processes on the same machine can reach.
+   */
+  hopUrl: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** `auto`: readable lines when standard output is a terminal, JSON lines otherwise. @default 'auto' */
   logFormat: 'auto' | 'json' | 'pretty';
@@ -189,6 +195,11 @@ export const SETTINGS = {
     help: 'key that encrypts secrets at rest (required in production; emulator: generated into the data folder, or the database on PostgreSQL)',
   },
   publicUrl: { env: 'GPUPLANE_PUBLIC_URL', flag: 'public-url', help: 'base of absolute URLs the API hands out (default http://HOST:PORT)' },
+  hopUrl: {
+    env: 'GPUPLANE_HOP_URL',
+    flag: 'hop-url',
+    help: 'URL the other server processes on this database reach this one at, for agent tunnels it holds (default http://HOST:PORT)',
+  },
   sqliteSync: {
     env: 'GPUPLANE_SQLITE_SYNC',
     flag: 'sqlite-sync',
@@ -419,6 +430,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
   } catch {
     fail('publicUrl', 'must be an http:// or https:// URL');
   }
+  const hopUrl = get('hopUrl');
+  if (hopUrl !== undefined) {
+    try {
+      if (!/^https?:$/.test(new URL(hopUrl).protocol)) throw new Error();
+    } catch {
+      fail('hopUrl', 'must be an http:// or https:// URL');
+    }
+  }
   const smtpUrl = get('smtpUrl');
   if (smtpUrl !== undefined && !/^smtps?:\/\/[^\s]+$/.test(smtpUrl)) fail('smtpUrl', 'must be smtp:// or smtps:// URL');
   const smsUrl = get('smsUrl');
@@ -462,6 +481,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     simBootSeconds,
     secretKey,
     publicUrl: publicUrlRaw.replace(/\/+$/, ''),
+    hopUrl: hopUrl?.replace(/\/+$/, ''),
     sqliteSync: oneOf('sqliteSync', ['normal', 'full'] as const),
     shutdownTimeout: int('shutdownTimeout', 0, 3600),
     auditRetentionDays: int('auditRetentionDays', 1, 36_500),

@@ -22,6 +22,7 @@ import type { BenchmarksTables } from './benchmarks/benchmarks-tables.js';
 import type { ClustersTables } from './clusters/clusters-tables.js';
 import type { SimhostTables } from './emulator/simulated-hosts/simhost-tables.js';
 import type { LoginTables } from './login/login-tables.js';
+import type { TunnelsTables } from './tunnels/tunnels-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and their migrations. A feature declares its tables
@@ -32,7 +33,7 @@ declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, EmulatorTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
       InstancesTables, MachinesTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
-      ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables, SimhostTables, LoginTables {}
+      ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables, SimhostTables, LoginTables, TunnelsTables {}
 }
 
 /** Opens (and migrates) gpuplane's database. */

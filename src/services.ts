@@ -54,6 +54,7 @@ import { scheduledJobsServiceFactory } from './scheduled-jobs/scheduled-jobs-ser
 import { subaccountsStore } from './subaccounts/subaccounts-store.js';
 import { subaccountsServiceFactory } from './subaccounts/subaccounts-service.js';
 import { usersContract } from './users/users-contract.js';
+import { tunnelsServiceFactory } from './tunnels/tunnels-service.js';
 import { copyServiceFactory } from './copy/copy-service.js';
 import { copyStore } from './copy/copy-store.js';
 import { defaultCopyEndpoint } from './copy/copy-endpoint.js';
@@ -189,6 +190,12 @@ export function createServices(deps: ServiceDeps) {
     accountKeys: (userId, tx) => sshKeys.publicKeysOf(userId, tx),
     warn: (err) => log.warn({ err }, 'reading the desired state of held agent polls failed'),
   });
+  // Issue 31 (tunnels): each real host's agent keeps one outbound tunnel to a server process, authenticated by its
+  // machine key; through it any process opens streams to that machine's containers (src/tunnels/; app.ts hands it the
+  // HTTP upgrades). `tunnels.api` is the TunnelsApi the gateway and copy use.
+  const tunnels = tunnelsServiceFactory({
+    db, clock, random, log, authenticate: agent.authenticate, hopUrl: config.hopUrl, listenHost: config.host,
+  });
   // The emulator's simulated hosts: each simulated machine has an agent in the server, acting on a simulated runtime
   // (src/emulator/simulated-hosts/), so simulated and real machines share one lifecycle path. Emulator mode only.
   const simhost: SimhostService | undefined = emulatorMode
@@ -302,6 +309,7 @@ export function createServices(deps: ServiceDeps) {
     clusters,
     volumes,
     agent,
+    tunnels,
     simhost,
     serverless,
     scheduledJobs,

@@ -65,6 +65,7 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   simBootSeconds: ['60-300', { simBootSeconds: { min: 60, max: 300 } }],
   secretKey: [SECRET, { secretKey: SECRET }],
   publicUrl: ['https://gpu.example.com', { publicUrl: 'https://gpu.example.com' }],
+  hopUrl: ['http://10.0.0.5:8080/', { hopUrl: 'http://10.0.0.5:8080' }],
   sqliteSync: ['full', { sqliteSync: 'full' }],
   shutdownTimeout: ['3', { shutdownTimeout: 3 }],
   auditRetentionDays: ['30', { auditRetentionDays: 30 }],

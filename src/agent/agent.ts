@@ -23,6 +23,7 @@ import type { PortRange } from './host-ports.js';
 import { containersByInstance } from './reconcile-plan.js';
 import { createReconciler } from './reconciler.js';
 import { createRequestRunner } from './agent-requests.js';
+import { refuseEveryTarget, startAgentTunnel, type TunnelHandler } from './agent-tunnel.js';
 import { AgentFatalError, ensureCredential, transient } from './registration.js';
 import type { ContainerRuntime } from './runtime.js';
 import { openStateDir } from './state-store.js';
@@ -73,6 +74,30 @@ export interface AgentConfig {
    */
   allowUnlimitedDisk?: boolean;
   agentVersion: string;
+  /** Whether the agent keeps its tunnel to the server (agent-tunnel.ts). @default true */
+  tunnel?: boolean;
+  /** The tunnel's reconnect waits, ms (tests shorten them). @default { firstMs: 1000, maxMs: 30000 } */
+  tunnelBackoff?: { firstMs: number; maxMs: number };
+}
+
+/** What the agent hands its data plane when it starts it (AgentDeps.dataPlane). */
+export interface AgentDataPlaneContext {
+  machineId: number;
+  /** The owner label of this agent's containers (owner.ts). */
+  owner: string;
+  stateDir: string;
+  runtime: ContainerRuntime;
+  log: AgentLog;
+  /** The instances of the latest desired state (empty until the first one arrives). */
+  desired(): DesiredInstanceT[];
+  /** Called with every new desired state (a key attached or detached changes it). */
+  onDesired(listener: (instances: DesiredInstanceT[]) => void): void;
+}
+
+/** The streams the tunnel brings are served by this: the instances' SSH endpoints, ports, rsync (issue 31). */
+export interface AgentDataPlane {
+  handle: TunnelHandler;
+  close?(): Promise<void> | void;
 }
 
 export interface AgentDeps {
@@ -80,6 +105,8 @@ export interface AgentDeps {
   system: AgentSystem;
   log: AgentLog;
   fetch?: FetchLike;
+  /** Starts the data plane once the machine is known; without it, the tunnel refuses every stream (404). */
+  dataPlane?: (ctx: AgentDataPlaneContext) => AgentDataPlane;
 }
 
 export interface RunningAgent {
@@ -241,6 +268,18 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     });
   }
 
+  // --- the tunnel: the server's streams to this machine's containers, served by the data plane -----------
+  let desiredInstances: DesiredInstanceT[] = [];
+  const desiredListeners: ((instances: DesiredInstanceT[]) => void)[] = [];
+  const dataPlane = deps.dataPlane?.({
+    machineId: cred.machineId, owner: owner.owner, stateDir: state.dir, runtime, log,
+    desired: () => desiredInstances,
+    onDesired: (listener) => void desiredListeners.push(listener),
+  });
+  const tunnel = config.tunnel === false ? undefined : startAgentTunnel({
+    url: cred.url, machineKey: cred.machineKey, handler: dataPlane?.handle ?? refuseEveryTarget, log, backoff: config.tunnelBackoff,
+  });
+
   // Renters' execute and snapshot requests (agent-requests.ts).
   const requests = createRequestRunner({ runtime, client, owner, log });
 
@@ -264,6 +303,14 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
           desiredVersion = r.version;
           log.info({ version: r.version, instances: r.instances.length }, 'desired state');
           reconciler.setDesired(r.instances);
+          desiredInstances = r.instances;
+          for (const listener of desiredListeners) {
+            try {
+              listener(r.instances);
+            } catch (err) {
+              log.warn({ err: (err as Error).message }, 'the data plane failed to take the new desired state');
+            }
+          }
           sendStatus();
         }
         answerLogRequests(r.log_requests, r.instances);
@@ -344,6 +391,8 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     unwatch?.();
     await polling;
     await statusInFlight;
+    await tunnel?.stop();
+    await dataPlane?.close?.();
     await reconciler.close();
     finish();
   }

@@ -48,6 +48,7 @@ import { apiKeysLiveMigration } from './0042-api-keys-live.js';
 import { loginThrottlesMigration } from './0043-login-throttles.js';
 import { agentHardwarePendingMigration } from './0044-agent-hardware-pending.js';
 import { instancesApiKeySealedMigration } from './0045-instances-api-key-sealed.js';
+import { agentTunnelsMigration } from './0046-agent-tunnels.js';
 
 /**
  * Each migration with the one feature that owns what it makes: its folder under src/ (`platform` for the platform's
@@ -99,6 +100,7 @@ export const OWNED_MIGRATIONS: ReadonlyArray<readonly [name: string, owner: stri
   ['0043_login_throttles', 'login', loginThrottlesMigration],
   ['0044_agent_hardware_pending', 'agent-server', agentHardwarePendingMigration],
   ['0045_instances_api_key_sealed', 'instances', instancesApiKeySealedMigration],
+  ['0046_agent_tunnels', 'tunnels', agentTunnelsMigration],
 ];
 
 export const MIGRATIONS: MigrationList = {
