@@ -162,6 +162,12 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
     await services.tunnels.close();
   });
 
+  // Issue 31 (gateway): the SSH gateway's listeners and sessions end with the app (it listens only once started:
+  // `gpuplane serve` starts it, main.ts; a test app only when its test does).
+  app.addHook('preClose', async () => {
+    await services.gateway.close();
+  });
+
   app.get(OPENAPI_PATH, { config: { category: 'public' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   return { app, services, scheduler, routes, connections, compileSchemas: schemas.compileAll };

@@ -142,6 +142,38 @@ export interface Config {
    * @default 60 (DEFAULT_ANONYMOUS_SEARCHES_PER_MINUTE)
    */
   anonymousSearchesPerMinute: number;
+  /**
+   * The SSH gateway (src/gateway/): `gpuplane serve` listens for every live instance of an SSH or Jupyter runtype on
+   * its ports of GPUPLANE_GATEWAY_PORTS and passes each connection to the instance through its host's tunnel.
+   * @default true
+   */
+  gateway: boolean;
+  /** Address the gateway's ports listen on. Unset: the server's listen address (GPUPLANE_HOST). */
+  gatewayBind: string;
+  /**
+   * The gateway's port range, three ports per instance (src/gateway/gateway-contract.ts): slot k = id mod
+   * floor(span / 3) starts at first + 3k.
+   * @default { first: 10000, last: 65535 }
+   */
+  gatewayPorts: { first: number; last: number };
+  /** The host renters connect to, shown as instances' `ssh_host`. Unset: the host of GPUPLANE_PUBLIC_URL. */
+  gatewayHost: string;
+  /**
+   * Failed SSH logins (the agent's own SSH server says so) one source address may make within
+   * `gatewayFailedLoginWindow` seconds; past it, the source is refused for `gatewayBlockSeconds` (per process).
+   * @default 10
+   */
+  gatewayFailedLogins: number;
+  /** @default 600 */
+  gatewayFailedLoginWindow: number;
+  /** @default 900 */
+  gatewayBlockSeconds: number;
+  /**
+   * Connections one source address (an IPv6 address by its /64) may hold open through the gateway at once, per
+   * process; past it, its new connections are closed as they are accepted.
+   * @default 64
+   */
+  gatewayConnectionsPerSource: number;
 }
 
 /** Offer searches a minute one address may make without a key (GPUPLANE_ANONYMOUS_SEARCHES_PER_MINUTE). */
@@ -327,6 +359,48 @@ export const SETTINGS = {
     default: String(DEFAULT_ANONYMOUS_SEARCHES_PER_MINUTE),
     help: 'offer searches a minute one client address may make without a key, per process, 1-1000000 (an IPv6 address counts by its /64)',
   },
+  gateway: {
+    env: 'GPUPLANE_GATEWAY',
+    flag: 'gateway',
+    default: 'true',
+    help: 'true: listen for SSH to instances on the gateway\'s ports (GPUPLANE_GATEWAY_PORTS); false: no gateway in this process',
+  },
+  gatewayBind: { env: 'GPUPLANE_GATEWAY_BIND', flag: 'gateway-bind', help: 'address the SSH gateway listens on (default: GPUPLANE_HOST)' },
+  gatewayPorts: {
+    env: 'GPUPLANE_GATEWAY_PORTS',
+    flag: 'gateway-ports',
+    default: '10000-65535',
+    help: 'the SSH gateway\'s port range FIRST-LAST, three ports per instance (instance id mod floor(span/3) picks them)',
+  },
+  gatewayHost: {
+    env: 'GPUPLANE_GATEWAY_HOST',
+    flag: 'gateway-host',
+    help: 'host name or address renters connect to for SSH, shown as ssh_host (default: the host of GPUPLANE_PUBLIC_URL)',
+  },
+  gatewayFailedLogins: {
+    env: 'GPUPLANE_GATEWAY_FAILED_LOGINS',
+    flag: 'gateway-failed-logins',
+    default: '10',
+    help: 'failed SSH logins one address may make in the window before the gateway refuses it, 1-1000000',
+  },
+  gatewayFailedLoginWindow: {
+    env: 'GPUPLANE_GATEWAY_FAILED_LOGIN_WINDOW',
+    flag: 'gateway-failed-login-window',
+    default: '600',
+    help: 'seconds over which failed SSH logins are counted, 1-86400',
+  },
+  gatewayBlockSeconds: {
+    env: 'GPUPLANE_GATEWAY_BLOCK_SECONDS',
+    flag: 'gateway-block-seconds',
+    default: '900',
+    help: 'seconds the gateway refuses an address after too many failed logins, 1-604800',
+  },
+  gatewayConnectionsPerSource: {
+    env: 'GPUPLANE_GATEWAY_CONNECTIONS_PER_SOURCE',
+    flag: 'gateway-connections-per-source',
+    default: '64',
+    help: 'SSH connections one address (IPv6: its /64) may hold open through the gateway at once, 1-1000000',
+  },
 } satisfies Record<keyof Config, Setting>;
 
 type Raw = Partial<Record<keyof Config, string>>;
@@ -463,6 +537,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
   const connectionLimitExempt = exemptRaw === 'none' ? [] : exemptRaw.split(',').map((e) => e.trim());
   if (!connectionLimitExempt.every(isAddressOrBlock)) fail('connectionLimitExempt', 'must be comma-separated IP addresses or CIDR blocks (10.0.0.0/8), or none');
 
+  const gatewayRange = /^(\d{1,5})-(\d{1,5})$/.exec(get('gatewayPorts')!);
+  const gatewayPorts = gatewayRange ? { first: Number(gatewayRange[1]), last: Number(gatewayRange[2]) } : undefined;
+  if (!gatewayPorts || gatewayPorts.first < 1 || gatewayPorts.last > 65535 || gatewayPorts.last - gatewayPorts.first + 1 < 3) {
+    fail('gatewayPorts', 'must be FIRST-LAST within 1-65535, at least 3 ports (three per instance)');
+  }
+  const gatewayHost = get('gatewayHost') ?? new URL(publicUrlRaw).hostname.replace(/^\[(.*)\]$/, '$1');
+  if (!/^[A-Za-z0-9.:_-]+$/.test(gatewayHost)) fail('gatewayHost', 'must be a host name or an IP address');
+  const gatewayBind = get('gatewayBind') ?? host;
+
   const bootstrapApiKey = get('bootstrapApiKey');
   if (bootstrapApiKey !== undefined && bootstrapApiKey.length < 16) {
     fail('bootstrapApiKey', 'must be at least 16 characters');
@@ -509,5 +592,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     trustProxy: oneOf('trustProxy', ['true', 'false'] as const) === 'true',
     offerSearchRequiresKey: oneOf('offerSearchRequiresKey', ['true', 'false'] as const) === 'true',
     anonymousSearchesPerMinute: int('anonymousSearchesPerMinute', 1, 1_000_000),
+    gateway: oneOf('gateway', ['true', 'false'] as const) === 'true',
+    gatewayBind,
+    gatewayPorts: gatewayPorts!,
+    gatewayHost,
+    gatewayFailedLogins: int('gatewayFailedLogins', 1, 1_000_000),
+    gatewayFailedLoginWindow: int('gatewayFailedLoginWindow', 1, 86_400),
+    gatewayBlockSeconds: int('gatewayBlockSeconds', 1, 604_800),
+    gatewayConnectionsPerSource: int('gatewayConnectionsPerSource', 1, 1_000_000),
   };
 }

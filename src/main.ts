@@ -179,6 +179,12 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
     .then(() => log.info({ ms: Math.round(performance.now() - compileStart) }, 'route schemas compiled'))
     .catch((err) => log.error({ err }, 'a route schema does not compile'))
     .finally(flushLog);
+  if (config.gateway) {
+    // Issue 31 (gateway): SSH to the live instances, each on its ports of GPUPLANE_GATEWAY_PORTS (src/gateway/).
+    await built.services.gateway.start();
+    const { first, last } = config.gatewayPorts;
+    log.info({ bind: config.gatewayBind, first, last, listening: built.services.gateway.listening().size }, `ssh gateway listening on ${config.gatewayBind} ports ${first}-${last} for the live instances`);
+  }
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logListening(log, { url, port, mode: config.mode, clock: config.clock, db: config.databaseUrl.split(':')[0] });
   flushLog();
@@ -192,6 +198,7 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
     async close() {
       if (closed) return;
       closed = true;
+      await built.services.gateway.close();
       // Event streams and waits end now; they would otherwise hold the server open until their clients leave.
       built.services.instances.hub.close();
       await built.scheduler.stop();

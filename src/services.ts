@@ -55,6 +55,7 @@ import { subaccountsStore } from './subaccounts/subaccounts-store.js';
 import { subaccountsServiceFactory } from './subaccounts/subaccounts-service.js';
 import { usersContract } from './users/users-contract.js';
 import { tunnelsServiceFactory } from './tunnels/tunnels-service.js';
+import { gatewayServiceFactory } from './gateway/gateway-service.js';
 import { copyServiceFactory } from './copy/copy-service.js';
 import { copyStore } from './copy/copy-store.js';
 import { defaultCopyEndpoint } from './copy/copy-endpoint.js';
@@ -227,6 +228,30 @@ export function createServices(deps: ServiceDeps) {
     copyEndpoint: (inst) => defaultCopyEndpoint(config.publicUrl, inst),
     noteStatus: (id, msg) => instances.noteStatus(id, msg),
   });
+  // Issue 31 (gateway): the SSH gateway (src/gateway/): a listener on each port of every live SSH or Jupyter instance,
+  // passing a renter's connection to the instance through its host's tunnel. Built here, started by `gpuplane serve`
+  // (main.ts; GPUPLANE_GATEWAY), closed with the app (app.ts).
+  const gateway = gatewayServiceFactory({
+    config, db, secretBox, clock, log, audit,
+    instances: {
+      live: async () => {
+        const machineIds = (await fleet.machineRecords()).map((m) => m.id);
+        return (await instances.real.store.listOnMachines(machineIds, db)).map((r) => ({ id: r.id, runtype: r.runtype }));
+      },
+      find: async (id) => {
+        const r = await instances.forHosts.find(id, db);
+        if (!r) return undefined;
+        const machine = r.machine_id === null ? undefined : await fleet.machine(r.machine_id);
+        return {
+          id: r.id, runtype: r.runtype, userId: r.user_id, teamId: r.team_id, machineId: r.machine_id, actualStatus: r.actual_status,
+          simulated: machine?.agent !== true,
+        };
+      },
+      changeMark: () => instances.real.store.lastEventId(),
+      nextChange: (ms) => instances.hub.next(ms),
+    },
+  });
+  gateway.useTunnels(tunnels.api);
   // Health, readiness, version and the Prometheus metrics.
   const ops = opsServiceFactory({
     store, clock, scheduler, metrics, config, log, version: VERSION,
@@ -310,6 +335,7 @@ export function createServices(deps: ServiceDeps) {
     volumes,
     agent,
     tunnels,
+    gateway,
     simhost,
     serverless,
     scheduledJobs,

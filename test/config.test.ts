@@ -38,6 +38,23 @@ describe('config: defaults (contract §1)', () => {
     // Offer search answers without a key, as Vast.ai's does (issue 29 item 1), at 60 searches a minute per address.
     assert.equal(c.offerSearchRequiresKey, false);
     assert.equal(c.anonymousSearchesPerMinute, 60);
+    // The SSH gateway (README "Connecting to an instance"): on, on the listen address, ports 10000-65535, renters sent
+    // to the public URL's host.
+    assert.equal(c.gateway, true);
+    assert.equal(c.gatewayBind, '127.0.0.1');
+    assert.deepEqual(c.gatewayPorts, { first: 10000, last: 65535 });
+    assert.equal(c.gatewayHost, '127.0.0.1');
+    assert.equal(c.gatewayFailedLogins, 10);
+    assert.equal(c.gatewayFailedLoginWindow, 600);
+    assert.equal(c.gatewayBlockSeconds, 900);
+    assert.equal(c.gatewayConnectionsPerSource, 64);
+  });
+
+  test('the gateway follows the listen address and the public URL unless set', () => {
+    const c = loadConfig({ GPUPLANE_HOST: '0.0.0.0', GPUPLANE_PUBLIC_URL: 'https://gpu.example.com:8443/' });
+    assert.equal(c.gatewayBind, '0.0.0.0');
+    assert.equal(c.gatewayHost, 'gpu.example.com');
+    assert.equal(loadConfig({ GPUPLANE_HOST: '::1' }).gatewayHost, '::1', 'an IPv6 public host without its brackets');
   });
 
   test('the public URL follows host and port unless set', () => {
@@ -93,6 +110,14 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   offerSearchRequiresKey: ['true', { offerSearchRequiresKey: true }],
   anonymousSearchesPerMinute: ['120', { anonymousSearchesPerMinute: 120 }],
   blobStoreUrl: ['https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1', { blobStoreUrl: 'https://AKIA:se%2Fcret@s3.example.com/tarballs?region=eu-west-1' }],
+  gateway: ['false', { gateway: false }],
+  gatewayBind: ['0.0.0.0', { gatewayBind: '0.0.0.0' }],
+  gatewayPorts: ['20000-20299', { gatewayPorts: { first: 20000, last: 20299 } }],
+  gatewayHost: ['ssh.gpu.example.com', { gatewayHost: 'ssh.gpu.example.com' }],
+  gatewayFailedLogins: ['3', { gatewayFailedLogins: 3 }],
+  gatewayFailedLoginWindow: ['60', { gatewayFailedLoginWindow: 60 }],
+  gatewayBlockSeconds: ['120', { gatewayBlockSeconds: 120 }],
+  gatewayConnectionsPerSource: ['8', { gatewayConnectionsPerSource: 8 }],
 };
 
 describe('config: every variable, and its flag mirror', () => {
@@ -154,6 +179,15 @@ const BAD: [keyof Config, string, Record<string, string>?][] = [
   ['offerSearchRequiresKey', 'yes'],
   ['anonymousSearchesPerMinute', '0'],
   ['anonymousSearchesPerMinute', 'many'],
+  ['gateway', 'on'],
+  ['gatewayPorts', '10000'],
+  ['gatewayPorts', '10000-10001'],
+  ['gatewayPorts', '60000-70000'],
+  ['gatewayPorts', '0-100'],
+  ['gatewayHost', 'ssh host'],
+  ['gatewayFailedLogins', '0'],
+  ['gatewayBlockSeconds', 'long'],
+  ['gatewayConnectionsPerSource', '0'],
   ['port', 'http'],
   ['port', '65536'],
   ['port', '-1'],
