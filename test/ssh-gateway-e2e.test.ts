@@ -9,6 +9,7 @@
 // - a Jupyter runtype's SSH is on ssh_port + 1 (the vastai client's ssh-url adds 1);
 // - a key attached after creation gets in, and is refused once detached (the image's authorized_keys and the agent's
 //   own server alike);
+// - a team's instance lets in a member's own account key;
 // - `vastai copy` both ways: the PUT /api/v0/commands/rsync/ reply, then the very rsync command the client runs
 //   (user vastai_kaalia, module = the instance id), into busybox, which has no rsync;
 // - the container's environment: onstart sees CONTAINER_API_KEY and the rest; an SSH session does not, unless onstart
@@ -264,6 +265,33 @@ test('a key attached after creation gets in, and is refused once detached (sshd 
     await ok(ssh(t, 'true'), `${which}: the account key after the detach`);
   }
   assert.doesNotMatch(agent!.output() + server!.output(), new RegExp(other.publicKey.split(' ')[1].slice(0, 40).replace(/[+/]/g, '.')), 'no key in a log');
+});
+
+test("a team's instance: a member with access gets in with their own account key", { timeout: 180_000 }, async () => {
+  // The renter makes a team and invites a member; the instance is rented in the team's context.
+  const team = await api('POST', '/api/v0/team/', renterKey, { team_name: 'ssh-e2e' });
+  assert.equal(team.status, 200, JSON.stringify(team.body));
+  const member = await api('POST', '/_emu/users', OWNER, { email: 'ssh-gateway-member@example.com' });
+  const memberKey: string = member.body.api_key;
+  assert.equal((await api('POST', `/api/v0/team/invite/?email=${encodeURIComponent('ssh-gateway-member@example.com')}&role=member`, renterKey)).status, 200);
+  const code = (await api('GET', `/_emu/outbox?to=${encodeURIComponent('ssh-gateway-member@example.com')}`, OWNER)).body.messages.at(-1).code;
+  assert.equal((await api('POST', '/api/v0/team/invitations/accept/', memberKey, { code })).status, 200);
+  const ownerTeamKey: string = (await api('POST', '/api/v0/auth/apikeys/', renterKey, { team_id: team.body.id })).body.key;
+  const memberTeamKey: string = (await api('POST', '/api/v0/auth/apikeys/', memberKey, { team_id: team.body.id })).body.key;
+  const memberSsh = await makeKeyPair(dir, 'member');
+  assert.equal((await api('POST', '/api/v0/ssh/', memberKey, { ssh_key: memberSsh.publicKey })).status, 200);
+
+  const rented = await api('PUT', `/api/v0/asks/${machineId * 100 + 1}/`, ownerTeamKey, { image: BUSYBOX_IMAGE, runtype: 'ssh_proxy' });
+  assert.equal(rented.status, 200, JSON.stringify(rented.body));
+  const id: number = rented.body.new_contract;
+  const view = await within('team instance running', untilStatus(server!.url, memberTeamKey, id, 'running'), 120_000);
+  const t: SshTarget = { host: view.ssh_host, port: view.ssh_port, key: memberSsh, knownHosts };
+  await untilSshWorks(t, 'true', 60_000, context);
+  assert.equal((await ok(ssh(t, 'echo member-in'), 'member ssh')).trim(), 'member-in');
+  // The renter's own key works too (the team's owner); a key of no one in the team does not.
+  await untilSshWorks({ ...t, key }, 'true', 30_000, context);
+  assert.equal((await ssh({ ...t, key: other }, 'true')).code, 255);
+  assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, ownerTeamKey)).status, 200);
 });
 
 test("vastai copy both ways: the client's rsync as user vastai_kaalia, into busybox (no rsync in the image)", { timeout: 180_000 }, async () => {
