@@ -1,0 +1,224 @@
+/**
+ * The agent's data plane (issue 31): what a stream from the server's tunnel, or a direct connection, leads to on this
+ * host. Targets (src/protocol/tunnel-targets.ts), each for one of this agent's own instances only (its containers are
+ * found by the owner's labels, container-access.ts; the instance must be in the latest desired state):
+ *
+ * - `ssh`: the image's own sshd when the container answers TCP on port 22 (from the host, on the instance's own
+ *   network): the stream is spliced to it, SSH stays end to end. Else the agent's own SSH server (ssh/ssh-server.ts).
+ * - `agent-ssh`: always the agent's own SSH server (copy's `vastai_kaalia` user lives only there).
+ * - `tcp`: spliced to the container's address and port.
+ * - `rsync`: the host's rsync daemon on the stream itself, one module named after the instance (ssh/rsync-daemon.ts).
+ *
+ * A target that cannot be served is refused before the stream is touched: `handle` rejects with a StreamRefusal
+ * (404: not this agent's instance; 502: its container is not running, or the port is closed), whose reason is a
+ * sentence for the renter; the tunnel answers it as its status and `x-gpuplane-reason`.
+ *
+ * Keys: the own server checks each login against the instance's keys in the latest desired state (`instances()`), so
+ * attach and detach act on the next login; `keysChanged()` (called on each desired state) also ends open own-server
+ * connections whose key was detached, and rewrites /root/.ssh/authorized_keys in the running containers of SSH
+ * runtypes whose keys changed, so an image's own sshd follows attach/detach too.
+ */
+import { connect as netConnect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type Dockerode from 'dockerode';
+import type { TunnelStreamEnd, TunnelStreamInfo, TunnelTarget } from '../protocol/tunnel-targets.js';
+import type { AgentLog } from './agent-log.js';
+import type { ContainerOwner } from './runtime.js';
+import { createDockerContainerAccess, type ContainerAccess, type InstanceContainer } from './ssh/container-access.js';
+import { instanceHostKey } from './ssh/host-keys.js';
+import { startRsyncDaemon } from './ssh/rsync-daemon.js';
+import { keyListed, serveSsh, type LiveSshConnection } from './ssh/ssh-server.js';
+import { syncAuthorizedKeys, type WrittenKeys } from './ssh/authorized-keys.js';
+
+/** How long the `ssh` target waits for the container's port 22 before choosing the agent's own server. */
+const SSHD_PROBE_TIMEOUT_MS = 1500;
+/** How long a `tcp` target waits for the container's port. */
+const TCP_CONNECT_TIMEOUT_MS = 5000;
+
+/** An instance of the latest desired state, as the data plane needs it. */
+export interface DataPlaneInstance {
+  /** Account keys and attached keys, one `type base64 [comment]` line each. */
+  sshKeys: readonly string[];
+  /** `ssh` and `jupyter` get authorized_keys rewritten on a key change; `args` images are left alone. */
+  runtype: 'args' | 'ssh' | 'jupyter';
+}
+
+export interface AgentDataPlaneDeps {
+  /** The agent's Docker client and owner (its containers only); or `access` instead (tests). */
+  docker?: Dockerode;
+  owner?: ContainerOwner;
+  access?: ContainerAccess;
+  /** The agent's state directory: the instances' host keys live in `ssh-host-keys/`. */
+  stateDir: string;
+  /** The latest desired state's instances, by id. */
+  instances(): ReadonlyMap<number, DataPlaneInstance>;
+  log: AgentLog;
+  /** Milliseconds (session durations in the log). @default Date.now */
+  now?: () => number;
+  /** The host's rsync. @default 'rsync' */
+  rsyncPath?: string;
+}
+
+/** A target refused before the stream was used: the tunnel answers `status` with `reason`. */
+export class StreamRefusal extends Error {
+  constructor(
+    readonly status: 404 | 502,
+    readonly reason: string,
+  ) {
+    super(reason);
+    this.name = 'StreamRefusal';
+  }
+}
+
+export interface AgentDataPlane {
+  handle(target: TunnelTarget, stream: Duplex, info: TunnelStreamInfo): Promise<TunnelStreamEnd>;
+  /**
+   * Call after each new desired state: ends own-server connections whose key is no longer listed (or whose instance
+   * is gone), and brings the authorized_keys of running SSH containers up to date. Resolves when the files are written.
+   */
+  keysChanged(): Promise<void>;
+  /** Ends every connection. */
+  close(): void;
+}
+
+/** Connects to host:port, or null when nothing answers within `timeoutMs`. */
+function tryConnect(host: string, port: number, timeoutMs: number): Promise<Socket | null> {
+  return new Promise((resolve) => {
+    const sock = netConnect({ host, port });
+    const timer = setTimeout(() => {
+      sock.destroy();
+      resolve(null);
+    }, timeoutMs);
+    sock.once('connect', () => {
+      clearTimeout(timer);
+      sock.removeAllListeners('error');
+      resolve(sock);
+    });
+    sock.once('error', () => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(null);
+    });
+  });
+}
+
+/** Bytes both ways until both sides are done; resolves then. */
+function splice(a: Duplex, b: Duplex): Promise<void> {
+  return new Promise((resolve) => {
+    let closed = 0;
+    const onClose = () => {
+      if (++closed === 2) resolve();
+      a.destroy();
+      b.destroy();
+    };
+    a.on('error', () => b.destroy());
+    b.on('error', () => a.destroy());
+    a.once('close', onClose);
+    b.once('close', onClose);
+    a.pipe(b);
+    b.pipe(a);
+  });
+}
+
+export function createAgentDataPlane(deps: AgentDataPlaneDeps): AgentDataPlane {
+  const access = deps.access ?? (deps.docker && deps.owner ? createDockerContainerAccess(deps.docker, deps.owner) : null);
+  if (!access) throw new Error('the data plane needs a Docker client and owner, or a container access');
+  const now = deps.now ?? Date.now;
+  const live = new Set<LiveSshConnection>();
+  const spliced = new Set<Duplex>();
+  const written = new Map<number, WrittenKeys>();
+
+  async function runningContainer(instanceId: number): Promise<InstanceContainer> {
+    const c = await access!.find(instanceId);
+    if (!c) throw new StreamRefusal(502, `instance ${instanceId} has no container on this host yet`);
+    if (!c.running || !c.ip) throw new StreamRefusal(502, `instance ${instanceId} is not running`);
+    return c;
+  }
+
+  function ownServer(instanceId: number, stream: Duplex, info: TunnelStreamInfo): Promise<TunnelStreamEnd> {
+    return serveSsh(
+      stream,
+      {
+        instanceId,
+        source: info.source,
+        hostKey: instanceHostKey(deps.stateDir, instanceId),
+        keys: () => deps.instances().get(instanceId)?.sshKeys ?? null,
+        container: () => access!.find(instanceId),
+        access: access!,
+        log: deps.log,
+        now,
+        rsyncPath: deps.rsyncPath,
+      },
+      (c, alive) => (alive ? live.add(c) : live.delete(c)),
+    );
+  }
+
+  async function spliceTracked(stream: Duplex, sock: Duplex): Promise<void> {
+    spliced.add(stream);
+    try {
+      await splice(stream, sock);
+    } finally {
+      spliced.delete(stream);
+    }
+  }
+
+  return {
+    async handle(target, stream, info) {
+      const id = target.instanceId;
+      if (!deps.instances().has(id)) throw new StreamRefusal(404, `instance ${id} is not on this host`);
+      const c = await runningContainer(id);
+      switch (target.kind) {
+        case 'ssh': {
+          const sshd = await tryConnect(c.ip!, 22, SSHD_PROBE_TIMEOUT_MS);
+          if (sshd) {
+            const started = now();
+            await spliceTracked(stream, sshd);
+            deps.log.info({ instance_id: id, source: info.source, endpoint: 'image-sshd', duration_s: Math.round((now() - started) / 100) / 10 }, 'ssh session ended');
+            return { endpoint: 'image-sshd' };
+          }
+          return ownServer(id, stream, info);
+        }
+        case 'agent-ssh':
+          return ownServer(id, stream, info);
+        case 'tcp': {
+          const sock = await tryConnect(c.ip!, target.port, TCP_CONNECT_TIMEOUT_MS);
+          if (!sock) throw new StreamRefusal(502, `port ${target.port} of instance ${id} is not open`);
+          await spliceTracked(stream, sock);
+          return { endpoint: 'tcp' };
+        }
+        case 'rsync': {
+          const child = startRsyncDaemon(id, c.pid, deps.rsyncPath);
+          const started = now();
+          stream.on('error', () => child.kill('SIGTERM'));
+          stream.once('close', () => child.kill('SIGTERM'));
+          child.stdin!.on('error', () => undefined);
+          stream.pipe(child.stdin!);
+          child.stdout!.pipe(stream);
+          child.stderr!.resume();
+          const code = await new Promise<number | null>((resolve) => {
+            child.once('error', () => resolve(null));
+            child.once('close', (c2) => resolve(c2));
+          });
+          deps.log.info({ instance_id: id, source: info.source, endpoint: 'rsync', exit: code, duration_s: Math.round((now() - started) / 100) / 10 }, 'rsync session ended');
+          return { endpoint: 'rsync', exit: String(code ?? 'none') };
+        }
+      }
+    },
+
+    async keysChanged() {
+      const instances = deps.instances();
+      for (const c of [...live]) {
+        if (!c.keyBlob) continue;
+        const inst = instances.get(c.instanceId);
+        if (!inst) c.end('the instance is no longer on this host');
+        else if (!keyListed(inst.sshKeys, c.keyBlob)) c.end('its key was detached');
+      }
+      await syncAuthorizedKeys(access!, instances, written, deps.log, now());
+    },
+
+    close() {
+      for (const c of [...live]) c.end('the agent is stopping');
+      for (const s of [...spliced]) s.destroy();
+    },
+  };
+}
