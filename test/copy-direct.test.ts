@@ -8,61 +8,16 @@
 // process would leave) and its rsync processes.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, chmodSync, symlinkSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Duplex } from 'node:stream';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
-import { desired, hostWithMachine, observed, report } from './agent-server-fixtures.js';
-import { rentOk } from './instances-fixtures.js';
-import { TunnelError, type TunnelsApi, type TunnelTarget } from '../src/tunnels/tunnels-contract.js';
 import { copyStore } from '../src/copy/copy-store.js';
+import { exitedAll, fakeTunnels, pairOnHosts, type FakeTunnels } from './copy-fixtures.js';
 
 const root = mkdtempSync(join(tmpdir(), 'gpuplane-copy-test-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-
-interface FakeTunnels extends TunnelsApi {
-  opened: { machineId: number; target: TunnelTarget }[];
-  daemons: ChildProcess[];
-  /** While set, `open` waits for it first (a slow host), after telling `waiting`. */
-  hold?: { waiting: () => void; release: Promise<void> };
-  /** Machines whose agents refuse every stream. */
-  refusing: Set<number>;
-}
-
-/** A TunnelsApi whose streams are rsync daemons on pipes, one module per instance (its fs dir), as the agent's. */
-function fakeTunnels(fsOf: (id: number) => string): FakeTunnels {
-  const fake: FakeTunnels = {
-    opened: [],
-    daemons: [],
-    refusing: new Set(),
-    connected: async () => true,
-    async open(machineId, target) {
-      fake.opened.push({ machineId, target });
-      if (fake.hold) {
-        fake.hold.waiting();
-        await fake.hold.release;
-      }
-      if (fake.refusing.has(machineId)) throw new TunnelError('refused', 'the agent has no such container');
-      assert.equal(target.kind, 'rsync');
-      const id = target.instanceId;
-      const conf = `${fsOf(id)}.rsyncd.conf`;
-      const asRoot = process.getuid?.() === 0 ? 'uid = 0\ngid = 0\n' : '';
-      writeFileSync(conf, `[${id}]\npath = ${fsOf(id)}\nuse chroot = no\nmunge symlinks = no\nread only = no\n${asRoot}`);
-      const child = spawn('rsync', ['--server', '--daemon', `--config=${conf}`, '.'], { stdio: ['pipe', 'pipe', 'ignore'] });
-      fake.daemons.push(child);
-      const stream = Duplex.from({ readable: child.stdout!, writable: child.stdin! });
-      stream.on('close', () => child.kill());
-      return { stream, end: new Promise((r) => child.once('close', () => r({}))) };
-    },
-  };
-  return fake;
-}
-
-const exitedAll = (children: ChildProcess[]) =>
-  Promise.all(children.map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('close', r)))));
 
 forEachDialect('copy between instances', (app, dialect) => {
   /** The "container file system" of each fake instance (the ids of each database start at 1). */
@@ -70,20 +25,7 @@ forEachDialect('copy between instances', (app, dialect) => {
   const put = (body: unknown, key: string) => app().request('PUT', '/api/v0/commands/copy_direct/', { key, body: { client_id: 'me', ...(body as object) } });
   const statusMsg = async (id: number, key: string): Promise<string | null> => (await app().request('GET', `/api/v0/instances/${id}/`, { key })).body.instances.status_msg;
 
-  /** Two instances of one renter, each running on a host of its own (real hosts, reported by their agents). */
-  async function pair(): Promise<{ key: string; a: number; b: number; machineA: number; machineB: number }> {
-    const renter = await app().createUser({ credit: 100 });
-    const made: { id: number; machineId: number }[] = [];
-    for (let i = 0; i < 2; i++) {
-      const host = await hostWithMachine(app());
-      const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
-      const d = await desired(app(), host);
-      await report(app(), host, [observed(id, d.instances[0].boot)], d.version);
-      mkdirSync(fsOf(id), { recursive: true });
-      made.push({ id, machineId: host.machineId });
-    }
-    return { key: renter.api_key, a: made[0].id, b: made[1].id, machineA: made[0].machineId, machineB: made[1].machineId };
-  }
+  const pair = () => pairOnHosts(app(), fsOf);
 
   function withTunnels(t: TestApp): FakeTunnels {
     const fake = fakeTunnels(fsOf);
