@@ -187,6 +187,29 @@ test('the trailers say who logged in, or that authentication failed; no key is e
   assert.match(logged, /ssh session ended.*"instance_id":\d+.*"user":"root"/);
 });
 
+test('through an HTTP/2 stream as the tunnel carries it (closed only after its trailers): a session, a refused login, a port, and their trailers', async () => {
+  const l = await fx.listenHttp2({ kind: 'ssh', instanceId: ID });
+  const r = await fx.ssh(alice, l.port, 'echo via-http2; exit 4');
+  assert.equal(r.code, 4, r.stderr);
+  assert.equal(r.stdout, 'via-http2\n');
+  const refused = await fx.ssh(bob, l.port, 'true');
+  assert.equal(refused.code, 255);
+  for (let i = 0; i < 200 && l.ends.length < 2; i++) await new Promise((res) => setTimeout(res, 50));
+  assert.deepEqual(l.ends, [{ endpoint: 'agent', auth: 'ok', user: 'root' }, { endpoint: 'agent', auth: 'failed' }]);
+  const tcp = await fx.listenHttp2({ kind: 'tcp', instanceId: ID, port: 8080 });
+  const body = await new Promise<string>((resolve, reject) => {
+    const s = connect(tcp.port, '127.0.0.1');
+    let got = '';
+    s.on('connect', () => s.write('GET /index.html HTTP/1.0\r\n\r\n'));
+    s.on('data', (d) => (got += String(d)));
+    s.on('error', reject);
+    s.on('close', () => resolve(got));
+  });
+  assert.match(body, /served-from-the-container/);
+  for (let i = 0; i < 200 && tcp.ends.length < 1; i++) await new Promise((res) => setTimeout(res, 50));
+  assert.deepEqual(tcp.ends, [{ endpoint: 'tcp' }]);
+});
+
 test('authorized_keys follows the keys in a running SSH container (for an image with its own sshd)', async () => {
   const read = () => fx.exec(container, 'cat /root/.ssh/authorized_keys');
   assert.equal(await read(), `${alice.publicKey}\n`);

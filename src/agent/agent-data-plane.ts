@@ -102,21 +102,43 @@ function tryConnect(host: string, port: number, timeoutMs: number): Promise<Sock
   });
 }
 
-/** Bytes both ways until both sides are done; resolves then. */
-function splice(a: Duplex, b: Duplex): Promise<void> {
+/**
+ * Bytes both ways, each direction ending on its own (half-close), until both have ended; resolves then, without
+ * waiting for `stream`'s 'close' (a tunnel stream closes only after its trailers, which follow this). An error on the
+ * container's side ends the stream; an error on the stream's side destroys the socket.
+ */
+function splice(stream: Duplex, sock: Socket): Promise<void> {
   return new Promise((resolve) => {
-    let closed = 0;
-    const onClose = () => {
-      if (++closed === 2) resolve();
-      a.destroy();
-      b.destroy();
+    let ended = 0;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      resolve();
     };
-    a.on('error', () => b.destroy());
-    b.on('error', () => a.destroy());
-    a.once('close', onClose);
-    b.once('close', onClose);
-    a.pipe(b);
-    b.pipe(a);
+    const oneEnded = () => {
+      if (++ended === 2) finish();
+    };
+    stream.once('end', oneEnded);
+    sock.once('end', oneEnded);
+    sock.on('error', () => {
+      if (!stream.writableEnded) stream.end();
+      finish();
+    });
+    stream.on('error', () => {
+      sock.destroy();
+      finish();
+    });
+    sock.once('close', () => {
+      if (!stream.writableEnded) stream.end();
+      finish();
+    });
+    stream.once('close', () => {
+      sock.destroy();
+      finish();
+    });
+    stream.pipe(sock);
+    sock.pipe(stream);
   });
 }
 
@@ -153,7 +175,7 @@ export function createAgentDataPlane(deps: AgentDataPlaneDeps): AgentDataPlane {
     );
   }
 
-  async function spliceTracked(stream: Duplex, sock: Duplex): Promise<void> {
+  async function spliceTracked(stream: Duplex, sock: Socket): Promise<void> {
     spliced.add(stream);
     try {
       await splice(stream, sock);

@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect as h2connect, createServer as h2createServer, type ClientHttp2Session, type Http2Server } from 'node:http2';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +80,7 @@ export class Fixture {
   dataPlane!: AgentDataPlane;
   private readonly servers: Server[] = [];
   private readonly sockets = new Set<Socket>();
+  private readonly h2clients: ClientHttp2Session[] = [];
 
   async setup(): Promise<void> {
     // Fails here, with Docker's own message, when no daemon answers.
@@ -147,6 +149,58 @@ export class Fixture {
     return { port, ends, refusals, close: () => new Promise<void>((r) => server.close(() => r())) };
   }
 
+  /**
+   * Like `listen`, but each connection crosses an HTTP/2 CONNECT stream first, the way the agent's tunnel carries it:
+   * the data plane gets the server side of the stream, which closes only after its trailers (the handler's result)
+   * are sent. `ends` holds the trailers as the far side received them.
+   */
+  async listenHttp2(target: TunnelTarget): Promise<Listener> {
+    const ends: TunnelStreamEnd[] = [];
+    const refusals: Error[] = [];
+    const h2: Http2Server = h2createServer();
+    h2.on('stream', (stream, headers) => {
+      stream.on('error', () => undefined);
+      stream.respond({ ':status': 200 }, { waitForTrailers: true });
+      const result = this.dataPlane.handle(target, stream, { source: String(headers['x-gpuplane-source']) });
+      stream.on('wantTrailers', () => {
+        result.then(
+          (t) => stream.sendTrailers(t),
+          (err: Error) => stream.sendTrailers({ error: err.message }),
+        );
+      });
+      result.then(
+        () => !stream.writableEnded && stream.end(),
+        (err: Error) => {
+          refusals.push(err);
+          stream.close();
+        },
+      );
+    });
+    this.servers.push(h2 as unknown as Server);
+    await new Promise<void>((r) => h2.listen(0, '127.0.0.1', r));
+    const client: ClientHttp2Session = h2connect(`http://127.0.0.1:${(h2.address() as { port: number }).port}`);
+    client.on('error', () => undefined);
+    this.h2clients.push(client);
+    const server = createServer({ allowHalfOpen: true }, (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+      socket.on('error', () => undefined);
+      const req = client.request({ ':method': 'CONNECT', ':authority': 'target.1:0', 'x-gpuplane-source': `${socket.remoteAddress}:${socket.remotePort}` });
+      req.on('error', () => socket.destroy());
+      req.on('trailers', (t) => {
+        const end: TunnelStreamEnd = {};
+        for (const [k, v] of Object.entries(t)) if (!k.startsWith(':')) end[k] = String(v);
+        ends.push(end);
+      });
+      socket.pipe(req);
+      req.pipe(socket);
+    });
+    this.servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    return { port, ends, refusals, close: () => new Promise<void>((r) => server.close(() => r())) };
+  }
+
   /** OpenSSH's options: no user config, this key only, no prompts. */
   sshOptions(key: Key, port: number, knownHosts = join(this.dir, 'known_hosts'), strict = 'accept-new'): string[] {
     return [
@@ -168,6 +222,7 @@ export class Fixture {
   async teardown(): Promise<void> {
     this.dataPlane?.close();
     for (const s of this.sockets) s.destroy();
+    for (const c of this.h2clients) c.destroy();
     await Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
     const label = [`gpuplane.machine_id=${this.owner.machineId}`, `gpuplane.owner=${this.owner.owner}`];
     for (const c of await this.docker.listContainers({ all: true, filters: { label } })) {

@@ -323,7 +323,12 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
       }
     }
 
+    // Over as soon as both sides are done, without waiting for the stream's 'close': a tunnel stream closes only after
+    // its trailers, which are this promise's value. The peer gone (its end) ends ours; ssh2 ends ours when it
+    // disconnects.
     stream.on('error', () => undefined);
+    stream.once('end', () => setImmediate(() => stream.end()));
+    stream.once('finish', () => setImmediate(finish));
     stream.once('close', () => setImmediate(finish));
     const s = stream as Duplex & { remoteAddress?: string; remotePort?: number; remoteFamily?: string };
     if (s.remoteAddress === undefined) {
