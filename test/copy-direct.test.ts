@@ -68,6 +68,12 @@ forEachDialect('copy between instances', (app, dialect) => {
     assert.equal(again.status, 200, again.raw);
     await app().services.copy.settled(b);
     assert.deepEqual(readFileSync(join(fsOf(b), 'backup', 'workspace', 'model.bin')), Buffer.alloc(300_000, 7));
+
+    // One file to a new name: that file, as rsync would make it (not a directory of that name).
+    const file = await put({ src_id: `C.${a}`, dst_id: `C.${b}`, src_path: '/workspace/sub/run.sh', dst_path: '/bin-copy.sh' }, key);
+    assert.equal(file.status, 200, file.raw);
+    await app().services.copy.settled(b);
+    assert.equal(readFileSync(join(fsOf(b), 'bin-copy.sh'), 'utf8'), '#!/bin/sh\necho hi\n');
   });
 
   test('a failed copy says why in the destination\'s status: a missing source path, a host that refuses the stream', async () => {
@@ -109,7 +115,8 @@ forEachDialect('copy between instances', (app, dialect) => {
     assert.equal(second.status, 409, second.raw);
     assert.equal(second.body.msg, `a copy into instance ${b} is running; wait for it, or stop it first (vastai cancel copy ${b})`);
 
-    const cancel = await app().request('DELETE', '/api/v0/commands/copy_direct/', { key, body: { client_id: 'me', dst_id: String(b) } });
+    // As typed after `vastai cancel copy`, whose help names DST "instance_id:/path".
+    const cancel = await app().request('DELETE', '/api/v0/commands/copy_direct/', { key, body: { client_id: 'me', dst_id: `C.${b}:/data/` } });
     assert.equal(cancel.status, 200, cancel.raw);
     assert.deepEqual(cancel.body, { success: true, msg: `the copy into instance ${b} is canceled` });
     assert.equal(await statusMsg(b, key), `copy from instance ${a}:/w/ to /data/: canceled`);

@@ -23,7 +23,7 @@
  * device nodes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, statfs } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, statfs } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,7 +107,7 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
     const env = { ...process.env, RSYNC_CONNECT_PROG: `exec ${shq(process.execPath)} -e ${shq(CONNECT_SCRIPT)} ${shq(join(dir, '%H.sock'))} 2>/dev/null` };
     const remote = (side: RelaySide, id: number, path: string) => `rsync://${side}/${id}/${path}`;
     await runRsync('pull', [...RSYNC_OPTS, remote('src', plan.srcId, plan.srcPath), `${stage}/`], env, 'src', true);
-    await runRsync('push', [...RSYNC_OPTS, `${stage}/`, remote('dst', plan.dstId, plan.dstPath)], env, 'dst', false);
+    await runRsync('push', [...RSYNC_OPTS, await pushSource(stage, plan.srcPath), remote('dst', plan.dstId, plan.dstPath)], env, 'dst', false);
   } finally {
     for (const s of sockets) s.destroy();
     for (const s of streams) s.destroy();
@@ -196,6 +196,17 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
       deps.signal.removeEventListener('abort', kill);
     }
   }
+}
+
+/**
+ * What the push sends so that the destination ends as one rsync from the source would leave it: the staged contents
+ * (`stage/`) for a source ending in `/` (its contents) or the root; else the one thing the source named, by its own
+ * name (`stage/<name>`), so a file copied to `/x/new.txt` becomes that file, as rsync makes it, not a directory.
+ */
+async function pushSource(stage: string, srcPath: string): Promise<string> {
+  if (srcPath === '' || srcPath.endsWith('/')) return `${stage}/`;
+  const entries = await readdir(stage);
+  return entries.length === 1 ? join(stage, entries[0]) : `${stage}/`;
 }
 
 function exited(child: ChildProcess): Promise<number> {

@@ -219,7 +219,9 @@ export function copyServiceFactory(deps: CopyServiceDeps) {
 
     /** `DELETE /commands/copy_direct/` `{dst_id}`: stops the copies into that instance. */
     async cancel(principal: Principal, body: Static<typeof CancelCopyBody>): Promise<Static<typeof CancelCopyReply>> {
-      const side = copySide('dst_id', body.dst_id);
+      // `vastai cancel copy DST` sends DST as typed: `7`, `C.7`, or `7:/path` (its help says "instance_id:/path").
+      const typed = typeof body.dst_id === 'string' && body.dst_id.includes(':') ? body.dst_id.slice(0, body.dst_id.indexOf(':')) : body.dst_id;
+      const side = copySide('dst_id', typed);
       if (side.kind !== 'instance') throw badRequest('body.dst_id must be the instance the copy writes to ("7" or "C.7")');
       const inst = await deps.instance(principal, side.id);
       if (!inst) throw new ApiError('not_found', `instance ${side.id} not found`);
