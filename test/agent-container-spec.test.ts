@@ -47,6 +47,20 @@ describe('container spec', () => {
     assert.deepEqual(buildContainerSpec(desiredInstance({ instance_id: 8 }), M, {}, '0.0.0.0').env, ['CONTAINER_ID=8']);
   });
 
+  test('an SSH instance\'s 22/tcp is held by the agent (labels), not published by Docker; other runtypes\' is Docker\'s', () => {
+    for (const runtype of ['ssh', 'jupyter'] as const) {
+      const s = buildContainerSpec(desiredInstance({ instance_id: 7, runtype, ports: ['22/tcp', '8080/tcp'] }), M, { '22/tcp': 40001, '8080/tcp': 40002 }, '127.0.0.1');
+      assert.deepEqual(Object.keys(s.ports), ['8080/tcp']);
+      assert.equal(s.labels['gpuplane.ssh_host_ip'], '127.0.0.1');
+      assert.equal(s.labels['gpuplane.ssh_host_port'], '40001');
+      assert.ok(s.env.includes('VAST_TCP_PORT_22=40001'), 'the container is still told its SSH port');
+      assert.deepEqual(Object.keys(dockerCreateOptions(s, false).HostConfig!.PortBindings ?? {}), ['8080/tcp']);
+    }
+    const args = buildContainerSpec(desiredInstance({ instance_id: 7, runtype: 'args', ports: ['22/tcp'] }), M, { '22/tcp': 40001 }, '127.0.0.1');
+    assert.deepEqual(Object.keys(args.ports), ['22/tcp']);
+    assert.equal(args.labels['gpuplane.ssh_host_port'], undefined);
+  });
+
   test('no device request on a host without the NVIDIA runtime, nor for an instance without GPUs', () => {
     assert.equal(buildContainerSpec(desiredInstance({ instance_id: 1 }), { ...M, gpuDevices: false }, {}, '0.0.0.0').gpuDeviceIds, null);
     const s = buildContainerSpec(desiredInstance({ instance_id: 1, gpu_indices: [] }), M, {}, '0.0.0.0');
@@ -231,10 +245,28 @@ describe('Docker adapter, pure parts', () => {
     const running = containerFromInspect({ ...base, State: { Status: 'running', Running: true, ExitCode: 0, FinishedAt: '0001-01-01T00:00:00Z' } } as unknown as Dockerode.ContainerInspectInfo);
     assert.deepEqual(running, {
       id: 'abc123', name: 'gpuplane-42-9', instanceId: 9, generation: 4, status: 'running', exitCode: null, finishedAt: null,
-      boundHostPorts: [40001], ports: { '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '40001' }] },
+      boundHostPorts: [40001], ports: { '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '40001' }] }, sshHostPort: null,
     });
     const exited = containerFromInspect({ ...base, State: { Status: 'exited', Running: false, ExitCode: 3, FinishedAt: '2027-01-15T08:00:00.5Z' } } as unknown as Dockerode.ContainerInspectInfo);
     assert.deepEqual([exited.exitCode, exited.finishedAt, exited.ports, exited.boundHostPorts], [3, 1_800_000_000.5, {}, [40001]]);
+  });
+
+  test('inspect: the SSH port the agent holds (labels) is reserved, and shown as 22/tcp only while running', () => {
+    const base = {
+      Id: 'abc124', Name: '/gpuplane-42-10',
+      Config: { Labels: { 'gpuplane.machine_id': '42', 'gpuplane.instance_id': '10', 'gpuplane.ssh_host_ip': '127.0.0.1', 'gpuplane.ssh_host_port': '40005' } },
+      HostConfig: { PortBindings: { '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: '40006' }] } },
+      NetworkSettings: { Ports: { '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: '40006' }] } },
+    };
+    const running = containerFromInspect({ ...base, State: { Status: 'running', Running: true } } as unknown as Dockerode.ContainerInspectInfo);
+    assert.deepEqual(running.sshHostPort, { hostIp: '127.0.0.1', hostPort: 40005 });
+    assert.deepEqual(running.boundHostPorts, [40006, 40005]);
+    assert.deepEqual(running.ports, { '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: '40006' }], '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '40005' }] });
+    const exited = containerFromInspect({ ...base, State: { Status: 'exited', Running: false, ExitCode: 0 } } as unknown as Dockerode.ContainerInspectInfo);
+    assert.deepEqual([exited.ports, exited.boundHostPorts], [{}, [40006, 40005]]);
+    // A label that is not a port is no port.
+    const bad = { ...base, Config: { Labels: { ...base.Config.Labels, 'gpuplane.ssh_host_port': '70000' } } };
+    assert.equal(containerFromInspect({ ...bad, State: { Status: 'running', Running: true } } as unknown as Dockerode.ContainerInspectInfo).sshHostPort, null);
   });
 
   test('log frames: stdout and stderr in the order written; unframed text as it is', () => {

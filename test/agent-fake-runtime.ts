@@ -3,7 +3,7 @@
  * records every call, and lets a test make a container exit, fail a pull, or hold a pull until released.
  */
 import {
-  LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, NameConflictError,
+  LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, NameConflictError, sshHostPortOf,
   type ContainerOwner, type ContainerRuntime, type ContainerSpec, type NetworkSpec, type RuntimeContainer,
 } from '../src/agent/runtime.js';
 
@@ -85,7 +85,9 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
       const label = (k: string) => (spec.labels[k] === undefined ? null : Number(spec.labels[k]));
       containers.set(id, {
         id, name: spec.name, instanceId: label(LABEL_INSTANCE), generation: label(LABEL_GENERATION), status: 'created',
-        exitCode: null, finishedAt: null, boundHostPorts: Object.values(spec.ports).map((p) => p.hostPort), ports: {},
+        exitCode: null, finishedAt: null, ports: {}, sshHostPort: sshHostPortOf(spec.labels),
+        // As Docker's runtime reports them: the published ports, and the SSH port the agent holds (its labels).
+        boundHostPorts: [...Object.values(spec.ports).map((p) => p.hostPort), ...(sshHostPortOf(spec.labels) ? [sshHostPortOf(spec.labels)!.hostPort] : [])],
         spec, machineId: Number(spec.labels[LABEL_MACHINE]), owner: spec.labels[LABEL_OWNER] ?? null, log: '',
       });
       notify(containers.get(id)!);
@@ -97,6 +99,8 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
       c.status = 'running';
       c.exitCode = null;
       c.ports = Object.fromEntries(Object.entries(c.spec.ports).map(([p, b]) => [p, [{ HostIp: b.hostIp, HostPort: String(b.hostPort) }]]));
+      const ssh = sshHostPortOf(c.spec.labels);
+      if (ssh) c.ports['22/tcp'] = [{ HostIp: ssh.hostIp, HostPort: String(ssh.hostPort) }];
       c.log += `started ${c.name}\n`;
       notify(c);
     },

@@ -3,8 +3,9 @@
  * host. Targets (src/protocol/tunnel-targets.ts), each for one of this agent's own instances only (its containers are
  * found by the owner's labels, container-access.ts; the instance must be in the latest desired state):
  *
- * - `ssh`: the image's own sshd when the container answers TCP on port 22 (from the host, on the instance's own
- *   network): the stream is spliced to it, SSH stays end to end. Else the agent's own SSH server (ssh/ssh-server.ts).
+ * - `ssh`: the image's own sshd when the image has one (asked once per container, waited for while it starts),
+ *   on port 22 (from the host, on the instance's own network): the stream is spliced to it, SSH stays end to end.
+ *   Else the agent's own SSH server (ssh/ssh-server.ts).
  * - `agent-ssh`: always the agent's own SSH server (copy's `vastai_kaalia` user lives only there).
  * - `tcp`: spliced to the container's address and port.
  * - `rsync`: the host's rsync daemon on the stream itself, one module named after the instance (ssh/rsync-daemon.ts).
@@ -30,8 +31,13 @@ import { startRsyncDaemon } from './ssh/rsync-daemon.js';
 import { keyListed, serveSsh, type LiveSshConnection } from './ssh/ssh-server.js';
 import { syncAuthorizedKeys, type WrittenKeys } from './ssh/authorized-keys.js';
 
-/** How long the `ssh` target waits for the container's port 22 before choosing the agent's own server. */
+/** How long one try of the container's port 22 waits. */
 const SSHD_PROBE_TIMEOUT_MS = 1500;
+/** How long the `ssh` target waits for an image's sshd to start listening, retrying every SSHD_RETRY_MS. */
+const SSHD_START_WAIT_MS = 30_000;
+const SSHD_RETRY_MS = 250;
+/** Containers whose sshd answer is remembered (the oldest forgotten first). */
+const SSHD_MEMO_MAX = 4096;
 /** How long a `tcp` target waits for the container's port. */
 const TCP_CONNECT_TIMEOUT_MS = 5000;
 
@@ -157,6 +163,39 @@ export function createAgentDataPlane(deps: AgentDataPlaneDeps): AgentDataPlane {
     return c;
   }
 
+  /**
+   * Whether the container's image has an sshd (the entrypoint starts it exactly then, container-spec.ts
+   * keepAliveScript), asked once per container. The choice must not depend on timing: a connection made while the
+   * image's sshd is still starting must not land on the agent's server instead, whose host key differs, or the
+   * renter's known_hosts would see the key change on the next connection.
+   */
+  const sshdByContainer = new Map<string, Promise<boolean>>();
+  function imageHasSshd(c: InstanceContainer): Promise<boolean> {
+    let known = sshdByContainer.get(c.id);
+    if (!known) {
+      known = (async () => {
+        const p = await access!.exec(c.id, { argv: ['/bin/sh', '-c', 'command -v sshd >/dev/null 2>&1'] });
+        p.stdout.resume();
+        p.stderr.resume();
+        p.stdin.end();
+        return (await p.exit) === 0;
+      })().catch(() => false);
+      sshdByContainer.set(c.id, known);
+      if (sshdByContainer.size > SSHD_MEMO_MAX) sshdByContainer.delete(sshdByContainer.keys().next().value!);
+    }
+    return known;
+  }
+
+  /** The image's sshd, waited for while it starts (host keys made, then listening); null if it never answers. */
+  async function connectSshd(c: InstanceContainer): Promise<Socket | null> {
+    const until = now() + SSHD_START_WAIT_MS;
+    for (;;) {
+      const sock = await tryConnect(c.ip!, 22, SSHD_PROBE_TIMEOUT_MS);
+      if (sock || now() >= until) return sock;
+      await new Promise((r) => setTimeout(r, SSHD_RETRY_MS));
+    }
+  }
+
   function ownServer(instanceId: number, stream: Duplex, info: TunnelStreamInfo): Promise<TunnelStreamEnd> {
     return serveSsh(
       stream,
@@ -191,7 +230,7 @@ export function createAgentDataPlane(deps: AgentDataPlaneDeps): AgentDataPlane {
       const c = await runningContainer(id);
       switch (target.kind) {
         case 'ssh': {
-          const sshd = await tryConnect(c.ip!, 22, SSHD_PROBE_TIMEOUT_MS);
+          const sshd = (await imageHasSshd(c)) ? await connectSshd(c) : null;
           if (sshd) {
             const started = now();
             await spliceTracked(stream, sshd);

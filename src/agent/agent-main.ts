@@ -10,7 +10,10 @@ import { startAgent } from './agent.js';
 import { REDACT_PATHS, type AgentLog } from './agent-log.js';
 import { agentSettings, AgentUsageError, type AgentFlags } from './agent-options.js';
 import { realSystem } from './agent-system.js';
-import { createDockerRuntime } from './docker-runtime.js';
+import { createDockerClient, createDockerRuntime } from './docker-runtime.js';
+import { createAgentDataPlane, StreamRefusal } from './agent-data-plane.js';
+import { TunnelRefusal } from './agent-tunnel.js';
+import type { AgentDataPlaneContext, AgentDeps } from './agent.js';
 
 const EXIT_ERROR = 1;
 const EXIT_USAGE = 2;
@@ -36,7 +39,13 @@ async function agentProcess(flags: AgentFlags): Promise<void> {
   );
   let agent;
   try {
-    agent = await startAgent({ ...settings.config, agentVersion: pkg.version }, { runtime: createDockerRuntime({}, undefined, { allowUnlimitedDisk: settings.config.allowUnlimitedDisk }), system: realSystem, log });
+    const docker = createDockerClient();
+    agent = await startAgent({ ...settings.config, agentVersion: pkg.version }, {
+      runtime: createDockerRuntime({}, docker, { allowUnlimitedDisk: settings.config.allowUnlimitedDisk }),
+      system: realSystem,
+      log,
+      dataPlane: dockerDataPlane(docker),
+    });
   } catch (err) {
     process.stderr.write(`gpuplane agent: ${(err as Error).message}\n`);
     process.exitCode = EXIT_ERROR;
@@ -58,4 +67,30 @@ async function agentProcess(flags: AgentFlags): Promise<void> {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
   }
+}
+
+/**
+ * The data plane over the agent's Docker client: the instances' keys from the latest desired state, and on every new
+ * desired state the open sessions and the containers' authorized_keys follow attach and detach (agent-data-plane.ts).
+ */
+function dockerDataPlane(docker: ReturnType<typeof createDockerClient>): NonNullable<AgentDeps['dataPlane']> {
+  return (ctx: AgentDataPlaneContext) => {
+    const plane = createAgentDataPlane({
+      docker,
+      owner: { machineId: ctx.machineId, owner: ctx.owner },
+      stateDir: ctx.stateDir,
+      instances: () => new Map(ctx.desired().map((d) => [d.instance_id, { sshKeys: d.ssh_keys, runtype: d.runtype }])),
+      log: ctx.log,
+    });
+    ctx.onDesired(() => {
+      plane.keysChanged().catch((err: Error) => ctx.log.warn({ err: err.message }, 'cannot bring the containers\' SSH keys up to date; retrying with the next desired state'));
+    });
+    return {
+      // The data plane's refusal is the tunnel's (the stream's status and reason).
+      handle: (target, stream, info) => plane.handle(target, stream, info).catch((err: unknown) => {
+        throw err instanceof StreamRefusal ? new TunnelRefusal(err.status, err.reason) : err;
+      }),
+      close: () => plane.close(),
+    };
+  };
 }

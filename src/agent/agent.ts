@@ -24,6 +24,7 @@ import { containersByInstance } from './reconcile-plan.js';
 import { createReconciler } from './reconciler.js';
 import { createRequestRunner } from './agent-requests.js';
 import { refuseEveryTarget, startAgentTunnel, type TunnelHandler } from './agent-tunnel.js';
+import { createDirectSsh, type DirectSsh } from './direct-ssh.js';
 import { AgentFatalError, ensureCredential, transient } from './registration.js';
 import type { ContainerRuntime } from './runtime.js';
 import { openStateDir } from './state-store.js';
@@ -202,6 +203,8 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   let heartbeatTimer: NodeJS.Timeout | undefined;
   let statusFailing = false;
 
+  /** Set once the data plane is up (below); the reconcile hands it every listing. */
+  let directSsh: DirectSsh | undefined;
   const reconciler = createReconciler({
     runtime,
     limits: {
@@ -226,6 +229,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     stopTimeoutS: config.stopTimeoutS ?? STOP_TIMEOUT_DEFAULT_S,
     log,
     onObserved: () => sendStatus(),
+    onListed: (containers) => directSsh?.sync(containers),
   });
 
   function scheduleHeartbeat(): void {
@@ -279,6 +283,9 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   const tunnel = config.tunnel === false ? undefined : startAgentTunnel({
     url: cred.url, machineKey: cred.machineKey, handler: dataPlane?.handle ?? refuseEveryTarget, log, backoff: config.tunnelBackoff,
   });
+  // Direct SSH (ssh_direct, jupyter_direct): the agent holds each SSH instance's 22/tcp host port itself and serves it
+  // as the tunnel's `ssh` target, so any image is reachable directly (direct-ssh.ts).
+  directSsh = dataPlane ? createDirectSsh({ handle: dataPlane.handle, log }) : undefined;
 
   // Renters' execute and snapshot requests (agent-requests.ts).
   const requests = createRequestRunner({ runtime, client, owner, log });
@@ -392,6 +399,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     await polling;
     await statusInFlight;
     await tunnel?.stop();
+    directSsh?.close();
     await dataPlane?.close?.();
     await reconciler.close();
     finish();

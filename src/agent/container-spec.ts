@@ -5,7 +5,10 @@
 import { createHash } from 'node:crypto';
 import type { DesiredInstanceT } from '../protocol/agent-protocol-schemas.js';
 import { onstartArgs } from './onstart-args.js';
-import { LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, type ContainerSpec, type NetworkSpec } from './runtime.js';
+import {
+  LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, LABEL_SSH_HOST_IP, LABEL_SSH_HOST_PORT,
+  type ContainerSpec, type NetworkSpec,
+} from './runtime.js';
 
 /** The machine as the limits see it: the hardware sold, capped by what the host really has. */
 export interface MachineLimits {
@@ -126,6 +129,9 @@ export function wantedPorts(d: Pick<DesiredInstanceT, 'ports' | 'env'>): string[
   return [...new Set([...d.ports, ...splitEnv(d.env).ports])].sort();
 }
 
+/** The container port of SSH. */
+export const SSH_PORT = '22/tcp';
+
 /** Single-quotes a value for /bin/sh. */
 export function shQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
@@ -172,6 +178,16 @@ export function buildContainerSpec(d: DesiredInstanceT, m: MachineLimits, hostPo
     ports[p] = { hostIp: publishIp, hostPort };
   }
   const keepAlive = d.runtype === 'ssh' || d.runtype === 'jupyter';
+  const env = withPlacement(vars, placementEnv(d.instance_id, m.publicIp, ports)).map(([k, v]) => `${k}=${v}`);
+  // An SSH instance's 22/tcp is the agent's to hold (direct-ssh.ts), not Docker's: so an image without sshd is
+  // reachable directly too. Its host port stays reserved through the labels.
+  const sshLabels: Record<string, string> = {};
+  const ssh = ports[SSH_PORT];
+  if (keepAlive && ssh) {
+    delete ports[SSH_PORT];
+    sshLabels[LABEL_SSH_HOST_IP] = ssh.hostIp;
+    sshLabels[LABEL_SSH_HOST_PORT] = String(ssh.hostPort);
+  }
   return {
     name: containerName(m.machineId, d.instance_id, m.owner),
     image: d.image,
@@ -180,8 +196,9 @@ export function buildContainerSpec(d: DesiredInstanceT, m: MachineLimits, hostPo
       [LABEL_OWNER]: m.owner,
       [LABEL_INSTANCE]: String(d.instance_id),
       [LABEL_GENERATION]: String(d.generation),
+      ...sshLabels,
     },
-    env: withPlacement(vars, placementEnv(d.instance_id, m.publicIp, ports)).map(([k, v]) => `${k}=${v}`),
+    env,
     // After the script: `$0`, then the onstart in pieces as `$1`… (onstart-args.ts).
     entrypoint: keepAlive ? ['/bin/sh', '-c', keepAliveScript(d.ssh_keys, d.onstart), 'sh', ...onstartArgs(d.onstart)] : null,
     // An entrypoint replaced by ours runs with no command; `args` keeps the image's entrypoint and replaces its command.

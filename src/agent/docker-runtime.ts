@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import type Dockerode from 'dockerode';
 import type { DockerLoginT, PortMapT } from '../protocol/agent-protocol-schemas.js';
 import {
-  LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, NameConflictError, PortInUseError, ownedBy,
+  LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, NameConflictError, PortInUseError, ownedBy, sshHostPortOf,
   type ContainerOwner, type ContainerRuntime, type ContainerSpec, type NetworkSpec, type RuntimeContainer, type RuntimeInfo,
 } from './runtime.js';
 import { demuxDockerLog } from './docker-log.js';
@@ -142,6 +142,12 @@ export function containerFromInspect(c: Dockerode.ContainerInspectInfo): Runtime
   const bound = Object.values(c.HostConfig?.PortBindings ?? {}).flatMap((list) =>
     ((list ?? []) as { HostPort?: string }[]).map((b) => Number(b.HostPort)).filter((p) => Number.isInteger(p) && p > 0),
   );
+  // The SSH port the agent holds itself (direct-ssh.ts): reserved like a binding, and shown as 22/tcp while running.
+  const sshHostPort = sshHostPortOf(labels);
+  if (sshHostPort) {
+    bound.push(sshHostPort.hostPort);
+    if (running) ports['22/tcp'] = [{ HostIp: sshHostPort.hostIp, HostPort: String(sshHostPort.hostPort) }];
+  }
   const status = c.State?.Status ?? 'dead';
   return {
     id: c.Id,
@@ -153,6 +159,7 @@ export function containerFromInspect(c: Dockerode.ContainerInspectInfo): Runtime
     finishedAt: unixSeconds(c.State?.FinishedAt),
     boundHostPorts: bound,
     ports,
+    sshHostPort,
   };
 }
 
@@ -195,6 +202,11 @@ export interface DockerRuntimeOptions {
    * such a create fails, saying why (issue 29 item 14). @default false
    */
   allowUnlimitedDisk?: boolean;
+}
+
+/** A Docker Engine client (the runtime's and the data plane's, agent-main.ts). */
+export function createDockerClient(options: Dockerode.DockerOptions = {}): Dockerode {
+  return new (loadDockerode())(options);
 }
 
 /** `client`: a Dockerode client to use instead of one made from `options` (tests pass a stand-in). */

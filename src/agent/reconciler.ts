@@ -33,6 +33,8 @@ export interface ReconcilerDeps {
   log: AgentLog;
   /** Called whenever the observed state differs from the last one reported. */
   onObserved(observed: ObservedInstanceT[]): void;
+  /** Called with every listing of the machine's containers (direct-ssh.ts follows the running ones). */
+  onListed?(containers: readonly RuntimeContainer[]): void;
 }
 
 export function createReconciler(deps: ReconcilerDeps) {
@@ -112,6 +114,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     }
     containers = found;
     listed = true;
+    deps.onListed?.(containers);
     for (const c of containers) for (const p of c.boundHostPorts) claimed.delete(p);
     const busy = new Set([...tasks.keys()].filter((k): k is number => typeof k === 'number'));
     const actions = plan({ desired, containers, records, failures, busy, now: deps.now(), hostBootTime: deps.hostBootTime });

@@ -17,6 +17,20 @@ export const LABEL_GENERATION = 'gpuplane.generation';
  * one daemon (staging and production, two CI jobs) would take each other's containers for their own.
  */
 export const LABEL_OWNER = 'gpuplane.owner';
+/**
+ * Where the agent itself listens for an SSH instance's `22/tcp` (direct-ssh.ts): the host address and port, which
+ * Docker does not publish, so that any image, with or without sshd, is reachable directly.
+ */
+export const LABEL_SSH_HOST_IP = 'gpuplane.ssh_host_ip';
+export const LABEL_SSH_HOST_PORT = 'gpuplane.ssh_host_port';
+
+/** The SSH address a container's labels give the agent to hold (LABEL_SSH_HOST_*), or null. */
+export function sshHostPortOf(labels: Record<string, string> | undefined): { hostIp: string; hostPort: number } | null {
+  const ip = labels?.[LABEL_SSH_HOST_IP];
+  const port = labels?.[LABEL_SSH_HOST_PORT];
+  if (!ip || !port || !/^[1-9][0-9]{0,4}$/.test(port) || Number(port) > 65535) return null;
+  return { hostIp: ip, hostPort: Number(port) };
+}
 
 /** Whose containers: an agent lists, watches and removes only those carrying both labels, exactly. */
 export interface ContainerOwner {
@@ -49,8 +63,10 @@ export interface RuntimeContainer {
   finishedAt: number | null;
   /** Host ports the container is bound to, running or not (its configuration): reserved for it. */
   boundHostPorts: number[];
-  /** The real mapping while running, else `{}`. */
+  /** The real mapping while running, else `{}`; includes `22/tcp` when the agent holds it (sshHostPort). */
   ports: PortMapT;
+  /** The host address and port the agent listens on for the container's SSH (direct-ssh.ts), from its labels. */
+  sshHostPort?: { hostIp: string; hostPort: number } | null;
 }
 
 /** A container to create: everything about it decided by the agent (container-spec.ts), nothing left to the runtime. */
