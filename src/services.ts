@@ -54,11 +54,11 @@ import { scheduledJobsServiceFactory } from './scheduled-jobs/scheduled-jobs-ser
 import { subaccountsStore } from './subaccounts/subaccounts-store.js';
 import { subaccountsServiceFactory } from './subaccounts/subaccounts-service.js';
 import { usersContract } from './users/users-contract.js';
-import { tunnelsServiceFactory } from './tunnels/tunnels-service.js';
-import { gatewayServiceFactory } from './gateway/gateway-service.js';
 import { copyServiceFactory } from './copy/copy-service.js';
 import { copyStore } from './copy/copy-store.js';
-import { defaultCopyEndpoint } from './copy/copy-endpoint.js';
+import { gatewayPorts } from './gateway/gateway-contract.js';
+import { tunnelsServiceFactory } from './tunnels/tunnels-service.js';
+import { gatewayServiceFactory } from './gateway/gateway-service.js';
 
 /** What the app is built from: main.ts and the tests make these. */
 export interface AppDeps {
@@ -225,7 +225,11 @@ export function createServices(deps: ServiceDeps) {
       return o ? { id, machine_id: o.machine_id as number | null, actual_status: o.actual_status as string | null, image_runtype: o.image_runtype as string | null } : undefined;
     },
     isAgentMachine: async (machineId) => (await fleet.machine(machineId))?.agent === true,
-    copyEndpoint: (inst) => defaultCopyEndpoint(config.publicUrl, inst),
+    copyEndpoint: (inst) => {
+      // The gateway's copy port for the instance (src/gateway/gateway-contract.ts): none for runtype args.
+      const p = inst.image_runtype === null ? null : gatewayPorts(config, inst.id, inst.image_runtype);
+      return p ? { host: p.ssh_host, port: p.copy_port } : undefined;
+    },
     noteStatus: (id, msg) => instances.noteStatus(id, msg),
   });
   // Issue 31 (gateway): the SSH gateway (src/gateway/): a listener on each port of every live SSH or Jupyter instance,
@@ -252,6 +256,8 @@ export function createServices(deps: ServiceDeps) {
     },
   });
   gateway.useTunnels(tunnels.api);
+  // Copies between instances go through the same tunnels (src/copy/).
+  copy.useTunnels(tunnels.api);
   // Health, readiness, version and the Prometheus metrics.
   const ops = opsServiceFactory({
     store, clock, scheduler, metrics, config, log, version: VERSION,
