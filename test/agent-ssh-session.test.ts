@@ -22,6 +22,11 @@ let alice: Key;
 let bob: Key;
 let port = 0;
 
+/** Until something listens on the container's `port` (busybox's httpd binds after it has gone to the background). */
+async function listening(c: string, p: number): Promise<void> {
+  while ((await fx.exec(c, `netstat -ltn | grep -c ":${p} " || true`)).trim() === '0') await new Promise((r) => setTimeout(r, 50));
+}
+
 before(async () => {
   await fx.setup();
   alice = await fx.key('alice');
@@ -29,6 +34,7 @@ before(async () => {
   container = await fx.startInstance(ID, [alice.publicKey]);
   // A web server inside the container, on its own network only (nothing is published).
   await fx.exec(container, 'mkdir -p /www && echo served-from-the-container > /www/index.html && httpd -p 8080 -h /www');
+  await listening(container, 8080);
   port = (await fx.listen({ kind: 'ssh', instanceId: ID })).port;
 });
 
@@ -52,6 +58,17 @@ test('/etc/environment\'s variables are in sessions (what `env >> /etc/environme
   await fx.exec(container, 'echo "GREETING=hello from onstart" >> /etc/environment');
   const r = await fx.ssh(alice, port, 'echo "$GREETING"');
   assert.equal(r.stdout, 'hello from onstart\n');
+});
+
+test("the session's shell is root's login shell from /etc/passwd, /bin/sh without one", async () => {
+  assert.equal((await fx.ssh(alice, port, 'echo "$SHELL"')).stdout, '/bin/sh\n');
+  await fx.exec(container, 'echo "root:x:0:0:root:/root:/bin/ash" > /etc/passwd');
+  try {
+    const r = await fx.ssh(alice, port, 'echo "$SHELL"; echo "$0"');
+    assert.equal(r.stdout, '/bin/ash\n/bin/ash\n');
+  } finally {
+    await fx.exec(container, 'rm /etc/passwd');
+  }
 });
 
 test('ssh -tt gets a PTY, and the exit status', async () => {
@@ -119,7 +136,12 @@ test('ssh -L reaches a port served inside the container; other destinations are 
   } finally {
     child.kill();
   }
-  // ssh -W uses the same direct-tcpip channel: an address other than the container's is refused.
+  // ssh -W uses the same direct-tcpip channel. A service bound to the container's loopback alone is reached too.
+  await fx.exec(container, 'httpd -p 127.0.0.1:8082 -h /www');
+  await listening(container, 8082);
+  const inside = await fx.ssh(alice, port, '', { extra: ['-W', 'localhost:8082'], input: 'GET /index.html HTTP/1.0\r\n\r\n' });
+  assert.match(inside.stdout, /served-from-the-container/, inside.stderr);
+  // An address other than the container's is refused.
   const r = await fx.ssh(alice, port, '', { extra: ['-W', '192.0.2.1:80'] });
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /open failed|prohibited|refused|forwarding failed/i);
@@ -250,4 +272,35 @@ test('tcp target: bytes spliced to a container port; a closed port and a foreign
   assert.equal((closed.refusals[0] as StreamRefusal).status, 502);
   assert.match(closed.refusals[0].message, /port 8081 of instance \d+ is not open/);
   assert.equal((foreign.refusals[0] as StreamRefusal).status, 404);
+});
+
+test("ssh target: an image's own sshd on port 22 gets the stream as it is; a stopped container is refused", async () => {
+  const other = ID + 7000;
+  const c2 = await fx.startInstance(other, [alice.publicKey]);
+  // An image with an sshd (busybox has none: an `sshd` on the PATH says it has, and its httpd on port 22 stands in for
+  // it): the stream goes to port 22, untouched. Whether the image has one is asked of the container, not guessed from
+  // a port that may still be closed while sshd starts.
+  await fx.exec(c2, 'printf "#!/bin/sh\\n" > /bin/sshd && chmod +x /bin/sshd && mkdir -p /www && echo port-22-of-the-image > /www/index.html && httpd -p 22 -h /www');
+  await listening(c2, 22);
+  const l = await fx.listen({ kind: 'ssh', instanceId: other });
+  const body = await new Promise<string>((resolve, reject) => {
+    const s = connect(l.port, '127.0.0.1');
+    let got = '';
+    s.on('connect', () => s.write('GET /index.html HTTP/1.0\r\n\r\n'));
+    s.on('data', (d) => (got += String(d)));
+    s.on('error', reject);
+    s.on('close', () => resolve(got));
+  });
+  assert.match(body, /port-22-of-the-image/);
+  for (let i = 0; i < 200 && l.ends.length < 1; i++) await new Promise((res) => setTimeout(res, 50));
+  assert.deepEqual(l.ends, [{ endpoint: 'image-sshd' }]);
+
+  await fx.docker.getContainer(c2).stop({ t: 1 });
+  await new Promise<void>((resolve) => {
+    const s = connect(l.port, '127.0.0.1');
+    s.on('error', () => undefined);
+    s.on('close', () => resolve());
+  });
+  assert.equal((l.refusals[0] as StreamRefusal).status, 502);
+  assert.match(l.refusals[0].message, /instance \d+ is not running/);
 });
