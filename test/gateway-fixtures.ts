@@ -74,6 +74,9 @@ export async function startSshd(): Promise<Sshd> {
   let err = '';
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
   const exited = once(child, 'exit');
+  // Never left behind, even when the test file is cut short (its own time limit).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   // Ready once it accepts a connection and says its version.
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`sshd exited (${child.exitCode}): ${err}`);
@@ -94,6 +97,7 @@ export async function startSshd(): Promise<Sshd> {
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
+      process.off('exit', killOnExit);
       rmSync(dir, { recursive: true, force: true });
     },
   };

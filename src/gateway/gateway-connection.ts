@@ -7,6 +7,7 @@
  * (the instance's owner, the login name), which instance, from where, when, how long and how many bytes.
  */
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Clock } from '../platform/clock.js';
 import { TunnelError, type TunnelsApi, type TunnelStream, type TunnelStreamEnd, type TunnelTarget } from '../tunnels/tunnels-contract.js';
@@ -119,26 +120,20 @@ async function splice(
   const { stream } = tunnel;
   // The trailers may settle (or fail) before they are awaited below: never an unhandled rejection.
   const trailers = tunnel.end.catch((): TunnelStreamEnd => ({}));
-  await new Promise<void>((resolve) => {
-    let open = 2;
-    const closed = () => {
-      if (--open === 0) resolve();
-    };
-    // Either side gone: the other goes too (a destroyed instance's listener destroys the renter's socket).
-    socket.once('close', () => {
-      stream.destroy();
-      closed();
-    });
-    stream.once('close', () => {
-      socket.destroy();
-      closed();
-    });
-    socket.on('error', () => stream.destroy());
-    stream.on('error', () => socket.destroy());
-    if (socket.destroyed) stream.destroy();
+  // Either side gone: the other goes too (a destroyed instance's listener destroys the renter's socket, which may
+  // already have happened while the stream was being opened).
+  const gone = (a: Duplex, b: Duplex) => (a.closed ? Promise.resolve() : new Promise<void>((r) => a.once('close', () => r()))).then(() => {
+    b.destroy();
+  });
+  const both = Promise.all([gone(socket, stream), gone(stream, socket)]);
+  socket.on('error', () => stream.destroy());
+  stream.on('error', () => socket.destroy());
+  if (socket.destroyed) stream.destroy();
+  else {
     socket.pipe(stream);
     stream.pipe(socket);
-  });
+  }
+  await both;
   let timer: NodeJS.Timeout | undefined;
   const end = await Promise.race([trailers, new Promise<TunnelStreamEnd>((r) => (timer = setTimeout(() => r({}), TRAILERS_WAIT_MS)))]);
   clearTimeout(timer);

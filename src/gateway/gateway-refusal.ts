@@ -66,6 +66,7 @@ export interface Refusal {
 
 /** Says `refusal` to the SSH client on `socket` and closes it; resolves once the socket is closed. */
 export function refuseAsSsh(socket: Socket, refusal: Refusal, hostKey: string): Promise<void> {
+  if (socket.destroyed) return Promise.resolve(); // gone while the instance was read
   return new Promise((resolve) => {
     const banner = [`gpuplane: ${refusal.reason}`, ...(refusal.detail ? [refusal.detail] : [])].join('\r\n');
     let done = false;
