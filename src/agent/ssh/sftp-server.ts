@@ -72,11 +72,23 @@ class FileReader {
       await ContainerFiles.finished(this.proc, 'read');
       return null;
     }
-    const all = Buffer.concat(this.chunks);
-    const out = all.subarray(0, Math.min(len, all.length));
-    const rest = all.subarray(out.length);
-    this.chunks = rest.length ? [rest] : [];
-    this.buffered = rest.length;
+    // From the front chunks only: the read-ahead may hold megabytes, a read asks for tens of kilobytes.
+    const parts: Buffer[] = [];
+    let need = Math.min(len, this.buffered);
+    while (need > 0) {
+      const head = this.chunks[0];
+      if (head.length <= need) {
+        parts.push(head);
+        this.chunks.shift();
+        need -= head.length;
+      } else {
+        parts.push(head.subarray(0, need));
+        this.chunks[0] = head.subarray(need);
+        need = 0;
+      }
+    }
+    const out = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+    this.buffered -= out.length;
     this.pos += out.length;
     if (this.buffered <= READ_AHEAD_BYTES) this.proc.stdout.resume();
     return out;

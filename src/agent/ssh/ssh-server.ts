@@ -8,12 +8,13 @@
  *   the data plane also ends open connections whose key was detached (agent-data-plane.ts `keysChanged`).
  * - user `vastai_kaalia` (copy): only `rsync --server --daemon .`, served by the host's rsync (rsync-daemon.ts).
  *   Any other user name is root (the vastai client always says root).
- * - shell and exec: `docker exec` with a TTY when one was asked for (its size set before the command runs, resized
- *   on window-change), else plain pipes; the exit status goes back. As with an image's sshd, the session does not see
+ * - shell and exec: `docker exec` of root's login shell, with a TTY when one was asked for (its size set before the
+ *   command runs, resized on window-change), else plain pipes; the exit status goes back. As with an image's sshd, the session does not see
  *   the container's environment (CONTAINER_API_KEY and the rest), only /etc/environment's variables.
  * - `sftp`: sftp-server.ts, every file operation inside the container.
- * - `direct-tcpip` (ssh -L): to the container's own address, for `localhost` or that address only; other
- *   destinations are refused (the agent's host must not become a renter's jump host).
+ * - `direct-tcpip` (ssh -L): to the container's own address, for `localhost` or that address only (a service bound to
+ *   the container's loopback alone is reached through `nc` inside it); other destinations are refused (the agent's
+ *   host must not become a renter's jump host).
  *
  * A host key per instance (host-keys.ts). Keys are never logged; each session is, at info: instance, user, source,
  * duration.
@@ -40,8 +41,9 @@ const ACCEPTED_ENV = /^(LANG|LC_[A-Z_]+|TERM|COLORTERM)$/;
 /**
  * The script every session command runs under (`sh -c PRELUDE sh MODE ROWS COLS COMMAND`): the TTY's size first (so
  * `stty size` is right from the start), then the home directory, /etc/environment's variables (what sshd's pam_env
- * gives; `env >> /etc/environment` in onstart is how a renter puts the container's variables in sessions), then the
- * command, or a login shell (bash when the image has it).
+ * gives; `env >> /etc/environment` in onstart is how a renter puts the container's variables in sessions), then root's
+ * login shell from /etc/passwd (bash on most images; /bin/sh when it names none that exists) runs the command, or
+ * a login shell.
  */
 const PRELUDE = `[ "$2" -gt 0 ] 2>/dev/null && stty rows "$2" cols "$3" 2>/dev/null
 cd ~ 2>/dev/null || cd /
@@ -50,11 +52,16 @@ if [ -r /etc/environment ]; then
     case $line in [A-Za-z_]*=*) export "$line" ;; esac
   done < /etc/environment
 fi
-if [ "$1" = shell ]; then
-  if [ -x /bin/bash ]; then exec /bin/bash -l; fi
-  exec /bin/sh -l
+login=/bin/sh
+if [ -r /etc/passwd ]; then
+  while IFS=: read -r name pw uid gid gecos home shell; do
+    if [ "$uid" = 0 ]; then [ -n "$shell" ] && [ -x "$shell" ] && login=$shell; break; fi
+  done < /etc/passwd
 fi
-exec /bin/sh -c "$4"`;
+case $login in */nologin|*/false) login=/bin/sh ;; esac
+export SHELL="$login"
+if [ "$1" = shell ]; then exec "$login" -l; fi
+exec "$login" -c "$4"`;
 
 export interface SshServeContext {
   instanceId: number;
@@ -188,9 +195,14 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
     async function forward(accept: () => ServerChannel, reject: () => void, destIP: string, destPort: number): Promise<void> {
       const c = await ctx.container().catch(() => null);
       const host = c?.running ? forwardTarget(destIP, c) : null;
-      if (!host) return reject();
+      if (!c || !host) return reject();
       const sock = netConnect({ host, port: destPort });
-      sock.once('error', () => reject());
+      sock.once('error', () => {
+        // Nothing on the container's address: a service bound to its loopback only is reached from inside, through
+        // the image's `nc` (busybox has one), when the renter named localhost.
+        if (destIP === host) return reject();
+        void forwardInside(accept, reject, c, destPort);
+      });
       sock.once('connect', () => {
         sock.removeAllListeners('error');
         const ch = accept();
@@ -200,6 +212,24 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
         ch.pipe(sock).on('close', () => procs.delete(sock));
         sock.pipe(ch);
       });
+    }
+
+    async function forwardInside(accept: () => ServerChannel, reject: () => void, c: InstanceContainer, destPort: number): Promise<void> {
+      let p: ExecProcess;
+      try {
+        p = await ctx.access.exec(c.id, { argv: ['nc', '127.0.0.1', String(destPort)] });
+      } catch {
+        return reject();
+      }
+      const ch = accept();
+      procs.add(p);
+      ch.on('data', (d: Buffer) => p.stdin.write(d));
+      ch.on('end', () => p.stdin.end());
+      ch.on('close', () => p.destroy());
+      p.stdin.on('error', () => undefined);
+      p.stdout.pipe(ch);
+      p.stderr.resume();
+      void p.exit.then(() => procs.delete(p));
     }
 
     function serveSession(session: Session, copyUser: boolean): void {
@@ -268,7 +298,7 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
         const c = await running(ch);
         if (!c) return;
         const tty = pty !== null;
-        const vars = ['HOME=/root', 'USER=root', 'LOGNAME=root', 'SHELL=/bin/sh', `PATH=${SESSION_PATH}`, ...env];
+        const vars = ['HOME=/root', 'USER=root', 'LOGNAME=root', `PATH=${SESSION_PATH}`, ...env];
         if (pty) vars.push(`TERM=${pty.term}`);
         let p: ExecProcess;
         try {
