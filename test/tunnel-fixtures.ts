@@ -4,7 +4,8 @@
  * stands in for the agent's SSH endpoint.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
+import { createServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { silentLog } from '../src/agent/agent-log.js';
@@ -20,9 +21,34 @@ export interface TunnelServer {
   port: number;
 }
 
+/**
+ * A free port below Linux's ephemeral range (32768-60999), for a server that restarts on the same port: an agent's
+ * outgoing connection, retrying meanwhile, can never be given it.
+ */
+export async function steadyPort(): Promise<number> {
+  for (;;) {
+    const candidate = 20_000 + randomInt(10_000);
+    const s = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      s.once('error', () => resolve(false));
+      s.listen(candidate, '127.0.0.1', () => resolve(true));
+    });
+    if (free) {
+      await new Promise<void>((resolve) => s.close(() => resolve()));
+      return candidate;
+    }
+  }
+}
+
 /** A test app listening on 127.0.0.1 (`port`: a given one, to come back on after a restart). */
 export async function listeningApp(dialect: DialectName, options: TestAppOptions & { port?: number } = {}): Promise<TunnelServer> {
   const app = await createTestApp(dialect, options);
+  // As main.ts closes a server: held long-polls and their change feed end first (a real agent long-polls this app).
+  const close = app.close.bind(app);
+  app.close = async () => {
+    app.services.instances.hub.close();
+    await close();
+  };
   await app.app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -78,11 +104,14 @@ export async function writeAll(stream: Duplex, chunks: Iterable<Buffer>): Promis
         const done = (err?: Error) => {
           stream.off('drain', done);
           stream.off('error', done);
+          stream.off('close', closed);
           if (err) reject(err);
           else resolve();
         };
+        const closed = () => done(new Error('the stream closed while writing'));
         stream.on('drain', done);
         stream.on('error', done);
+        stream.on('close', closed);
       });
     }
   }
@@ -102,6 +131,7 @@ export function readAll(stream: Duplex): Promise<{ bytes: number; sha256: string
     });
     stream.once('end', () => resolve({ bytes, sha256: h.digest('hex'), text: head }));
     stream.once('error', reject);
+    stream.once('close', () => reject(new Error(`the stream closed before its end, after ${bytes} bytes`)));
   });
 }
 

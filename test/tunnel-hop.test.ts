@@ -120,6 +120,8 @@ for (const dialect of ['postgres', 'sqlite'] as DialectName[]) {
       await until(async () => !(await b.app.services.tunnels.connected(host.machineId)), 'A to release its row');
       tunnel = agentTunnel(b.url, host.machineKey, plane.handler);
       await until(() => b.app.services.tunnels.held().includes(host.machineId), 'B to hold the tunnel');
+      // B records itself as the holder just after taking the tunnel: A finds the row once it is written.
+      await until(() => a.app.services.tunnels.connected(host.machineId), 'A to see B\'s holder row');
       const s = await a.app.services.tunnels.api.open(host.machineId, { kind: 'ssh', instanceId: 24 }, { source: 'x' });
       const { back } = await roundTrip(s, [Buffer.from('via A')]);
       assert.equal(back.text, 'via A');

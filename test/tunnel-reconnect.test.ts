@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIALECTS, dropSchema, uniqueSchema } from './helpers/harness.js';
-import { agentTunnel, fakePlane, listeningApp, machineOn, roundTrip, until, type TunnelServer } from './tunnel-fixtures.js';
+import { agentTunnel, fakePlane, listeningApp, machineOn, roundTrip, steadyPort, until, type TunnelServer } from './tunnel-fixtures.js';
 
 async function echoes(server: TunnelServer, machineId: number, instanceId: number): Promise<void> {
   const s = await server.app.services.tunnels.api.open(machineId, { kind: 'ssh', instanceId }, { source: '198.51.100.1:22' });
@@ -70,7 +70,7 @@ for (const dialect of DIALECTS) {
     const dir = mkdtempSync(join(tmpdir(), 'gpuplane-tunnel-restart-'));
     const schema = dialect === 'postgres' ? uniqueSchema() : undefined;
     const options = dialect === 'postgres' ? { pgSchema: schema } : { config: { GPUPLANE_DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` } };
-    let server = await listeningApp(dialect, options);
+    let server = await listeningApp(dialect, { ...options, port: await steadyPort() });
     const plane = fakePlane();
     const host = await machineOn(server.app);
     const agent = agentTunnel(server.url, host.machineKey, plane.handler);

@@ -37,7 +37,7 @@ for (const dialect of DIALECTS) {
     assert.deepEqual(plane.seen.at(-1), { target: 'ssh.7', source: '203.0.113.7:51234' });
   });
 
-  test(`[${dialect}] 50 MB echoed through the tunnel arrive intact`, async () => {
+  test(`[${dialect}] 50 MB echoed through the tunnel arrive intact`, { timeout: 180_000 }, async () => {
     const n = 50 * 1024 * 1024;
     const s = await api().open(host.machineId, { kind: 'ssh', instanceId: 8 }, { source: '203.0.113.7:1' });
     const { back, end } = await roundTrip(s, pseudoRandom(n, 42));
@@ -46,7 +46,7 @@ for (const dialect of DIALECTS) {
     assert.equal(end.bytes, String(n));
   });
 
-  test(`[${dialect}] the agent's side may write first and end first: 20 MiB from the agent`, async () => {
+  test(`[${dialect}] the agent's side may write first and end first: 20 MiB from the agent`, { timeout: 180_000 }, async () => {
     const s = await api().open(host.machineId, { kind: 'tcp', instanceId: 9, port: 20 }, { source: '203.0.113.7:2' });
     const { back, end } = await roundTrip(s, []);
     assert.equal(back.sha256, sha256Of(pseudoRandom(20 << 20, 20)));
@@ -59,6 +59,22 @@ for (const dialect of DIALECTS) {
       return roundTrip(s, pseudoRandom(256 * 1024 + i, i + 1));
     }));
     results.forEach(({ back }, i) => assert.equal(back.sha256, sha256Of(pseudoRandom(256 * 1024 + i, i + 1))));
+  });
+
+  test(`[${dialect}] 600 streams held open at once on one tunnel (idle sessions), each still answering`, async () => {
+    const open = await Promise.all(Array.from({ length: 600 }, (_, i) =>
+      api().open(host.machineId, { kind: 'ssh', instanceId: 1000 + i }, { source: `203.0.113.9:${i}` })));
+    const firstBytes = await Promise.all(open.map((s, i) => new Promise<string>((resolve) => {
+      s.stream.once('data', (d: Buffer) => resolve(d.toString()));
+      s.stream.write(`#${i}`);
+    })));
+    firstBytes.forEach((text, i) => assert.equal(text, `#${i}`));
+    const ends = await Promise.all(open.map((s) => {
+      s.stream.resume();
+      s.stream.end();
+      return s.end;
+    }));
+    ends.forEach((end, i) => assert.equal(end.bytes, String(`#${i}`.length)));
   });
 
   test(`[${dialect}] the agent's refusals: TunnelError refused (404) and unreachable (502), each with the agent's reason`, async () => {
