@@ -44,7 +44,7 @@ async function given(ctx: BenchContext): Promise<Endpoints> {
   if (!e.GPUPLANE_BENCH_SSH_GATEWAY || !e.GPUPLANE_BENCH_SSH_KEY) throw new Error('GPUPLANE_BENCH_SSH_DIRECT needs GPUPLANE_BENCH_SSH_GATEWAY and GPUPLANE_BENCH_SSH_KEY');
   const keyFile = e.GPUPLANE_BENCH_SSH_KEY;
   const key: KeyPair = { file: keyFile, publicKey: readFileSync(`${keyFile}.pub`, 'utf8').trim() };
-  const knownHosts = join(ctx.tmpDir, 'known_hosts');
+  const knownHosts = '/dev/null';
   return {
     direct: { ...hostPort(e.GPUPLANE_BENCH_SSH_DIRECT!, 'GPUPLANE_BENCH_SSH_DIRECT'), key, knownHosts },
     gateway: { ...hostPort(e.GPUPLANE_BENCH_SSH_GATEWAY, 'GPUPLANE_BENCH_SSH_GATEWAY'), key, knownHosts },
@@ -107,7 +107,8 @@ async function ownSetup(ctx: BenchContext, sessions: number): Promise<Endpoints>
     await api('PUT', '/api/v0/machines/create_asks/', hostKey, { machine: machineId, price_gpu: 0.3, price_disk: 0.1, end_date: null });
     const rented = await api('PUT', `/api/v0/asks/${machineId * 100 + 1}/`, renterKey, { image: await image, runtype: 'ssh_proxy', env: { '-p 22:22': '1' } });
     const inst = await untilStatus(server.url, renterKey, rented.new_contract, 'running');
-    const knownHosts = join(dir, 'known_hosts');
+    // Host keys are the tests' business (ssh-gateway-e2e), not the bench's: none kept.
+    const knownHosts = '/dev/null';
     const direct: SshTarget = { host: '127.0.0.1', port: Number(inst.ports['22/tcp'][0].HostPort), key, knownHosts };
     const gateway: SshTarget = { host: inst.ssh_host, port: inst.ssh_port, key, knownHosts };
     ctx.log(`  instance ${rented.new_contract}: direct ${direct.host}:${direct.port}, gateway ${gateway.host}:${gateway.port}`);

@@ -83,11 +83,16 @@ async function rent(body: Record<string, unknown>): Promise<{ id: number; t: Ssh
 before(async () => {
   const made = sshdImage();
   await prepareAgentRun(docker, dir, dbFile, 500_000_000);
+  // Four GPUs declared (prepareAgentRun's file says two): one for each instance alive at once below.
+  writeFileSync(join(dir, 'hardware.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(dir, 'hardware.json'), 'utf8')), num_gpus: 4 }));
   server = await serve({
     GPUPLANE_DATABASE_URL: `sqlite:${dbFile}`, GPUPLANE_BOOTSTRAP_API_KEY: OWNER, GPUPLANE_SECRET_KEY: 'e2e-secret-key-0123456789',
     GPUPLANE_SIM_MACHINES: '1', GPUPLANE_AGENT_OFFLINE_AFTER: '30',
     GPUPLANE_GATEWAY: 'true', GPUPLANE_GATEWAY_BIND: '127.0.0.1', GPUPLANE_GATEWAY_HOST: '127.0.0.1',
     GPUPLANE_GATEWAY_PORTS: `${GATEWAY_PORTS.first}-${GATEWAY_PORTS.last}`,
+    // Every connection here comes from 127.0.0.1, refused keys included on purpose: the failed-login block (its own
+    // test is gateway-ssh's) must not shut this file's later steps out.
+    GPUPLANE_GATEWAY_FAILED_LOGINS: '1000',
   });
   image = await made;
   const host = await api('POST', '/_emu/users', OWNER, { email: 'ssh-gateway-host@example.com' });

@@ -36,6 +36,9 @@ const env = (gatewayAddress: string) => ({
   GPUPLANE_DATABASE_URL: db!.url, GPUPLANE_BOOTSTRAP_API_KEY: OWNER, GPUPLANE_SECRET_KEY: 'e2e-secret-key-0123456789',
   GPUPLANE_SIM_MACHINES: '1', GPUPLANE_AGENT_OFFLINE_AFTER: '30',
   GPUPLANE_GATEWAY: 'true', GPUPLANE_GATEWAY_BIND: gatewayAddress, GPUPLANE_GATEWAY_HOST: gatewayAddress, GPUPLANE_GATEWAY_PORTS: GATEWAY_PORTS,
+  // Every connection here comes from 127.0.0.1, refused keys included on purpose: the failed-login block (its own
+  // test is gateway-ssh's) must not shut this file's later steps out.
+  GPUPLANE_GATEWAY_FAILED_LOGINS: '1000',
 });
 const ours = () => Promise.all(instanceIds.map((id) => docker.listContainers({ all: true, filters: { label: [`gpuplane.instance_id=${id}`] } }))).then((l) => l.flat());
 const sha256 = (x: Buffer) => createHash('sha256').update(x).digest('hex');
