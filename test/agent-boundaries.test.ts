@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { ObservedInstance, PortMap, StatusBody } from '../src/protocol/agent-protocol-schemas.js';
 
@@ -16,14 +16,26 @@ test('the schema module imports typebox only', () => {
   assert.deepEqual(importsOf(join(SRC, 'protocol', 'agent-protocol-schemas.ts')), ['typebox']);
 });
 
-test('src/agent/ imports only itself, the SDK, the schema module, and packages', () => {
-  for (const name of readdirSync(join(SRC, 'agent'))) {
-    for (const spec of importsOf(join(SRC, 'agent', name))) {
+/** The protocol modules both sides share: the schemas, and the tunnel's targets and wire constants (issue 31). */
+const SHARED_PROTOCOL = ['agent-protocol-schemas.ts', 'tunnel-targets.ts', 'tunnel-wire.ts'].map((f) => join(SRC, 'protocol', f));
+
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+
+test('src/agent/ imports only itself, the SDK, the shared protocol modules, and packages', () => {
+  for (const file of filesUnder(join(SRC, 'agent'))) {
+    for (const spec of importsOf(file)) {
       if (!spec.startsWith('.')) continue; // a package
-      const ok = spec.startsWith('./') || spec.startsWith('../sdk/') || spec === '../protocol/agent-protocol-schemas.js' || spec === '../../package.json';
-      assert.ok(ok, `${name} imports ${spec}`);
+      const target = resolve(dirname(file), spec).replace(/\.js$/, '.ts');
+      const ok = target.startsWith(join(SRC, 'agent') + sep) || target.startsWith(join(SRC, 'sdk') + sep) || SHARED_PROTOCOL.includes(target)
+        || target === join(SRC, '..', 'package.json');
+      assert.ok(ok, `${relative(SRC, file)} imports ${spec}`);
     }
   }
+});
+
+test('the tunnel\'s protocol modules import nothing (the agent carries them as they are)', () => {
+  for (const file of SHARED_PROTOCOL.slice(1)) assert.deepEqual(importsOf(file), [], relative(SRC, file));
 });
 
 test('the port map is the instance\'s ports shape, and nothing else', () => {
