@@ -69,11 +69,13 @@ forEachDialect('copy between instances', (app, dialect) => {
     await app().services.copy.settled(b);
     assert.deepEqual(readFileSync(join(fsOf(b), 'backup', 'workspace', 'model.bin')), Buffer.alloc(300_000, 7));
 
-    // One file to a new name: that file, as rsync would make it (not a directory of that name).
-    const file = await put({ src_id: `C.${a}`, dst_id: `C.${b}`, src_path: '/workspace/sub/run.sh', dst_path: '/bin-copy.sh' }, key);
+    // One file to a new name, in directories not there yet: they are made, and the file is that file, as rsync would
+    // make it (not a directory of that name).
+    const file = await put({ src_id: `C.${a}`, dst_id: `C.${b}`, src_path: '/workspace/sub/run.sh', dst_path: '/made/here/bin-copy.sh' }, key);
     assert.equal(file.status, 200, file.raw);
     await app().services.copy.settled(b);
-    assert.equal(readFileSync(join(fsOf(b), 'bin-copy.sh'), 'utf8'), '#!/bin/sh\necho hi\n');
+    assert.equal(await statusMsg(b, key), `copy from instance ${a}:/workspace/sub/run.sh to /made/here/bin-copy.sh: done`);
+    assert.equal(readFileSync(join(fsOf(b), 'made', 'here', 'bin-copy.sh'), 'utf8'), '#!/bin/sh\necho hi\n');
   });
 
   test('a failed copy says why in the destination\'s status: a missing source path, a host that refuses the stream', async () => {

@@ -46,9 +46,13 @@ const RSYNC_OPTS = ['-rlptgo', '--numeric-ids', '--protect-args', '--info=progre
  * path) is written to the daemon's stderr on its host, not sent to us.
  */
 const EXIT_MEANS: Record<number, string> = {
+  11: 'a file or directory could not be made (rsync code 11): no permission there, or the disk is full',
   23: 'some files or directories could not be copied (rsync code 23): a path that does not exist, or one without permission to read or write it',
   24: 'some files vanished while they were copied (rsync code 24)',
 };
+
+/** rsync's exit code for a usage error: what a receiver older than 3.2.3 answers to `--mkpath`. */
+const MKPATH_UNKNOWN = 1;
 
 /** The Node script RSYNC_CONNECT_PROG runs: stdio ↔ the Unix socket named by its one argument (no `'` or `%` in it). */
 const CONNECT_SCRIPT =
@@ -107,7 +111,12 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
     const env = { ...process.env, RSYNC_CONNECT_PROG: `exec ${shq(process.execPath)} -e ${shq(CONNECT_SCRIPT)} ${shq(join(dir, '%H.sock'))} 2>/dev/null` };
     const remote = (side: RelaySide, id: number, path: string) => `rsync://${side}/${id}/${path}`;
     await runRsync('pull', [...RSYNC_OPTS, remote('src', plan.srcId, plan.srcPath), `${stage}/`], env, 'src', true);
-    await runRsync('push', [...RSYNC_OPTS, await pushSource(stage, plan.srcPath), remote('dst', plan.dstId, plan.dstPath)], env, 'dst', false);
+    // The destination's missing parent directories are made (`--mkpath`, rsync 3.2.3+), as `vastai copy` renters
+    // expect of a path like /workspace/new/dir/ in a fresh container. A host whose rsync predates it refuses the option
+    // (exit code 1): the push is made again without it.
+    const push = [await pushSource(stage, plan.srcPath), remote('dst', plan.dstId, plan.dstPath)];
+    const pushed = await runRsync('push', [...RSYNC_OPTS, '--mkpath', ...push], env, 'dst', false, [MKPATH_UNKNOWN]);
+    if (pushed === MKPATH_UNKNOWN) await runRsync('push', [...RSYNC_OPTS, ...push], env, 'dst', false);
   } finally {
     for (const s of sockets) s.destroy();
     for (const s of streams) s.destroy();
@@ -152,7 +161,8 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
     });
   }
 
-  async function runRsync(leg: 'pull' | 'push', args: string[], env: NodeJS.ProcessEnv, side: RelaySide, watchDisk: boolean): Promise<void> {
+  /** Runs one leg to its end; resolves with its exit code when that is 0 or one of `allowed`, else rejects. */
+  async function runRsync(leg: 'pull' | 'push', args: string[], env: NodeJS.ProcessEnv, side: RelaySide, watchDisk: boolean, allowed: number[] = []): Promise<number> {
     deps.signal.throwIfAborted();
     const child = spawn(deps.rsync ?? 'rsync', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
@@ -187,10 +197,12 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
       const code = await exited(child);
       deps.signal.throwIfAborted();
       if (diskFull) throw new RelayError(diskFull);
+      if (code !== 0 && allowed.includes(code) && !refusals[side] && !breaks[side]) return code;
       if (code !== 0) {
         const why = refusals[side] ?? lastLine(stderr) ?? breaks[side] ?? EXIT_MEANS[code] ?? lastLine(stderr, true) ?? `rsync exited with code ${code}`;
         throw new RelayError(`${leg === 'pull' ? 'reading the source' : 'writing the destination'} failed: ${why}`);
       }
+      return code;
     } finally {
       if (disk) clearInterval(disk);
       deps.signal.removeEventListener('abort', kill);
