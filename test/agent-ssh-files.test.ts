@@ -66,6 +66,18 @@ test('sftp: mkdir, put, ls, get, rename, rm, rmdir inside the container', async 
   assert.match(missing.stderr, /No such file|not found/i);
 });
 
+test('sftp lists a directory of many entries (answered in several READDIR replies), and ssh carries stdin whole', async () => {
+  await fx.exec(container, 'mkdir -p /root/many && cd /root/many && i=0; while [ $i -lt 250 ]; do : > "f-$i"; i=$((i+1)); done');
+  const r = await sftpBatch('ls -1 /root/many\n');
+  assert.equal(r.code, 0, r.stderr);
+  const names = r.stdout.split('\n').filter((l) => /^\/root\/many\/f-\d+$|^f-\d+$/.test(l.trim()));
+  assert.equal(names.length, 250);
+  const data = randomBytes(5_000_000);
+  const sum = await run('ssh', [...fx.sshOptions(key, port), 'root@127.0.0.1', 'sha256sum'], { input: data });
+  assert.equal(sum.code, 0, sum.stderr);
+  assert.equal(sum.stdout.split(' ')[0], sha(data));
+});
+
 test('scp both ways (OpenSSH 9: over SFTP)', async () => {
   const local = join(fx.dir, 'scp-up.bin');
   const data = randomBytes(3_000_000);

@@ -13,6 +13,10 @@ import type { ExecProcess } from './container-access.js';
 import { ContainerFiles, FileOpError, type FileAttrs } from './container-files.js';
 import { ssh2 } from './ssh2-lib.js';
 
+/** The most one READ answers (sftp-server's limit): larger asks get this much, which SFTP allows. */
+const MAX_READ = 256 * 1024 - 1024;
+/** Entries per READDIR answer, so one answer stays far below any client's packet limit. */
+const NAMES_PER_READDIR = 100;
 /** Stop reading a file's process while this much is read ahead and not yet asked for. */
 const READ_AHEAD_BYTES = 4 * 1024 * 1024;
 
@@ -136,7 +140,8 @@ interface FileHandle {
 interface DirHandle {
   kind: 'dir';
   path: string;
-  sent: boolean;
+  /** Entries not yet sent (listed on the first READDIR). */
+  left: FileEntry[] | null;
   chain: Promise<void>;
 }
 
@@ -216,7 +221,7 @@ export function serveSftp(sftp: SFTPWrapper, files: ContainerFiles, onError: (er
       h.reader?.close();
       h.reader = await FileReader.start(files, h.path, offset);
     }
-    const data = await h.reader.read(len);
+    const data = await h.reader.read(Math.min(len, MAX_READ));
     if (data === null) {
       h.reader.close();
       h.reader = null;
@@ -262,17 +267,14 @@ export function serveSftp(sftp: SFTPWrapper, files: ContainerFiles, onError: (er
     const path = await resolvePath(p);
     const a = await files.stat(path, true);
     if ((a.mode & S_IFMT) !== 0o040000) throw new FileOpError('failure', `${path}: not a directory`);
-    sftp.handle(reqId, newHandle({ kind: 'dir', path, sent: false, chain: Promise.resolve() }));
+    sftp.handle(reqId, newHandle({ kind: 'dir', path, left: null, chain: Promise.resolve() }));
   }));
 
   sftp.on('READDIR', (reqId: number, raw: Buffer) => onHandle(reqId, raw, async (h) => {
     if (h.kind !== 'dir') return sftp.status(reqId, STATUS_CODE.FAILURE, 'not a directory');
-    if (h.sent) return sftp.status(reqId, STATUS_CODE.EOF);
-    h.sent = true;
-    const entries = await files.readdir(h.path);
-    if (entries.length === 0) return sftp.status(reqId, STATUS_CODE.EOF);
-    const names: FileEntry[] = entries.map((e) => ({ filename: e.name, longname: longName(e.name, e.attrs), attrs: attrsOut(e.attrs) }));
-    sftp.name(reqId, names);
+    h.left ??= (await files.readdir(h.path)).map((e) => ({ filename: e.name, longname: longName(e.name, e.attrs), attrs: attrsOut(e.attrs) }));
+    if (h.left.length === 0) return sftp.status(reqId, STATUS_CODE.EOF);
+    sftp.name(reqId, h.left.splice(0, NAMES_PER_READDIR));
   }));
 
   sftp.on('STAT', (reqId: number, p: string) => op(reqId, async () => sftp.attrs(reqId, attrsOut(await files.stat(await resolvePath(p), true)))));

@@ -223,8 +223,7 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
       }
       const ch = accept();
       procs.add(p);
-      ch.on('data', (d: Buffer) => p.stdin.write(d));
-      ch.on('end', () => p.stdin.end());
+      ch.pipe(p.stdin);
       ch.on('close', () => p.destroy());
       p.stdin.on('error', () => undefined);
       p.stdout.pipe(ch);
@@ -236,6 +235,8 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
       let pty: { term: string; rows: number; cols: number } | null = null;
       const env: string[] = [];
       let proc: ExecProcess | null = null;
+      /** Settles once every window change asked for so far is applied. */
+      let resizing: Promise<void> = Promise.resolve();
 
       session.on('pty', (accept, reject, info) => {
         if (copyUser) return reject?.();
@@ -247,7 +248,12 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
           pty.rows = info.rows;
           pty.cols = info.cols;
         }
-        void proc?.resize(info.rows, info.cols);
+        // Input sent after the change waits for Docker to apply it, keeping SSH's order (`stty size` typed after a
+        // resize sees the new size).
+        if (proc) {
+          const p = proc;
+          resizing = resizing.then(() => p.resize(info.rows, info.cols));
+        }
         accept?.();
       });
       session.on('env', (accept, reject, info) => {
@@ -314,9 +320,19 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
         }
         proc = p;
         procs.add(p);
-        ch.on('data', (d: Buffer) => p.stdin.write(d));
-        // A TTY has no end of input to pass on (Docker would drop the whole exec); sshd keeps it open too.
-        if (!tty) ch.on('end', () => p.stdin.end());
+        // Input in order, after any window change asked before it; a full stdin holds the channel back. A TTY has no
+        // end of input to pass on (Docker would drop the whole exec); sshd keeps it open too.
+        let writing: Promise<void> = Promise.resolve();
+        ch.on('data', (d: Buffer) => {
+          const before = resizing;
+          ch.pause();
+          writing = writing.then(async () => {
+            await before;
+            if (!p.stdin.write(d)) await new Promise<void>((r) => p.stdin.once('drain', r));
+            ch.resume();
+          });
+        });
+        if (!tty) ch.on('end', () => void writing.then(() => p.stdin.end()));
         ch.on('close', () => p.destroy());
         p.stdin.on('error', () => undefined);
         p.stdout.pipe(ch, { end: false });
