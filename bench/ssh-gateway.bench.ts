@@ -29,9 +29,13 @@ const WINDOW_S = env('GPUPLANE_BENCH_SSH_WINDOW_S', 30);
 /** Sessions opened at once: sshd sheds unauthenticated connections beyond MaxStartups' first 10 (8 at once lost some here). */
 const OPENING = 4;
 
+/** A registered machine's hardware, as agents.bench.ts registers them. */
 const HARDWARE = {
-  gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, driver_version: '550.54.14', cuda_max_good: 12.4, cpu_cores: 32, cpu_ram: 128_000,
-  disk_space: 900, public_ipaddr: '127.0.0.1', direct_port_start: 41000, direct_port_end: 41099, hardware_declared: true,
+  gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564,
+  gpus: [0, 1].map((index) => ({ index, name: 'NVIDIA GeForce RTX 4090', uuid: `GPU-${index}`, gpu_ram: 24564, pci_gen: 4, pcie_width: 16, gpu_max_power: 450, compute_cap: 890 })),
+  driver_version: '550.54.14', cuda_max_good: 12.4, compute_cap: 890, pci_gen: 4, pcie_bw: 25.2, gpu_max_power: 450,
+  cpu_name: 'AMD EPYC 7543', cpu_cores: 64, cpu_arch: 'amd64', cpu_ram: 257_000, disk_space: 900,
+  hostname: 'bench-box', public_ipaddr: '127.0.0.1', direct_port_start: 41000, direct_port_end: 41099, hardware_declared: true,
 };
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
@@ -157,7 +161,7 @@ async function run(ctx: BenchContext): Promise<Figure[]> {
     let hb: ReturnType<typeof heartbeats> | undefined;
     if (ep.heartbeat) {
       const { url, hostKey } = ep.heartbeat;
-      const agents = await inParallel(AGENTS, 16, (i) => registerAgent(url, hostKey, `bench_ssh_${i.toString().padStart(5, '0')}`, HARDWARE));
+      const agents = await inParallel(AGENTS, 16, (i) => registerAgent(url, hostKey, `bench_ssh_agent_${i.toString().padStart(6, '0')}`, HARDWARE));
       hb = heartbeats(agents);
       // Every agent has reported once or twice before the first window.
       await new Promise((r) => setTimeout(r, HEARTBEAT_S * 1000 + 1000));
