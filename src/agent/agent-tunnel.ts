@@ -206,11 +206,13 @@ function serveStream(o: AgentTunnelOptions, stream: ServerHttp2Stream, headers: 
     },
     (err: unknown) => {
       if (!accepted) {
-        const status = err instanceof TunnelRefusal ? err.status : 502;
+        // A TunnelRefusal's status, or any error's own `status` of the three a refusal may have (a data plane's class).
+        const ownStatus = (err as { status?: unknown } | null)?.status;
+        const status = err instanceof TunnelRefusal ? err.status : ownStatus === 400 || ownStatus === 404 || ownStatus === 502 ? ownStatus : 502;
         const reason = err instanceof Error && err.message ? err.message : 'the host could not serve the stream';
         accepted = true;
         for (const m of SHADOWED) delete own[m];
-        if (!(err instanceof TunnelRefusal)) o.log.warn({ target: `${target.kind}.${target.instanceId}`, err: reason }, 'a tunnel stream failed before it was accepted');
+        if (status === 502 && !(err instanceof TunnelRefusal) && ownStatus === undefined) o.log.warn({ target: `${target.kind}.${target.instanceId}`, err: reason }, 'a tunnel stream failed before it was accepted');
         return refuse(status, reason);
       }
       if (!stream.writableEnded && !stream.destroyed) stream.end();
