@@ -86,7 +86,17 @@ async function waitWithStatus(ctx: Ctx, id: number, until: string, timeout: numb
   }
 }
 
-const sshUrl = (i: Instance) => (i.ssh_host && i.ssh_port ? `ssh://root@${i.ssh_host}:${i.ssh_port}` : undefined);
+/**
+ * Where SSH logs in, as the vastai client's ssh-url computes it (client-compat-connect.md): a published port 22 on the
+ * machine's address, else `ssh_host:ssh_port`, one port up for Jupyter runtypes (the SSH gateway's mapping).
+ */
+function sshUrl(i: Instance): string | undefined {
+  const published = (i.ports as Record<string, { HostPort: string }[]> | undefined)?.['22/tcp']?.[0]?.HostPort;
+  if (published && typeof i.public_ipaddr === 'string') return `ssh://root@${i.public_ipaddr}:${published}`;
+  if (!i.ssh_host || typeof i.ssh_port !== 'number') return undefined;
+  const jupyter = typeof i.image_runtype === 'string' && i.image_runtype.includes('jupyter');
+  return `ssh://root@${i.ssh_host}:${i.ssh_port + (jupyter ? 1 : 0)}`;
+}
 
 interface CreateOpts {
   image?: string;
