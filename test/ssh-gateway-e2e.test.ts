@@ -1,7 +1,7 @@
 // End to end through the SSH gateway (issue 31 "Done when"), with real processes (`gpuplane serve` with its gateway on
 // 127.0.0.1, `gpuplane agent` with Docker and its tunnel) and the real OpenSSH client, as a renter runs it from the
 // `ssh_host:ssh_port` the API answers for `ssh_proxy` instances:
-// - an image with its own sshd (test/helpers/sshd-image.ts): ssh, scp, sftp, rsync and ssh -L reach the container's
+// - an image with its own sshd (test/helpers/sshd-image.ts): ssh, scp, sftp, rsync, ssh -L and -R reach the container's
 //   sshd end to end (the host key the client sees is the container's own: the gateway does not terminate SSH); each
 //   connection is in the renter's audit log;
 // - busybox (no sshd, no scp, no rsync): the agent's own SSH server gives a PTY shell of the asked size, exec with exit
@@ -22,6 +22,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -118,7 +119,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('ssh_proxy into an image with sshd: ssh, scp, sftp, rsync and ssh -L through the gateway, end to end', { timeout: 300_000 }, async () => {
+test('ssh_proxy into an image with sshd: ssh, scp, sftp, rsync, ssh -L and -R through the gateway, end to end', { timeout: 300_000 }, async () => {
   const r = await rent({
     image, runtype: 'ssh_proxy', env: { GREETING: 'hi-gateway' },
     onstart: [
@@ -176,6 +177,18 @@ test('ssh_proxy into an image with sshd: ssh, scp, sftp, rsync and ssh -L throug
     assert.match(await res.text(), /^12\./);
   } finally {
     await stop();
+  }
+
+  // ssh -R: a port of this machine served inside the container (sshd's remote forwarding, untouched by the gateway).
+  const web = createServer((_req, res) => res.end('served-from-the-renter\n'));
+  await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+  try {
+    const webPort = (web.address() as { port: number }).port;
+    const fetchInside = 'import time,urllib.request\nfor i in range(50):\n  try:\n    print(urllib.request.urlopen("http://127.0.0.1:9090/").read().decode(),end=""); break\n  except Exception: time.sleep(0.2)';
+    const reverse = await ok(ssh(t, `python3 -c '${fetchInside}'`, { extra: ['-o', 'ExitOnForwardFailure=yes', '-R', `127.0.0.1:9090:127.0.0.1:${webPort}`] }), 'ssh -R');
+    assert.equal(reverse, 'served-from-the-renter\n');
+  } finally {
+    web.close();
   }
 
   // A key of no one allowed is refused.
