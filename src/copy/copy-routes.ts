@@ -25,7 +25,7 @@ export async function copyRoutes(app: TypedApp, { copy }: { copy: CopyService })
       description:
         'One side local (`src_id` or `dst_id` null or "local"): the reply gives `dst_addr`/`dst_port` (upload) or `src_addr`/`src_port` (download), ' +
         'the SSH gateway and the instance\'s copy port; then `rsync -e "ssh -p PORT" SRC vastai_kaalia@ADDR::ID/PATH` copies, with your SSH key. ' +
-        'Both sides instances: as PUT /api/v0/commands/copy_direct/.',
+        'Both sides instances: as copy_direct (the server copies).',
       body: CopyBody,
       response: { 200: CopyReply, 429: ErrorReply, 503: ErrorReply, ...errors },
     },
@@ -37,7 +37,7 @@ export async function copyRoutes(app: TypedApp, { copy }: { copy: CopyService })
       tags, summary: 'Copy a directory between two of your instances (in the background; progress in the destination\'s status_msg)',
       description:
         'Both instances running on machines run by gpuplane agent, on any hosts: the server copies through both hosts\' tunnels. One copy into an ' +
-        'instance at a time; DELETE cancels it. With one side local, the reply is as PUT /api/v0/commands/rsync/\'s.',
+        'instance at a time; DELETE cancels it. With one side local, the reply is as the rsync route\'s (the vastai client sends an explicit local: side here).',
       body: CopyBody,
       response: { 200: CopyReply, 429: ErrorReply, 503: ErrorReply, ...errors },
     },
