@@ -110,6 +110,11 @@ test('rsync -a both ways as `vastai copy` runs it: vastai_kaalia@host::<instance
   assert.equal(readFileSync(join(dst, 'inside.txt'), 'utf8'), 'made-inside\n');
   assert.equal(sha(readFileSync(join(dst, 'sub', 'b.bin'))), sha(readFileSync(join(src, 'sub', 'b.bin'))));
 
+  // A host process never reads a container's device nodes: the daemon refuses --copy-devices.
+  const devices = await run('rsync', ['-a', '--copy-devices', '-e', e, `vastai_kaalia@127.0.0.1::${ID}/dev/null`, join(fx.dir, 'dev-null')]);
+  assert.notEqual(devices.code, 0);
+  assert.match(devices.stderr, /refused|not allowed|copy-devices/i);
+
   // The copy user gets the rsync daemon and nothing else.
   const shell = await fx.ssh(key, port, 'echo shell', { user: 'vastai_kaalia' });
   assert.notEqual(shell.code, 0);
