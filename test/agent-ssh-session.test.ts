@@ -50,8 +50,10 @@ test('exec: output, stderr and the exit status come back; stdin reaches the comm
   assert.equal(w.code, 0, w.stderr);
   assert.equal(w.stdout.trim(), String(input.length));
   // The session is root's, in root's home when there is one, without the container's own variables.
-  const who = await fx.ssh(alice, port, 'id -u; echo "$HOME"; echo "${CONTAINER_ID:-unset}"');
-  assert.deepEqual(who.stdout.split('\n').slice(0, 3), ['0', '/root', 'unset']);
+  const who = await fx.ssh(alice, port, 'id -u; echo "$HOME"; echo "${CONTAINER_ID:-unset}"; echo "$SSH_CLIENT"');
+  const lines = who.stdout.split('\n');
+  assert.deepEqual(lines.slice(0, 3), ['0', '/root', 'unset']);
+  assert.match(lines[3], /^127\.0\.0\.1 \d+ 22$/);
 });
 
 test('/etc/environment\'s variables are in sessions (what `env >> /etc/environment` in onstart does)', async () => {

@@ -124,7 +124,8 @@ export function createDockerContainerAccess(docker: Dockerode, owner: ContainerO
         User: opts.user ?? '0',
       });
       const socket = (await exec.start({ hijack: true, stdin: true, Tty: tty })) as unknown as import('node:stream').Duplex;
-      const stdout = new PassThrough();
+      // Room for a few of Docker's 64 KiB reads, so a bulk copy is not paused at every chunk.
+      const stdout = new PassThrough({ highWaterMark: 1024 * 1024 });
       const stderr = new PassThrough();
       if (tty) {
         socket.pipe(stdout);

@@ -304,7 +304,12 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
         const c = await running(ch);
         if (!c) return;
         const tty = pty !== null;
-        const vars = ['HOME=/root', 'USER=root', 'LOGNAME=root', `PATH=${SESSION_PATH}`, ...env];
+        // What sshd tells a session; SSH_CLIENT also makes bash read ~/.bashrc for a command, as under sshd.
+        const [srcAddr, srcPort] = splitSource(ctx.source);
+        const vars = [
+          'HOME=/root', 'USER=root', 'LOGNAME=root', `PATH=${SESSION_PATH}`,
+          `SSH_CLIENT=${srcAddr} ${srcPort} 22`, `SSH_CONNECTION=${srcAddr} ${srcPort} ${c.ip ?? '0.0.0.0'} 22`, ...env,
+        ];
         if (pty) vars.push(`TERM=${pty.term}`);
         let p: ExecProcess;
         try {
