@@ -56,6 +56,26 @@ test('exec: output, stderr and the exit status come back; stdin reaches the comm
   assert.match(lines[3], /^127\.0\.0\.1 \d+ 22$/);
 });
 
+test("a session's process ends with its connection (a TTY shell and a command), as sshd hangs them up", async () => {
+  const ps = () => fx.exec(container, 'ps -o args');
+  const shell = spawn('ssh', [...fx.sshOptions(alice, port), '-tt', 'root@127.0.0.1', 'exec sh -c "echo shell-up; exec sleep 4242"'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const command = spawn('ssh', [...fx.sshOptions(alice, port), 'root@127.0.0.1', 'echo command-up; sleep 4343'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const up = (c: ReturnType<typeof spawn>, text: string) => new Promise<void>((resolve) => {
+    let seen = '';
+    c.stdout!.on('data', (d) => {
+      seen += String(d);
+      if (seen.includes(text)) resolve();
+    });
+  });
+  await Promise.all([up(shell, 'shell-up'), up(command, 'command-up')]);
+  assert.match(await ps(), /sleep 4242[\s\S]*sleep 4343|sleep 4343[\s\S]*sleep 4242/);
+  shell.kill('SIGKILL');
+  command.kill('SIGKILL');
+  // Until both are gone (the agent sees each connection end, then signals its process).
+  for (let i = 0; i < 600 && /sleep 4242|sleep 4343/.test(await ps()); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.doesNotMatch(await ps(), /sleep 4242|sleep 4343/);
+});
+
 test('/etc/environment\'s variables are in sessions (what `env >> /etc/environment` in onstart does)', async () => {
   await fx.exec(container, 'echo "GREETING=hello from onstart" >> /etc/environment');
   const r = await fx.ssh(alice, port, 'echo "$GREETING"');

@@ -41,8 +41,13 @@ export interface ExecProcess {
   resize(rows: number, cols: number): Promise<void>;
   /** The exit status once the process is over (null when Docker cannot say). */
   exit: Promise<number | null>;
-  /** Drops the connection to the process: its stdin ends and its output goes nowhere (a reader gets SIGPIPE). */
+  /**
+   * Drops the connection to the process. Docker keeps the process running (a shell on a TTY waits forever), so a
+   * session that ends hangs it up first (`hangup`).
+   */
   destroy(): void;
+  /** Sends SIGHUP to the process when it still runs, as sshd's closing of a session's TTY or pipes would. */
+  hangup(): Promise<void>;
 }
 
 export interface ContainerAccess {
@@ -162,6 +167,17 @@ export function createDockerContainerAccess(docker: Dockerode, owner: ContainerO
         },
         exit,
         destroy: () => socket.destroy(),
+        async hangup() {
+          // Docker has no verb for signalling an exec; its process is in the host's pid namespace as `Pid`, and the
+          // agent runs there. Looked up just before, so the pid is the exec's own while it runs.
+          const info = await exec.inspect().catch(() => null);
+          if (!info?.Running || !info.Pid || info.Pid <= 1) return;
+          try {
+            process.kill(info.Pid, 'SIGHUP');
+          } catch {
+            // gone meanwhile, or not ours to signal
+          }
+        },
       };
     },
   };

@@ -98,8 +98,9 @@ class FileReader {
     return out;
   }
 
+  /** Stops the reader (a `cat` cut short would otherwise wait forever on a pipe no one reads). */
   close(): void {
-    this.proc.destroy();
+    void this.proc.hangup().finally(() => this.proc.destroy());
   }
 }
 

@@ -132,14 +132,20 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
   let auth: 'none' | 'failed' | 'ok' = 'none';
   let user: string | null = null;
   const live: LiveSshConnection = { instanceId: ctx.instanceId, keyBlob: null, end: () => undefined };
-  const procs = new Set<{ destroy(): void }>();
+  const procs = new Set<{ destroy(): void; hangup?(): Promise<void> }>();
+  /** A session's process when its session or connection ends: hung up (as sshd does), then let go. */
+  const hangUp = async (p: { destroy(): void; hangup?(): Promise<void> }) => {
+    procs.delete(p);
+    await p.hangup?.().catch(() => undefined);
+    p.destroy();
+  };
 
   return new Promise<TunnelStreamEnd>((resolve) => {
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
-      for (const p of procs) p.destroy();
+      for (const p of procs) void hangUp(p);
       track(live, false);
       const end: TunnelStreamEnd = { endpoint: 'agent', auth };
       if (user !== null) end.user = user;
@@ -224,7 +230,7 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
       const ch = accept();
       procs.add(p);
       ch.pipe(p.stdin);
-      ch.on('close', () => p.destroy());
+      ch.on('close', () => void hangUp(p));
       p.stdin.on('error', () => undefined);
       p.stdout.pipe(ch);
       p.stderr.resume();
@@ -338,7 +344,7 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
           });
         });
         if (!tty) ch.on('end', () => void writing.then(() => p.stdin.end()));
-        ch.on('close', () => p.destroy());
+        ch.on('close', () => void hangUp(p));
         p.stdin.on('error', () => undefined);
         p.stdout.pipe(ch, { end: false });
         p.stderr.pipe(ch.stderr, { end: false });
