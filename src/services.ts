@@ -188,7 +188,8 @@ export function createServices(deps: ServiceDeps) {
   // Real hosts (`gpuplane agent`): registration, machine keys, desired state, status reports (src/agent-server/).
   const agent: AgentService = agentServiceFactory({
     store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
-    accountKeys: (userId, tx) => sshKeys.publicKeysOf(userId, tx),
+    // Account keys of renters and of team members with instance access, one read per desired state (issue 31 item 4).
+    accountKeys: (userIds, tx) => sshKeys.publicKeysOfMany(userIds, tx),
     warn: (err) => log.warn({ err }, 'reading the desired state of held agent polls failed'),
   });
   // Issue 31 (tunnels): each real host's agent keeps one outbound tunnel to a server process, authenticated by its

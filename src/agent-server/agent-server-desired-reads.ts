@@ -1,6 +1,7 @@
 /**
  * Reading a machine's desired state (docs/AGENT-PROTOCOL.md §2) in a transaction: its instances, with their boot
- * counts, SSH keys and secrets, its open log requests, and the instances feature's `execute` and snapshot requests,
+ * counts, SSH keys (the instance's own, its renter's account keys, and for a team's instance the account keys of every
+ * member whose role allows instance_write) and secrets, its open log requests, and the instances feature's `execute` and snapshot requests,
  * shaped by agent-server-desired.ts. The long-poll, a status report and the emulator's simulated agent all read it here.
  */
 import type { SecretBox } from '../platform/crypto.js';
@@ -10,8 +11,9 @@ import type { CommandRequestT, DesiredInstanceT, LogRequestT, SnapshotRequestT }
 import type { MachineInfo } from '../machines/machines-contract.js';
 import type { MachinesService } from '../machines/machines-service.js';
 import { bootCounts, sshKeysOf, type InstanceRow, type InstancesAgentPort } from '../instances/instances-agent-contract.js';
+import { memberIdsAllowing } from '../teams/teams-contract.js';
 import type { AgentStore } from './agent-server-store.js';
-import { desiredInstance, desiredVersion } from './agent-server-desired.js';
+import { desiredInstance, desiredVersion, TEAM_SSH_CATEGORY } from './agent-server-desired.js';
 
 /** A machine's desired state as read in a transaction, with the instance rows it was built from. */
 export interface DesiredRead {
@@ -37,24 +39,32 @@ export interface DesiredReadsDeps {
   fleet: MachinesService;
   agents: AgentStore;
   instances: Pick<InstancesAgentPort, 'store' | 'commands'>;
-  /** Public keys on the renter's account, put in every container with the instance's own. */
-  accountKeys?: (userId: number, tx?: Tx) => Promise<string[]>;
+  /**
+   * The public keys on each of these accounts, read at once (the ssh-keys service's `publicKeysOfMany`): the renter's
+   * go into every container of theirs with the instance's own, and a team's instance also lets in its members with
+   * instance access. Without it, only the instances' own keys.
+   */
+  accountKeys?: (userIds: readonly number[], tx: Tx) => Promise<Map<number, string[]>>;
 }
 
 export function desiredReads({ db, clock, secretBox, fleet, agents, instances: { store, commands }, accountKeys: accountKeysOf }: DesiredReadsDeps) {
   /**
    * The desired instances of these rows (of machines with `machineGpus` GPUs each): with their boot counts, SSH keys
-   * (the account's and the instance's own) and secrets, read for all the rows at once.
+   * (the renter's account keys, those of the members of its team allowed instance_write, and the instance's own) and
+   * secrets, read for all the rows at once: a few statements whatever the number of rows.
    */
   async function desiredInstances(rows: InstanceRow[], machineGpus: (row: InstanceRow) => number, tx: Tx): Promise<DesiredInstanceT[]> {
     const ids = rows.map((r) => r.id);
     const boots = await bootCounts(ids, tx);
     const keys = await sshKeysOf(ids, tx);
-    const accountKeys = new Map<number, string[]>();
+    const teamIds = rows.flatMap((r) => (r.team_id === null ? [] : [r.team_id]));
+    const members = accountKeysOf && teamIds.length ? await memberIdsAllowing(teamIds, TEAM_SSH_CATEGORY, tx) : new Map<number, number[]>();
+    const users = [...new Set([...rows.map((r) => r.user_id), ...[...members.values()].flat()])];
+    const accountKeys = accountKeysOf && users.length ? await accountKeysOf(users, tx) : new Map<number, string[]>();
     const instances: DesiredInstanceT[] = [];
     for (const r of rows) {
-      if (accountKeysOf && !accountKeys.has(r.user_id)) accountKeys.set(r.user_id, await accountKeysOf(r.user_id, tx));
-      const sshKeys = [...new Set([...(accountKeys.get(r.user_id) ?? []), ...(keys.get(r.id) ?? [])])];
+      const team = r.team_id === null ? [] : (members.get(r.team_id) ?? []).flatMap((u) => accountKeys.get(u) ?? []);
+      const sshKeys = [...new Set([...(accountKeys.get(r.user_id) ?? []), ...team, ...(keys.get(r.id) ?? [])])];
       instances.push(desiredInstance(r, {
         boot: boots.get(r.id) ?? 0,
         sshKeys,

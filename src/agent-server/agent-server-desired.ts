@@ -6,9 +6,16 @@
 import { createHash } from 'node:crypto';
 import type { CommandRequestT, DesiredInstanceT, DockerLoginT, LogRequestT, SnapshotRequestT } from '../protocol/agent-protocol-schemas.js';
 import { splitShellWords } from '../protocol/shell-words.js';
+import type { Category } from '../platform/permissions.js';
 import { RUNTYPE_PORTS, wantsRunning, type InstanceRow, type Runtype } from '../instances/instances-agent-contract.js';
 
 export { wantsRunning };
+
+/**
+ * The role right that lets a member of a team into the team's instances with their own account SSH keys (issue 31
+ * item 4): the right to act on its instances. The desired state's reads and its fingerprint both use it.
+ */
+export const TEAM_SSH_CATEGORY: Category = 'instance_write';
 
 /** The spec's runtypes as the agent knows them: ssh_direct/ssh_proxy → ssh, jupyter_* → jupyter. */
 export function agentRuntype(runtype: string): 'args' | 'ssh' | 'jupyter' {

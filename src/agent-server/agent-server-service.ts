@@ -41,8 +41,8 @@ export interface AgentDeps {
   hub: InstanceChanges;
   /** A failed background read (the held polls' watch). */
   warn?: (err: unknown) => void;
-  /** Public keys on the renter's account, put in every container with the instance's own. */
-  accountKeys?: (userId: number, tx?: Tx) => Promise<string[]>;
+  /** Public keys on these accounts, read at once: renters' and team members' (agent-server-desired-reads.ts). */
+  accountKeys?: (userIds: readonly number[], tx: Tx) => Promise<Map<number, string[]>>;
 }
 
 export function agentServiceFactory(deps: AgentDeps) {

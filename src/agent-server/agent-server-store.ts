@@ -3,6 +3,8 @@ import type { Db, Tx } from '../platform/db/connect.js';
 import type { Database } from '../platform/db/schema.js';
 import { prepared, preparedByKeys } from '../platform/db/prepared.js';
 import { instanceFingerprintParts, instanceWorkOn } from '../instances/instances-agent-contract.js';
+import { membersAllowingSql } from '../teams/teams-contract.js';
+import { TEAM_SSH_CATEGORY } from './agent-server-desired.js';
 import type { AgentLogRequestsTable, AgentMachinesTable } from './agent-server-tables.js';
 
 export type AgentMachineRow = Selectable<AgentMachinesTable>;
@@ -154,9 +156,10 @@ export function agentStore(db: Db) {
     },
 
     /**
-     * A cheap digest of what each machine's desired state is built from (six queries for any number of machines):
+     * A cheap digest of what each machine's desired state is built from (seven queries for any number of machines):
      * its live instances (each state change bumps `state_version`, each recycle or update `generation`), their SSH
-     * keys, their renters' account keys, its open log requests, and its `execute` and snapshot requests (a new one, or
+     * keys, their renters' account keys, the account keys of the members let into its team instances (whose role
+     * allows TEAM_SSH_CATEGORY), its open log requests, and its `execute` and snapshot requests (a new one, or
      * one answered). A held long-poll rebuilds the desired state only when its machine's digest changes
      * (agent-server-watch.ts).
      */
@@ -164,12 +167,12 @@ export function agentStore(db: Db) {
       const parts = new Map<number, number[]>();
       for (let i = 0; i < machineIds.length; i += FINGERPRINT_BATCH) {
         const ids = machineIds.slice(i, i + FINGERPRINT_BATCH);
-        for (const id of ids) parts.set(id, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        for (const id of ids) parts.set(id, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         const list = sql.join(ids);
         const num = (e: RawBuilder<unknown>) => sql`cast(${e} as double precision)`;
         // One statement, one round trip (a renewed long-poll reads it): each part's aggregates, tagged. All but the log
         // requests are the instances feature's parts (instances-agent-contract.ts `instanceFingerprintParts`).
-        const of = instanceFingerprintParts(list, num);
+        const of = instanceFingerprintParts(list, num, membersAllowingSql(TEAM_SSH_CATEGORY));
         const { rows } = await sql<{ machine_id: number; k: string; a: number; b: number; c: number }>`
           ${of.instances}
           union all
@@ -179,6 +182,8 @@ export function agentStore(db: Db) {
             from agent_log_requests where machine_id in (${list}) and answered_at is null group by machine_id
           union all
           ${of.accountKeys}
+          union all
+          ${of.teamKeys}
           union all
           ${of.commands}
           union all
@@ -194,6 +199,7 @@ export function agentStore(db: Db) {
           else if (r.k === 'a') Object.assign(p, { 5: a, 6: b, 7: c });
           else if (r.k === 'c') p[9] = a + b;
           else if (r.k === 's') p[10] = a + b;
+          else if (r.k === 't') Object.assign(p, { 11: a, 12: b, 13: c });
         }
       }
       return new Map([...parts].map(([id, p]) => [id, p.join(':')]));

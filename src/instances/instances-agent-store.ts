@@ -29,10 +29,12 @@ export type FingerprintPart = RawBuilder<unknown>;
 /**
  * The instances feature's parts of a machines' fingerprint statement (agent-server-store.ts `fingerprints`), for the
  * machines in `list` (their ids, joined): its live instances (each state change bumps `state_version`, each recycle
- * or update `generation`), their SSH keys, their renters' account keys, and its `execute` and snapshot requests (a new
- * one, or one answered). `num` casts an aggregate to the statement's one number type.
+ * or update `generation`), their SSH keys, their renters' account keys, the account keys of the team members let into
+ * a team's instance (`teamMembers`: a subquery of (team_id, user_id), the teams contract's `membersAllowingSql`), and
+ * its `execute` and snapshot requests (a new one, or one answered). `num` casts an aggregate to the statement's one
+ * number type.
  */
-export function instanceFingerprintParts(list: RawBuilder<unknown>, num: (e: RawBuilder<unknown>) => RawBuilder<unknown>) {
+export function instanceFingerprintParts(list: RawBuilder<unknown>, num: (e: RawBuilder<unknown>) => RawBuilder<unknown>, teamMembers: RawBuilder<unknown>) {
   return {
     instances: sql`select machine_id, 'i' as k, ${num(sql`count(*)`)} as a, ${num(sql`sum(state_version)`)} as b, ${num(sql`sum(generation)`)} as c
             from instances where machine_id in (${list}) and destroyed_at is null group by machine_id`,
@@ -43,6 +45,12 @@ export function instanceFingerprintParts(list: RawBuilder<unknown>, num: (e: Raw
     // ssh-keys feature's), joined to the instances in the same statement.
     accountKeys: sql`select i.machine_id, 'a', ${num(sql`count(*)`)}, ${num(sql`max(s.id)`)}, ${num(sql`max(s.updated_at)`)}
             from ssh_keys s join instances i on i.user_id = s.user_id
+            where i.machine_id in (${list}) and i.destroyed_at is null group by i.machine_id`,
+    // A team's instance lets in the account keys of its members with instance access (issue 31): a member joining,
+    // leaving, changing role, or adding, removing or changing a key changes these sums. `teamMembers` is the teams
+    // feature's SQL, passed in by the agent server.
+    teamKeys: sql`select i.machine_id, 't', ${num(sql`count(*)`)}, ${num(sql`sum(s.id)`)}, ${num(sql`sum(s.updated_at)`)}
+            from instances i join (${teamMembers}) tm on tm.team_id = i.team_id join ssh_keys s on s.user_id = tm.user_id
             where i.machine_id in (${list}) and i.destroyed_at is null group by i.machine_id`,
     commands: sql`select machine_id, 'c', ${num(sql`max(id)`)}, ${num(sql`count(answered_at)`)}, ${num(sql`0`)}
             from instance_commands where machine_id in (${list}) group by machine_id`,

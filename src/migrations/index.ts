@@ -49,6 +49,7 @@ import { loginThrottlesMigration } from './0043-login-throttles.js';
 import { agentHardwarePendingMigration } from './0044-agent-hardware-pending.js';
 import { instancesApiKeySealedMigration } from './0045-instances-api-key-sealed.js';
 import { agentTunnelsMigration } from './0046-agent-tunnels.js';
+import { teamKeysNotifyMigration } from './0047-team-keys-notify.js';
 
 /**
  * Each migration with the one feature that owns what it makes: its folder under src/ (`platform` for the platform's
@@ -101,6 +102,7 @@ export const OWNED_MIGRATIONS: ReadonlyArray<readonly [name: string, owner: stri
   ['0044_agent_hardware_pending', 'agent-server', agentHardwarePendingMigration],
   ['0045_instances_api_key_sealed', 'instances', instancesApiKeySealedMigration],
   ['0046_agent_tunnels', 'tunnels', agentTunnelsMigration],
+  ['0047_team_keys_notify', 'agent-server', teamKeysNotifyMigration],
 ];
 
 export const MIGRATIONS: MigrationList = {

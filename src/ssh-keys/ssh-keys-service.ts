@@ -91,6 +91,20 @@ export function sshKeysServiceFactory({ db, dialect, sshKeys, clock }: SshKeysSe
       return (await sshKeys.listByUser(userId, tx)).map((k) => k.public_key);
     },
 
+    /**
+     * The public key lines of each of these users, oldest first, read in one statement (a machine's desired state puts
+     * the renters' and team members' account keys into its containers); a user without keys is absent.
+     */
+    async publicKeysOfMany(userIds: readonly number[], tx: Tx = db): Promise<Map<number, string[]>> {
+      const out = new Map<number, string[]>();
+      const ids = [...new Set(userIds)];
+      // In batches: bound parameters stay far below SQLite's and PostgreSQL's limits.
+      for (let i = 0; i < ids.length; i += 1000) {
+        for (const k of await sshKeys.listByUsers(ids.slice(i, i + 1000), tx)) out.set(k.user_id, [...(out.get(k.user_id) ?? []), k.public_key]);
+      }
+      return out;
+    },
+
     /** One key of the user; someone else's or a missing one is ApiError not_found (for attach/detach). */
     async get(userId: number, keyId: number, tx: Tx = db): Promise<SshKeyRow> {
       const row = await sshKeys.get(userId, keyId, tx);

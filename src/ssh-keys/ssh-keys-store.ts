@@ -19,6 +19,12 @@ export function sshKeysStore(db: Tx) {
       return tx.selectFrom('ssh_keys').selectAll().where('user_id', '=', userId).orderBy('id', 'asc').execute();
     },
 
+    /** The keys of all these users, by user then id (oldest first). */
+    async listByUsers(userIds: readonly number[], tx: Tx = db): Promise<SshKeyRow[]> {
+      if (userIds.length === 0) return [];
+      return tx.selectFrom('ssh_keys').selectAll().where('user_id', 'in', [...userIds]).orderBy('user_id').orderBy('id', 'asc').execute();
+    },
+
     async get(userId: number, id: number, tx: Tx = db): Promise<SshKeyRow | undefined> {
       return tx.selectFrom('ssh_keys').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
     },

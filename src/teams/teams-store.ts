@@ -1,5 +1,6 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Tx } from '../platform/db/connect.js';
+import type { Category } from '../platform/permissions.js';
 import type { TeamInvitationsTable, TeamMembersTable, TeamRolesTable, TeamsTable } from './teams-tables.js';
 
 export type TeamRow = Selectable<TeamsTable>;
@@ -118,6 +119,18 @@ export function teamsStore(db: Tx) {
       await tx.deleteFrom('team_members').where('team_id', '=', teamId).where('user_id', '=', userId).execute();
     },
 
+    /** Every member of these teams with their role's permission document (JSON text; null: full access). */
+    async membersWithPermissions(teamIds: readonly number[], tx: Tx = db): Promise<{ team_id: number; user_id: number; permissions: string | null }[]> {
+      if (teamIds.length === 0) return [];
+      return tx
+        .selectFrom('team_members as m')
+        .innerJoin('team_roles as r', 'r.id', 'm.role_id')
+        .select(['m.team_id', 'm.user_id', 'r.permissions'])
+        .where('m.team_id', 'in', [...teamIds])
+        .orderBy('m.id')
+        .execute();
+    },
+
     async insertInvitation(i: Insertable<TeamInvitationsTable>, tx: Tx = db): Promise<InvitationRow> {
       return tx.insertInto('team_invitations').values(i).returningAll().executeTakeFirstOrThrow();
     },
@@ -151,3 +164,18 @@ export function teamsStore(db: Tx) {
 }
 
 export type TeamsStore = ReturnType<typeof teamsStore>;
+
+/**
+ * A subquery of rows (team_id, user_id): the members whose role allows `category`, for another feature's statement
+ * (the agent server's fingerprint of a desired state, which must change when the members with instance access do).
+ * It says in SQL what `allows(roleDoc(role), category)` says: a role without a document (null, or the empty text
+ * roleDoc reads as none) is full access; any other is the JSON a permission document is stored as (JSON.stringify of
+ * parsePermissionDoc's result: categories are its only keys, each `{}`), which names the category, quoted, exactly when
+ * it grants it. `_` is LIKE's one-character wildcard, so it is escaped.
+ */
+export function membersAllowingSql(category: Category): RawBuilder<unknown> {
+  const pattern = `%"${category.replace(/[\\%_]/g, (c) => `\\${c}`)}"%`;
+  return sql`select m.team_id, m.user_id from team_members m join team_roles r on r.id = m.role_id
+    where r.permissions is null or r.permissions = '' or r.permissions like ${pattern} escape '\\'`;
+}
+
