@@ -13,6 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { copyStore } from '../src/copy/copy-store.js';
+import { COPIES_PER_USER_MAX } from '../src/copy/copy-service.js';
+import { desired, hostWithMachine, observed, report } from './agent-server-fixtures.js';
+import { rentOk } from './instances-fixtures.js';
 import { exitedAll, fakeTunnels, pairOnHosts, type FakeTunnels } from './copy-fixtures.js';
 
 const root = mkdtempSync(join(tmpdir(), 'gpuplane-copy-test-'));
@@ -132,6 +135,42 @@ forEachDialect('copy between instances', (app, dialect) => {
     await exitedAll(fake.daemons);
     assert.equal(existsSync(join(fsOf(b), 'data')), false);
     await app().services.copy.settled(b);
+  });
+
+  test('an account runs at most COPIES_PER_USER_MAX copies between instances at once: the next is 429 until one ends', async () => {
+    const fake = withTunnels(app());
+    const renter = await app().createUser({ credit: 100 });
+    const ids: number[] = [];
+    for (let h = 0; h < 3; h++) {
+      const host = await hostWithMachine(app());
+      for (let i = 0; i < 2; i++) {
+        const { id } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox' }, renter.api_key);
+        ids.push(id);
+      }
+      const d = await desired(app(), host);
+      await report(app(), host, d.instances.map((x: any) => observed(x.instance_id, x.boot)), d.version);
+    }
+    for (const id of ids) mkdirSync(fsOf(id), { recursive: true });
+    const [a, ...dsts] = ids;
+    let release!: () => void;
+    fake.hold = { waiting: () => undefined, release: new Promise<void>((r) => (release = r)) };
+    for (const b of dsts.slice(0, COPIES_PER_USER_MAX)) {
+      assert.equal((await put({ src_id: String(a), dst_id: String(b), src_path: '/', dst_path: '/in/' }, renter.api_key)).status, 200);
+    }
+    const over = await put({ src_id: String(a), dst_id: String(dsts[COPIES_PER_USER_MAX]), src_path: '/', dst_path: '/in/' }, renter.api_key);
+    assert.equal(over.status, 429, over.raw);
+    assert.equal(over.body.error, 'rate_limited');
+    assert.equal(over.body.msg, `this account runs ${COPIES_PER_USER_MAX} copies between instances, the most this server allows at once; wait for one to end`);
+    const cancel = await app().request('DELETE', '/api/v0/commands/copy_direct/', { key: renter.api_key, body: { client_id: 'me', dst_id: String(dsts[0]) } });
+    assert.equal(cancel.status, 200, cancel.raw);
+    assert.equal((await put({ src_id: String(a), dst_id: String(dsts[COPIES_PER_USER_MAX]), src_path: '/', dst_path: '/in/' }, renter.api_key)).status, 200);
+    for (const b of dsts) {
+      await app().request('DELETE', '/api/v0/commands/copy_direct/', { key: renter.api_key, body: { client_id: 'me', dst_id: String(b) } });
+    }
+    fake.hold = undefined;
+    release();
+    await app().services.copy.settled();
+    await exitedAll(fake.daemons);
   });
 
   test('a cancel asked through another server process (its mark in the database) stops the copy here', async () => {

@@ -33,6 +33,8 @@ import type { Duplex } from 'node:stream';
 export const STAGING_FREE_MIN_BYTES = 1024 ** 3;
 /** …and this share of its size. */
 export const STAGING_FREE_MIN_SHARE = 0.05;
+/** A stopped copy's rsync processes still there this long after SIGTERM are killed. */
+const KILL_AFTER_MS = 5000;
 /** How often the staging disk's free space is looked at while a copy pulls. */
 const STAGING_CHECK_MS = 2000;
 /**
@@ -164,7 +166,9 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
   /** Runs one leg to its end; resolves with its exit code when that is 0 or one of `allowed`, else rejects. */
   async function runRsync(leg: 'pull' | 'push', args: string[], env: NodeJS.ProcessEnv, side: RelaySide, watchDisk: boolean, allowed: number[] = []): Promise<number> {
     deps.signal.throwIfAborted();
-    const child = spawn(deps.rsync ?? 'rsync', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A process group of its own: rsync forks (its connection helper, its receiver), and a stop must reach them all.
+    // A forked rsync waiting on a helper whose socket we hold open would otherwise keep the leg from ever ending.
+    const child = spawn(deps.rsync ?? 'rsync', args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stderr = '';
     let diskFull: string | undefined;
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
@@ -177,11 +181,25 @@ export async function relayCopy(plan: RelayPlan, deps: RelayDeps): Promise<void>
         if (m) deps.onProgress?.(leg, Number(m[2]), Number(m[1].replace(/,/g, '')));
       }
     });
-    // Once rsync is gone, so are its connections (their helpers end with them, and rsync's pipes close).
+    const group = (signal: NodeJS.Signals) => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, signal);
+      } catch {
+        /* the group is gone already */
+      }
+    };
+    // Once rsync is gone, so are its connections and whatever it forked (helpers end with their sockets, and rsync's
+    // pipes close).
     child.once('exit', () => {
       for (const s of sockets) s.destroy();
+      group('SIGKILL');
     });
-    const kill = () => child.kill('SIGTERM');
+    const kill = () => {
+      for (const s of sockets) s.destroy();
+      group('SIGTERM');
+      // rsync ends at SIGTERM; should a process of it not, it is not left behind.
+      setTimeout(() => group('SIGKILL'), KILL_AFTER_MS).unref();
+    };
     deps.signal.addEventListener('abort', kill, { once: true });
     const disk = watchDisk
       ? setInterval(() => {
