@@ -84,7 +84,13 @@ async function ownSetup(ctx: BenchContext, sessions: number): Promise<Endpoints>
   const stop = async () => {
     if (agent && agent.child.exitCode === null) {
       agent.child.kill('SIGTERM');
+      // An agent that does not stop within 15 s is said and killed, so the bench still cleans up.
+      const late = setTimeout(() => {
+        ctx.log('  the agent did not exit within 15 s of SIGTERM: killed');
+        agent?.child.kill('SIGKILL');
+      }, 15_000);
       await agent.exited;
+      clearTimeout(late);
     }
     if (machineId) {
       for (const c of await docker.listContainers({ all: true, filters: { label: [`gpuplane.machine_id=${machineId}`] } })) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);

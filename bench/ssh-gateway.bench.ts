@@ -53,6 +53,19 @@ function blob(dir: string, mb: number): string {
   return file;
 }
 
+/**
+ * The process's resident memory: the median of 15 readings over 3 s (one reading swings with the garbage collector;
+ * a 200-session run here read 177 MB before and 143 MB with them).
+ */
+async function rssSettled(pid: number): Promise<number> {
+  const readings: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    readings.push(rssMb(pid));
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return median(readings);
+}
+
 /** MB/s of one scp of `file` into the container. */
 async function scpRate(t: SshTarget, file: string, mb: number): Promise<number> {
   const s = performance.now();
@@ -167,12 +180,12 @@ async function run(ctx: BenchContext): Promise<Figure[]> {
       await new Promise((r) => setTimeout(r, HEARTBEAT_S * 1000 + 1000));
     }
     const withoutHb = hb ? await hb.window() : [];
-    const rssBefore = ep.serverPid === undefined ? Number.NaN : rssMb(ep.serverPid);
+    const rssBefore = ep.serverPid === undefined ? Number.NaN : await rssSettled(ep.serverPid);
     const key = readFileSync(ep.gateway.key.file);
     const sessions = await inParallel(SESSIONS, OPENING, () => idleSession(ep.gateway, key));
     // The sessions settle (buffers grown, nothing in flight) before the server's memory is read.
     await new Promise((r) => setTimeout(r, 5000));
-    const rssAfter = ep.serverPid === undefined ? Number.NaN : rssMb(ep.serverPid);
+    const rssAfter = ep.serverPid === undefined ? Number.NaN : await rssSettled(ep.serverPid);
     const withHb = hb ? await hb.window() : [];
     ctx.log(`  ${sessions.length} idle sessions: server RSS ${rssBefore} MB before, ${rssAfter} MB with them`);
     for (const c of sessions) c.end();

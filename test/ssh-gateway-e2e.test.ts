@@ -15,7 +15,8 @@
 // - the container's environment: onstart sees CONTAINER_API_KEY and the rest; an SSH session does not, unless onstart
 //   wrote them to /etc/environment (spec);
 // - an instance on a simulated machine is refused with a message that says so (and the refusal is audited);
-// - the agent killed and started again: new connections get in (same host keys), the instance's files are all there;
+// - the agent stopped (SIGTERM: exits 0), and killed, and started again: new connections get in (same host keys), the
+//   instance's files are all there;
 // - a destroyed instance's open sessions end.
 // Docker and the OpenSSH client must be there: where they are not, this test fails.
 import { test, before, after } from 'node:test';
@@ -273,7 +274,7 @@ test('a key attached after creation gets in, and is refused once detached (sshd 
     assert.equal((await ssh(later, 'true')).code, 255, 'not attached yet');
     const attached = await api('POST', `/api/v0/instances/${id}/ssh/`, renterKey, { ssh_key: other.publicKey });
     assert.equal(attached.status, 200, JSON.stringify(attached.body));
-    // The issue: within 2 seconds. Waited for here (a test asserts no time), the bench-free check is that it happens.
+    // The issue says within 2 seconds; a test asserts no time, so this waits (up to 30 s) for it to happen.
     await untilSshWorks(later, 'true', 30_000, context);
     const detached = await api('DELETE', `/api/v0/instances/${id}/ssh/${attached.body.key_id}/`, renterKey);
     assert.equal(detached.status, 200, JSON.stringify(detached.body));
@@ -360,14 +361,21 @@ test('an instance on a simulated machine: the gateway refuses with a message tha
   assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
 });
 
-test('the agent killed and started again: new connections get in, with the same host keys, and nothing is lost', { timeout: 180_000 }, async () => {
+test('the agent stopped, and killed, and started again: new connections get in, with the same host keys, and nothing is lost', { timeout: 180_000 }, async () => {
   const { sshd, busybox } = inst;
   assert.ok(sshd?.id && busybox?.id, 'the instances of the tests above');
   const before = (await ours()).map((c) => c.Id).sort();
   await ok(ssh(busybox.t, 'echo kept > /workspace/before-restart'), 'write');
-  agent!.child.kill('SIGKILL');
-  await agent!.exited;
-  agent = startAgent({ url: server!.url, stateDir: join(dir, 'state'), hardwareFile: join(dir, 'hardware.json'), ports: PORTS, apiKey: '' });
+  const again = () => startAgent({ url: server!.url, stateDir: join(dir, 'state'), hardwareFile: join(dir, 'hardware.json'), ports: PORTS, apiKey: '' });
+  // Stopped (SIGTERM) with SSH instances running and sessions just served: it exits 0 and leaves the containers.
+  agent!.child.kill('SIGTERM');
+  assert.equal(await within('the agent exits on SIGTERM', agent!.exited, 30_000), 0, agent!.output().slice(-3000));
+  agent = again();
+  await untilSshWorks(busybox.t, 'cat /workspace/before-restart', 60_000, context);
+  // Killed outright.
+  agent.child.kill('SIGKILL');
+  await agent.exited;
+  agent = again();
   // known_hosts holds both instances' host keys from before: a changed one would be refused (accept-new).
   await untilSshWorks(busybox.t, 'cat /workspace/before-restart', 60_000, context);
   assert.equal(await ok(ssh(busybox.t, 'cat /workspace/before-restart'), 'read'), 'kept\n');
