@@ -37,6 +37,10 @@ test("rsync: the client's daemon command is recognised, nothing else; the module
   assert.match(conf, /^path = \/proc\/1234\/root$/m);
   assert.match(conf, /^refuse options = devices copy-devices write-devices$/m);
   assert.match(conf, /^uid = 0$/m);
+  // The client's own form of the instance is a module too (vast.py uses the id as typed: `C.42:/x` asks for `C.42`).
+  assert.match(conf, /^\[C\.42\]$/m);
+  assert.equal(conf.match(/^path = \/proc\/1234\/root$/gm)?.length, 2);
+  assert.equal(conf.match(/^exclude = \/proc\/ \/sys\/ \/dev\/$/gm)?.length, 2);
   assert.throws(() => rsyncdConfig(42, 0));
 });
 

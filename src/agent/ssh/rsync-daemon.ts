@@ -22,14 +22,16 @@ export function isRsyncDaemonCommand(command: string): boolean {
   return /^rsync\s+--server\s+--daemon(\s+\S+)*\s+\.\s*$/.test(command.trim());
 }
 
-/** The daemon's configuration: one module, the instance, rooted at the container's root. */
+/**
+ * The daemon's configuration: the instance, rooted at the container's root, under the two names a renter types it by:
+ * its id (`7`) and the client's instance form (`C.7`): vast.py passes the id as typed as the module name
+ * (`vastai copy up C.7:/x`, the README's form, asks for module `C.7`). The kernel's file systems are left out, so a
+ * copy of `/` does not walk the container's /proc, /sys and /dev.
+ */
 export function rsyncdConfig(instanceId: number, containerPid: number): string {
   if (!Number.isSafeInteger(containerPid) || containerPid <= 0) throw new Error('the container has no process');
-  return [
-    'use chroot = yes',
-    'numeric ids = yes',
-    'max verbosity = 2',
-    `[${instanceId}]`,
+  const module = (name: string) => [
+    `[${name}]`,
     `path = /proc/${containerPid}/root`,
     `comment = instance ${instanceId}`,
     'read only = false',
@@ -37,8 +39,9 @@ export function rsyncdConfig(instanceId: number, containerPid: number): string {
     'gid = 0',
     'munge symlinks = no',
     'refuse options = devices copy-devices write-devices',
-    '',
-  ].join('\n');
+    'exclude = /proc/ /sys/ /dev/',
+  ];
+  return ['use chroot = yes', 'numeric ids = yes', 'max verbosity = 2', ...module(String(instanceId)), ...module(`C.${instanceId}`), ''].join('\n');
 }
 
 /**
