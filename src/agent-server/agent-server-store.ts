@@ -157,7 +157,7 @@ export function agentStore(db: Db) {
 
     /**
      * A cheap digest of what each machine's desired state is built from (seven queries for any number of machines):
-     * its live instances (each state change bumps `state_version`, each recycle or update `generation`), their SSH
+     * its live instances (which ones; each state change bumps `state_version`, each recycle or update `generation`), their SSH
      * keys, their renters' account keys, the account keys of the members let into its team instances (whose role
      * allows TEAM_SSH_CATEGORY), its open log requests, and its `execute` and snapshot requests (a new one, or
      * one answered). A held long-poll rebuilds the desired state only when its machine's digest changes
@@ -167,7 +167,7 @@ export function agentStore(db: Db) {
       const parts = new Map<number, number[]>();
       for (let i = 0; i < machineIds.length; i += FINGERPRINT_BATCH) {
         const ids = machineIds.slice(i, i + FINGERPRINT_BATCH);
-        for (const id of ids) parts.set(id, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        for (const id of ids) parts.set(id, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         const list = sql.join(ids);
         const num = (e: RawBuilder<unknown>) => sql`cast(${e} as double precision)`;
         // One statement, one round trip (a renewed long-poll reads it): each part's aggregates, tagged. All but the log
@@ -175,6 +175,8 @@ export function agentStore(db: Db) {
         const of = instanceFingerprintParts(list, num, membersAllowingSql(TEAM_SSH_CATEGORY));
         const { rows } = await sql<{ machine_id: number; k: string; a: number; b: number; c: number }>`
           ${of.instances}
+          union all
+          ${of.instanceIds}
           union all
           ${of.sshKeys}
           union all
@@ -200,6 +202,7 @@ export function agentStore(db: Db) {
           else if (r.k === 'c') p[9] = a + b;
           else if (r.k === 's') p[10] = a + b;
           else if (r.k === 't') Object.assign(p, { 11: a, 12: b, 13: c });
+          else if (r.k === 'j') Object.assign(p, { 14: a, 15: b, 16: c });
         }
       }
       return new Map([...parts].map(([id, p]) => [id, p.join(':')]));

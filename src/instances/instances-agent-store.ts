@@ -38,6 +38,10 @@ export function instanceFingerprintParts(list: RawBuilder<unknown>, num: (e: Raw
   return {
     instances: sql`select machine_id, 'i' as k, ${num(sql`count(*)`)} as a, ${num(sql`sum(state_version)`)} as b, ${num(sql`sum(generation)`)} as c
             from instances where machine_id in (${list}) and destroyed_at is null group by machine_id`,
+    // Which instances, not only how many: one destroyed and another rented between two reads kept the count and
+    // could keep both sums (state_version and generation start alike), handing a renewed poll the stale state.
+    instanceIds: sql`select machine_id, 'j', ${num(sql`sum(id)`)}, ${num(sql`max(id)`)}, ${num(sql`min(id)`)}
+            from instances where machine_id in (${list}) and destroyed_at is null group by machine_id`,
     sshKeys: sql`select i.machine_id, 'k', ${num(sql`count(*)`)}, ${num(sql`max(k.id)`)}, ${num(sql`0`)}
             from instance_ssh_keys k join instances i on i.id = k.instance_id
             where i.machine_id in (${list}) and i.destroyed_at is null group by i.machine_id`,
