@@ -73,4 +73,7 @@ test('each running SSH container\'s host port reaches the data plane as its inst
     direct.close();
   }
   assert.deepEqual([...direct.listening()], []);
+  // A listing that arrives after the stop (a reconcile pass in flight) opens nothing: the agent's process can exit.
+  direct.sync([container(5, 'running', await freePort())]);
+  assert.deepEqual([...direct.listening()], []);
 });

@@ -23,6 +23,8 @@ interface Held {
 
 export function createDirectSsh(deps: { handle: StreamHandler; log: AgentLog }) {
   const held = new Map<number, Held>();
+  /** Closed for good: a listing that arrives after the agent stopped (a reconcile pass in flight) opens nothing. */
+  let closed = false;
 
   function close(instanceId: number): void {
     const h = held.get(instanceId);
@@ -57,6 +59,7 @@ export function createDirectSsh(deps: { handle: StreamHandler; log: AgentLog }) 
   return {
     /** Listens for the running containers that hold an SSH port, and for no others. */
     sync(containers: readonly RuntimeContainer[]): void {
+      if (closed) return;
       const wanted = new Map<number, { hostIp: string; hostPort: number }>();
       for (const c of containers) {
         if (c.instanceId !== null && c.status === 'running' && c.sshHostPort) wanted.set(c.instanceId, c.sshHostPort);
@@ -72,6 +75,7 @@ export function createDirectSsh(deps: { handle: StreamHandler; log: AgentLog }) 
       return new Map([...held].map(([id, h]) => [id, h.key]));
     },
     close(): void {
+      closed = true;
       for (const id of [...held.keys()]) close(id);
     },
   };

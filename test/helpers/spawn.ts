@@ -22,11 +22,15 @@ export interface Served {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `gpuplane serve` with these GPUPLANE_* variables on port 0 (or `port`) and resolves once it listens. */
+/**
+ * Starts `gpuplane serve` with these GPUPLANE_* variables on port 0 (or `port`) and resolves once it listens. Its SSH
+ * gateway is off unless `env` turns it on: on by default, it would listen on ports 10000-65535 of live instances, where
+ * other test files' agents publish theirs.
+ */
 export async function serve(env: Record<string, string>, options: { cwd?: string; port?: number } = {}): Promise<Served> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', String(options.port ?? 0)], {
     cwd: options.cwd,
-    env: { ...process.env, GPUPLANE_LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, GPUPLANE_LOG_LEVEL: 'info', GPUPLANE_GATEWAY: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
