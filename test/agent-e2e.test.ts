@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -62,6 +62,27 @@ const within = <T>(what: string, p: Promise<T>, ms = 45_000) =>
 const api = (method: string, path: string, key: string | null, body?: unknown) => call(`http://127.0.0.1:${port}`, method, path, key, body);
 
 const until = (key: string, id: number, status: string | null) => untilStatus(`http://127.0.0.1:${port}`, key, id, status);
+
+/** The first line a server on the port sends (an SSH server's identification), retried while nothing listens yet. */
+async function sshBanner(port: number): Promise<string> {
+  for (;;) {
+    const line = await new Promise<string | null>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      let got = '';
+      s.on('data', (d) => {
+        got += String(d);
+        if (got.includes('\n')) {
+          s.destroy();
+          resolve(got.split('\n')[0]);
+        }
+      });
+      s.on('error', () => resolve(null));
+      s.on('close', () => resolve(got ? got : null));
+    });
+    if (line) return line;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
 
 const ours = () => docker.listContainers({ all: true, filters: { label: [`gpuplane.machine_id=${machineId}`] } });
 
@@ -124,7 +145,12 @@ test('a real host: register, list, rent, logs, stop/start, agent and server rest
   assert.equal(running.public_ipaddr, '127.0.0.1');
   const [container] = await ours();
   assert.equal(container.Names[0], `/gpuplane-${machineId}-${id}-${container.Labels['gpuplane.owner']}`);
-  assert.deepEqual((await docker.getContainer(container.Id).inspect()).NetworkSettings.Ports['22/tcp'], [binding]);
+  // SSH's 22/tcp is the agent's to hold, not Docker's (direct-ssh.ts): the labels keep the binding, and what answers
+  // there is an SSH server (busybox has no sshd: the agent's own).
+  const inspected = await docker.getContainer(container.Id).inspect();
+  assert.equal(inspected.NetworkSettings.Ports['22/tcp'], undefined);
+  assert.deepEqual([inspected.Config.Labels['gpuplane.ssh_host_ip'], inspected.Config.Labels['gpuplane.ssh_host_port']], [binding.HostIp, binding.HostPort]);
+  assert.match(await within('an SSH server on the direct port', sshBanner(Number(binding.HostPort))), /^SSH-2\.0-/);
 
   // request_logs: the container's real log, with onstart's output (once the container has written it).
   await within('onstart output', logShows(docker, container.Id, 'onstart says hi-e2e'));

@@ -75,11 +75,11 @@ test('take snapshot on a simulated host fails with the server\'s reason; show sn
   assert.equal(list.stdout, `no snapshots of instance ${id}\n`);
 });
 
-test('copy and cloud copy print what the server lacks, exit 1', async () => {
+test('copy with an instance on a simulated machine, and cloud copy, print why they cannot, exit 1', async () => {
   const id = await runningInstance();
   const copy = await cli(['copy', `${id}:/workspace/`, './here']);
   assert.equal(copy.code, 1);
-  assert.match(copy.stderr, /rsync-daemon endpoint.*\(HTTP 503, service_unavailable\)/);
+  assert.match(copy.stderr, new RegExp(`instance ${id} is on a simulated machine \\(emulator\\): there is no container to copy to or from.*\\(HTTP 409, conflict\\)`));
   const cloud = await cli(['cloud', 'copy', '--instance', String(id), '--connection', '3', '--src', '/workspace']);
   assert.equal(cloud.code, 1);
   assert.match(cloud.stderr, /rclone on the hosts/);

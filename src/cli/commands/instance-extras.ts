@@ -1,6 +1,6 @@
 /**
  * Instance extras in the vastai client's vocabulary: `reboot instance`, `recycle instance`, `update instance`,
- * `execute`, `take snapshot`, `show snapshots`, and `copy` / `cloud copy` (which the server refuses, saying why).
+ * `execute`, `take snapshot`, `show snapshots`, `copy`, and `cloud copy` (which the server refuses, saying why).
  */
 import type { Command } from 'commander';
 import { action, intArg, UsageError } from '../context.js';
@@ -128,7 +128,7 @@ export function registerInstanceExtras(program: Command, verb: (name: string, wh
 
   program
     .command('copy')
-    .description('copy a directory between instances or with this machine (the server says what it lacks for this)')
+    .description('copy a directory between instances (the server relays it), or ask where rsync over SSH reaches an instance for a copy with this machine (dst_addr/dst_port)')
     .argument('<src>', '[instance_id:]path')
     .argument('<dst>', '[instance_id:]path')
     .addHelpText('after', '\nExample:\n  gpuplane copy 12:/workspace/ 13:/workspace/')
