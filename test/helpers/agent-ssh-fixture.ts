@@ -5,7 +5,6 @@
  * real OpenSSH clients reach the data plane as they would through the tunnel. Docker, ssh, scp, sftp and rsync must
  * be there: a missing one fails the test (the calls reject), nothing skips.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as h2connect, createServer as h2createServer, type ClientHttp2Session, type Http2Server } from 'node:http2';
@@ -20,34 +19,10 @@ import type { AgentLog } from '../../src/agent/agent-log.js';
 import type { TunnelStreamEnd, TunnelTarget } from '../../src/protocol/tunnel-targets.js';
 import { desiredInstance } from '../agent-fake-server.js';
 import { BUSYBOX_IMAGE, buildBusyboxImage } from './docker.js';
+import { run, type Ran } from './openssh.js';
 
-export interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to its end (killed after `timeoutMs`: a hung client fails its step instead of hanging the file). */
-export function run(cmd: string, args: string[], opts: { input?: string | Buffer; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
-    child.once('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(opts.input ?? '');
-  });
-}
+// The real clients are run as the end-to-end tests run them.
+export { run, type Ran };
 
 export interface Key {
   file: string;

@@ -16,9 +16,9 @@ export interface Ran {
 }
 
 /** Runs `cmd args`, with `input` on stdin, killed after `timeoutMs` (a hung client fails the step, it never hangs the test). */
-export function run(cmd: string, args: string[], opts: { input?: string | Buffer; timeoutMs?: number; cwd?: string } = {}): Promise<Ran> {
+export function run(cmd: string, args: string[], opts: { input?: string | Buffer; timeoutMs?: number; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], cwd: opts.cwd });
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], cwd: opts.cwd, env: opts.env ?? process.env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += String(d)));
