@@ -77,6 +77,8 @@ async function ownSetup(ctx: BenchContext, sessions: number): Promise<Endpoints>
       GPUPLANE_GATEWAY: 'true', GPUPLANE_GATEWAY_BIND: '127.0.0.1', GPUPLANE_GATEWAY_HOST: '127.0.0.1', GPUPLANE_GATEWAY_PORTS: GATEWAY_PORTS,
       // One source (this process) holds every idle session.
       GPUPLANE_GATEWAY_CONNECTIONS_PER_SOURCE: String(sessions + 100),
+      // The heartbeating agents are one host account's machines: raise issue 29's per-account registration caps.
+      GPUPLANE_HOST_MACHINES_MAX: '10000', GPUPLANE_HOST_REGISTRATIONS_PER_HOUR: '10000',
     },
   });
   let agent: AgentProcess | undefined;
