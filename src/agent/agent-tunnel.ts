@@ -252,9 +252,15 @@ export function startAgentTunnel(o: AgentTunnelOptions): AgentTunnel {
       s.on('connect', () => s.setLocalWindowSize(TUNNEL_SESSION_WINDOW));
       s.on('goaway', () => s.close());
       // The server PINGs every `pingMs`: hearing none for a few of them, the connection is dead (a NAT forgot it).
+      // Any bytes count as well as a PING: behind a full flow-control window of data a PING arrives late.
       let heard = Date.now();
+      let lastRead = socket.bytesRead;
       s.on('ping', () => (heard = Date.now()));
       const watchdog = setInterval(() => {
+        if (socket.bytesRead !== lastRead) {
+          lastRead = socket.bytesRead;
+          heard = Date.now();
+        }
         if (Date.now() - heard > PINGS_MISSED * pingMs) s.destroy();
       }, pingMs).unref();
       s.once('close', () => {

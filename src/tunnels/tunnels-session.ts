@@ -2,7 +2,7 @@
  * One agent's tunnel as this server process holds it: after the 101, the server is the HTTP/2 *client* on the agent's
  * socket (reverse HTTP/2), so it opens a CONNECT stream per renter connection while the agent only answers. PINGs
  * every TUNNEL_PING_INTERVAL_S find a dead connection the kernel would keep for hours; one left unanswered for an
- * interval closes the session (and the agent, hearing no PING, reconnects).
+ * interval in which nothing else arrived either closes the session (and the agent, hearing no PING, reconnects).
  */
 import { connect, type ClientHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -35,9 +35,15 @@ export function tunnelSession(machineId: number, socket: Socket, head: Buffer, p
   h2.on('error', () => undefined);
   h2.on('goaway', () => h2.destroy());
 
+  // Dead when a PING went unanswered for an interval AND nothing at all arrived in it: a PING queued behind a full
+  // flow-control window of data (32 MiB over a slow link, or a loaded host) answers late, and that is no death.
   let unanswered = false;
+  let lastRead = socket.bytesRead;
   const pinger = setInterval(() => {
-    if (unanswered) return h2.destroy();
+    const read = socket.bytesRead;
+    const quiet = read === lastRead;
+    lastRead = read;
+    if (unanswered && quiet) return h2.destroy();
     unanswered = true;
     try {
       h2.ping((err) => {
