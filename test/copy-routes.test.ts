@@ -74,6 +74,8 @@ forEachDialect('copy routes', (app) => {
       ['rsync', { src_id: 'C.x', dst_id: null, src_path: 'a', dst_path: 'b' }, 400, /body\.src_id "C\.x"/],
       ['rsync', { src_id: null, dst_id: String(id), src_path: 5, dst_path: 'b' }, 400, /src_path/],
       ['copy_direct', { src_id: String(id), dst_id: String(id), src_path: '/a\nb', dst_path: '/b' }, 400, /body\.src_path must not hold control characters/],
+      ['rsync', { src_id: null, dst_id: '9'.repeat(40), src_path: 'a', dst_path: 'b' }, 400, /body\.dst_id/],
+      ['rsync', { src_id: null, dst_id: String(id), src_path: 'a'.repeat(5000), dst_path: 'b' }, 400, /src_path/],
       ['copy_direct', { src_id: 'V.12', dst_id: String(id), src_path: '/a', dst_path: '/b' }, 503, /is a volume/],
       ['copy_direct', { src_id: 's3.101', dst_id: String(id), src_path: '/a', dst_path: '/b' }, 503, /cloud connection: cloud copy needs rclone/],
     ];
