@@ -17,9 +17,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = join(root, 'dist');
 // pino-pretty too: a CommonJS package loaded with import() (only for pretty logs) keeps its named exports this way,
 // where a split bundle's chunk would offer only `default`.
+// ws (the console's terminal, issue 32) requires its optional native helpers (bufferutil, utf-8-validate) in a try:
+// left external, Node resolves it from node_modules as ws expects.
 // ssh2 (the SSH gateway's refusals, the agent's own SSH server) loads optional native code (cpu-features, its own
 // crypto binding) by require() at run time.
-const EXTERNAL = ['better-sqlite3', 'pg-native', '@fastify/swagger', '@fastify/swagger-ui', '@fastify/static', 'pino-pretty', 'ssh2'];
+const EXTERNAL = ['better-sqlite3', 'pg-native', '@fastify/swagger', '@fastify/swagger-ui', '@fastify/static', 'pino-pretty', 'ssh2', 'ws'];
 
 // Built beside, then moved in: the chunks first (their names carry a hash of their content), the entry last, in one
 // rename, so that a process starting meanwhile loads either build whole. Chunks of older builds are then removed.

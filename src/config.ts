@@ -174,6 +174,14 @@ export interface Config {
    * @default 64
    */
   gatewayConnectionsPerSource: number;
+  /**
+   * Where each instance port is reached through the server (issue 32, src/ports/): an http(s) URL template whose host
+   * starts with `*.`; `*` becomes `<instance id>-<port>` (`https://*.ports.example.com` gives
+   * `https://1234-8080.ports.example.com/`). Needs wildcard DNS (and a wildcard certificate behind TLS) pointing at
+   * the server. Unset: `*.localhost` on the scheme and port of GPUPLANE_PUBLIC_URL, which browsers and curl resolve to
+   * loopback on their own (a local server; an operator sets it for anything else).
+   */
+  portUrls: string;
 }
 
 /** Offer searches a minute one address may make without a key (GPUPLANE_ANONYMOUS_SEARCHES_PER_MINUTE). */
@@ -395,6 +403,11 @@ export const SETTINGS = {
     default: '900',
     help: 'seconds the gateway refuses an address after too many failed logins, 1-604800',
   },
+  portUrls: {
+    env: 'GPUPLANE_PORT_URLS',
+    flag: 'port-urls',
+    help: 'URL template of instance ports through the server, e.g. https://*.ports.example.com (`*` is ID-PORT; default: *.localhost on the public URL\'s scheme and port)',
+  },
   gatewayConnectionsPerSource: {
     env: 'GPUPLANE_GATEWAY_CONNECTIONS_PER_SOURCE',
     flag: 'gateway-connections-per-source',
@@ -512,6 +525,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
       fail('hopUrl', 'must be an http:// or https:// URL');
     }
   }
+  const publicUrlParsed = new URL(publicUrlRaw);
+  const portUrls = (get('portUrls') ?? `${publicUrlParsed.protocol}//*.localhost${publicUrlParsed.port ? `:${publicUrlParsed.port}` : ''}`).replace(/\/+$/, '');
+  if (!/^https?:\/\/\*\.[A-Za-z0-9.-]+(?::\d{1,5})?$/.test(portUrls)) {
+    fail('portUrls', 'must be http(s)://*.DOMAIN[:PORT] (the `*` becomes INSTANCE-PORT)');
+  }
   const smtpUrl = get('smtpUrl');
   if (smtpUrl !== undefined && !/^smtps?:\/\/[^\s]+$/.test(smtpUrl)) fail('smtpUrl', 'must be smtp:// or smtps:// URL');
   const smsUrl = get('smsUrl');
@@ -600,5 +618,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     gatewayFailedLoginWindow: int('gatewayFailedLoginWindow', 1, 86_400),
     gatewayBlockSeconds: int('gatewayBlockSeconds', 1, 604_800),
     gatewayConnectionsPerSource: int('gatewayConnectionsPerSource', 1, 1_000_000),
+    portUrls,
   };
 }

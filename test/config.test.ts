@@ -48,6 +48,7 @@ describe('config: defaults (contract §1)', () => {
     assert.equal(c.gatewayFailedLoginWindow, 600);
     assert.equal(c.gatewayBlockSeconds, 900);
     assert.equal(c.gatewayConnectionsPerSource, 64);
+    assert.equal(c.portUrls, 'http://*.localhost:8080');
   });
 
   test('the gateway follows the listen address and the public URL unless set', () => {
@@ -118,6 +119,7 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   gatewayFailedLoginWindow: ['60', { gatewayFailedLoginWindow: 60 }],
   gatewayBlockSeconds: ['120', { gatewayBlockSeconds: 120 }],
   gatewayConnectionsPerSource: ['8', { gatewayConnectionsPerSource: 8 }],
+  portUrls: ['https://*.ports.example.com/', { portUrls: 'https://*.ports.example.com' }],
 };
 
 describe('config: every variable, and its flag mirror', () => {
@@ -188,6 +190,8 @@ const BAD: [keyof Config, string, Record<string, string>?][] = [
   ['gatewayFailedLogins', '0'],
   ['gatewayBlockSeconds', 'long'],
   ['gatewayConnectionsPerSource', '0'],
+  ['portUrls', 'https://ports.example.com'],
+  ['portUrls', 'ftp://*.example.com'],
   ['port', 'http'],
   ['port', '65536'],
   ['port', '-1'],

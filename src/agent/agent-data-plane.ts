@@ -263,6 +263,8 @@ export function createAgentDataPlane(deps: AgentDataPlaneDeps): AgentDataPlane {
           deps.log.info({ instance_id: id, source: info.source, endpoint: 'rsync', exit: code, duration_s: Math.round((now() - started) / 100) / 10 }, 'rsync session ended');
           return { endpoint: 'rsync', exit: String(code ?? 'none') };
         }
+        case 'terminal':
+          throw new StreamRefusal(404, 'this agent does not serve terminals yet');
       }
     },
 

@@ -25,6 +25,7 @@ import type { InstancePatch, InstanceRow, InstancesStore } from './instances-sto
 import { toInstanceObject, type InstanceObject } from './instances-view.js';
 import { transact } from './instances-batch.js';
 import type { GatewayAddressing } from '../gateway/gateway-contract.js';
+import type { PortUrlAddressing } from '../ports/ports-contract.js';
 import type { UpdateTemplateBody } from './instances-extras-schemas.js';
 
 export interface ExtrasDeps {
@@ -38,7 +39,7 @@ export interface ExtrasDeps {
   clock: Clock;
   notify: () => void;
   /** Where the SSH gateway puts an instance's ports (the instance view's ssh_host and ssh_port). */
-  config: GatewayAddressing;
+  config: GatewayAddressing & PortUrlAddressing;
 }
 
 type UpdateBody = Static<typeof UpdateTemplateBody>;

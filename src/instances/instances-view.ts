@@ -5,6 +5,7 @@
 import type { MachineInfo } from '../machines/machines-contract.js';
 import { toDollars } from '../platform/money.js';
 import { gatewayPorts, type GatewayAddressing } from '../gateway/gateway-contract.js';
+import { portUrls, type PortUrlAddressing } from '../ports/ports-contract.js';
 import type { InstanceRow } from './instances-store.js';
 
 export type InstanceObject = Record<string, unknown> & { id: number; actual_status: string | null; start_date: number; extra_env: string[][] };
@@ -28,7 +29,7 @@ function withMaintenance(inst: InstanceRow, machine: MachineInfo | undefined, no
  * `ssh_host`/`ssh_port` of a running instance: a direct runtype's published port 22 on its machine's address, else its
  * ports at the SSH gateway (src/gateway/gateway-contract.ts; the vastai client adds 1 for Jupyter runtypes itself).
  */
-export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undefined, now: number, gateway: GatewayAddressing): InstanceObject {
+export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undefined, now: number, gateway: GatewayAddressing & PortUrlAddressing): InstanceObject {
   const offer = JSON.parse(inst.offer_snapshot) as Record<string, unknown>;
   const options = JSON.parse(inst.options) as Record<string, unknown>;
   const env = JSON.parse(inst.env) as Record<string, string>;
@@ -75,6 +76,8 @@ export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undef
     ssh_idx: sshPort === null ? null : String(sshPort),
     public_ipaddr: running && machine ? machine.public_ipaddr : null,
     ports: running ? ports : {},
+    // Issue 32: each web port through the server (src/ports/ports-contract.ts), for as long as the instance runs.
+    port_urls: running ? portUrls(gateway, inst.id, inst.runtype, Object.keys(ports)) : {},
     dph_total: dph,
     dph_base: toDollars(inst.gpu_rate_micro),
     storage_cost: machine ? toDollars(machine.price_disk_micro) : null,

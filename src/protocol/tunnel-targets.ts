@@ -12,7 +12,12 @@ export type TunnelTarget =
   /** A TCP port of the instance's container, on the instance's own network. */
   | { kind: 'tcp'; instanceId: number; port: number }
   /** An rsync daemon over the stream itself (`rsync --server --daemon`), one module named after the instance. */
-  | { kind: 'rsync'; instanceId: number };
+  | { kind: 'rsync'; instanceId: number }
+  /**
+   * A login shell in the container on a TTY (issue 32: the console's terminal), spoken in terminal-wire.ts's frames
+   * towards the agent (input, resize) and raw TTY output back. The server opens it only for the instance's owner.
+   */
+  | { kind: 'terminal'; instanceId: number };
 
 /** Who is at the far end of a stream, for the agent's log lines and its answer. */
 export interface TunnelStreamInfo {
@@ -27,7 +32,7 @@ export interface TunnelStreamInfo {
  */
 export type TunnelStreamEnd = Record<string, string>;
 
-const KINDS = new Set(['ssh', 'agent-ssh', 'tcp', 'rsync']);
+const KINDS = new Set(['ssh', 'agent-ssh', 'tcp', 'rsync', 'terminal']);
 
 /** The target as the `:authority` of the stream's CONNECT request: `<kind>.<instance id>:<port or 0>`. */
 export function targetAuthority(t: TunnelTarget): string {
@@ -43,5 +48,5 @@ export function parseTargetAuthority(authority: string): TunnelTarget | null {
   if (!Number.isSafeInteger(instanceId)) return null;
   if (m[1] === 'tcp') return port >= 1 && port <= 65535 ? { kind: 'tcp', instanceId, port } : null;
   if (port !== 0) return null;
-  return { kind: m[1] as 'ssh' | 'agent-ssh' | 'rsync', instanceId };
+  return { kind: m[1] as 'ssh' | 'agent-ssh' | 'rsync' | 'terminal', instanceId };
 }
