@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { isVirtual } from './platform/clock.js';
 import { safeEqual } from './platform/crypto.js';
@@ -156,7 +158,17 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   // they are ended (and their holder rows released) before the server and the database close.
   let upgradesClosed = false;
   services.tunnels.useListenAddress(() => app.server.address());
-  app.server.on('upgrade', tunnelsUpgrade(services.tunnels, deps.log, () => upgradesClosed));
+  // Every HTTP upgrade on this port goes to the first handler that takes it (returns true); the tunnels' listener
+  // answers the rest (and refuses what nobody serves).
+  const upgradeHandlers: ((req: IncomingMessage, socket: Socket, head: Buffer) => boolean)[] = [
+    // Issue 32 (ports): WebSockets to an instance port's host name (src/ports/).
+    // Issue 32 (terminal): the console's terminal WebSocket.
+  ];
+  const tunnelUpgrades = tunnelsUpgrade(services.tunnels, deps.log, () => upgradesClosed);
+  app.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    for (const take of upgradeHandlers) if (take(req, socket, head)) return;
+    tunnelUpgrades(req, socket, head);
+  });
   app.addHook('preClose', async () => {
     upgradesClosed = true;
     await services.tunnels.close();
