@@ -182,6 +182,13 @@ export interface Config {
    * loopback on their own (a local server; an operator sets it for anything else).
    */
   portUrls: string;
+  /**
+   * Seconds a container is given between SIGTERM and SIGKILL when it is stopped (issue 33: a renter's stop, an outbid
+   * bid, a host's maintenance window): carried to the host's agent in the desired state (`stop_grace_s`), named in the
+   * instance's `status_msg`, and written into the container's notice file (/run/gpuplane/stop).
+   * @default 30
+   */
+  stopGraceSeconds: number;
 }
 
 /** Offer searches a minute one address may make without a key (GPUPLANE_ANONYMOUS_SEARCHES_PER_MINUTE). */
@@ -191,6 +198,8 @@ export const DEFAULT_ANONYMOUS_SEARCHES_PER_MINUTE = 60;
 export const DEFAULT_HOST_MACHINES_MAX = 1000;
 /** New machines one host account may register in an hour (GPUPLANE_HOST_REGISTRATIONS_PER_HOUR). */
 export const DEFAULT_HOST_REGISTRATIONS_PER_HOUR = 100;
+/** Seconds between SIGTERM and SIGKILL when a container is stopped (GPUPLANE_STOP_GRACE_SECONDS). */
+export const DEFAULT_STOP_GRACE_SECONDS = 30;
 /** Instance event streams one user may hold open at once, per process (GPUPLANE_EVENT_STREAMS_PER_USER). */
 export const DEFAULT_EVENT_STREAMS_PER_USER = 20;
 
@@ -414,6 +423,12 @@ export const SETTINGS = {
     default: '64',
     help: 'SSH connections one address (IPv6: its /64) may hold open through the gateway at once, 1-1000000',
   },
+  stopGraceSeconds: {
+    env: 'GPUPLANE_STOP_GRACE_SECONDS',
+    flag: 'stop-grace-seconds',
+    default: String(DEFAULT_STOP_GRACE_SECONDS),
+    help: 'seconds a stopped container gets between SIGTERM and SIGKILL (a renter\'s stop, outbid, host maintenance), 0-3600',
+  },
 } satisfies Record<keyof Config, Setting>;
 
 type Raw = Partial<Record<keyof Config, string>>;
@@ -619,5 +634,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     gatewayBlockSeconds: int('gatewayBlockSeconds', 1, 604_800),
     gatewayConnectionsPerSource: int('gatewayConnectionsPerSource', 1, 1_000_000),
     portUrls,
+    stopGraceSeconds: int('stopGraceSeconds', 0, 3600),
   };
 }

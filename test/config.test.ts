@@ -120,6 +120,7 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   gatewayBlockSeconds: ['120', { gatewayBlockSeconds: 120 }],
   gatewayConnectionsPerSource: ['8', { gatewayConnectionsPerSource: 8 }],
   portUrls: ['https://*.ports.example.com/', { portUrls: 'https://*.ports.example.com' }],
+  stopGraceSeconds: ['45', { stopGraceSeconds: 45 }],
 };
 
 describe('config: every variable, and its flag mirror', () => {
