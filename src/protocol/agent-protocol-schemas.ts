@@ -159,6 +159,18 @@ export const ObservedState = Type.Union([
   Type.Literal('failed'),
 ]);
 
+/** How far an image pull is (src/protocol/pull-progress.ts sums Docker's per-layer events into it). */
+export const PullProgress = Type.Object(
+  {
+    phase: Type.Union([Type.Literal('downloading'), Type.Literal('extracting')]),
+    /** Bytes of the phase done, over every layer that needs it. */
+    done: Counter,
+    /** Bytes of the layers whose size is known so far (a layer's size is known once its download starts). */
+    total: Counter,
+  },
+  { additionalProperties: false },
+);
+
 export const ObservedInstance = Type.Object(
   {
     instance_id: InstanceId,
@@ -174,6 +186,52 @@ export const ObservedInstance = Type.Object(
     ports: PortMap,
     /** Why the last action failed (pull, create, start), or null. Never holds a secret. */
     error: Type.Union([Str(2000), Type.Null()]),
+    /**
+     * While `pulling`: how far, summed over the image's layers (Docker's per-layer progress): bytes downloaded of the
+     * layers' total so far, then bytes extracted. Absent before the first progress and from agents before it (issue 33).
+     */
+    pull: Type.Optional(PullProgress),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * One GPU's sample (issue 33, telemetry helper): `nvidia-smi --query-gpu` read at the agent's telemetry interval. Units
+ * as nvidia-smi gives them; null where the GPU or driver cannot say (`[N/A]`). Compact on purpose: every heartbeat of
+ * every machine may carry one per GPU (the 10,000-agent figures of docs/PERFORMANCE.md hold with it).
+ */
+export const GpuSample = Type.Object(
+  {
+    index: Type.Integer({ minimum: 0, maximum: AGENT_MAX_GPUS - 1 }),
+    /** `utilization.gpu`, percent of the last sample period a kernel ran. */
+    util: Nullable(Type.Number({ minimum: 0, maximum: 100 })),
+    /** `utilization.memory`, percent of the period device memory was read or written (memory bandwidth in use). */
+    mem_util: Nullable(Type.Number({ minimum: 0, maximum: 100 })),
+    /** `memory.used` and `memory.total`, MiB. */
+    mem_used: Nullable(Type.Number({ minimum: 0, maximum: 1_048_576 })),
+    mem_total: Nullable(Type.Number({ minimum: 0, maximum: 1_048_576 })),
+    /** `temperature.gpu`, °C. */
+    temp: Nullable(Type.Number({ minimum: -100, maximum: 300 })),
+    /** `power.draw`, W. */
+    power: Nullable(Type.Number({ minimum: 0, maximum: 10_000 })),
+    /** `ecc.errors.uncorrected.volatile.total`: uncorrectable ECC errors since the driver loaded (null: no ECC). */
+    ecc_uncorrected: Nullable(Counter),
+    /** The last critical Xid the kernel logged for this GPU within the agent's hold time, or null. */
+    xid: Nullable(Type.Integer({ minimum: 0, maximum: 100_000 })),
+    /** Why this GPU cannot be rented now (`GPU is lost`, `Xid 79: GPU has fallen off the bus`), or null: healthy. */
+    fault: Nullable(Str(300)),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The machine's GPUs as last sampled. `nvml_error`: nvidia-smi could not read any GPU (`Failed to initialize NVML:
+ * Driver/library version mismatch`, the driver not loaded): every GPU of the machine is then unusable.
+ */
+export const GpuTelemetry = Type.Object(
+  {
+    nvml_error: Nullable(Str(300)),
+    gpus: Type.Array(GpuSample, { maxItems: AGENT_MAX_GPUS }),
   },
   { additionalProperties: false },
 );
@@ -189,6 +247,8 @@ export const StatusBody = Type.Object(
     desired_version: Type.Union([Counter, Type.Null()]),
     observed: Type.Array(ObservedInstance, { maxItems: AGENT_MAX_INSTANCES }),
     hardware: Type.Optional(AgentHardware),
+    /** The latest GPU sample, when one was taken since the last report (absent from agents before issue 33). */
+    gpu_telemetry: Type.Optional(GpuTelemetry),
   },
   { additionalProperties: false },
 );
@@ -264,6 +324,16 @@ export const DesiredInstance = Type.Object(
     memory_share: Type.Number({ exclusiveMinimum: 0, maximum: 1 }),
     /** Disk, GB: a storage limit where the runtime's storage driver supports one. */
     disk: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 }),
+    /**
+     * Seconds between SIGTERM and SIGKILL when the agent stops this container (the operator's
+     * GPUPLANE_STOP_GRACE_SECONDS). Absent (servers before it): the agent's own `--stop-timeout` (issue 33).
+     */
+    stop_grace_s: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),
+    /**
+     * While `stopped`: why, as the instance's `status_msg` says it (outbid, host maintenance, its renter's stop). The
+     * agent writes it into the container's notice file (/run/gpuplane/stop) just before SIGTERM.
+     */
+    stop_reason: Type.Optional(Str(2000)),
   },
   { additionalProperties: true },
 );
@@ -378,6 +448,8 @@ export const AnswerReply = Type.Object({ success: Type.Literal(true) }, { additi
 
 export type AgentHardwareT = Static<typeof AgentHardware>;
 export type AgentGpuT = Static<typeof AgentGpu>;
+export type GpuSampleT = Static<typeof GpuSample>;
+export type GpuTelemetryT = Static<typeof GpuTelemetry>;
 export type DesiredInstanceT = Static<typeof DesiredInstance>;
 export type ObservedInstanceT = Static<typeof ObservedInstance>;
 export type ObservedStateT = Static<typeof ObservedState>;
@@ -385,4 +457,5 @@ export type LogRequestT = Static<typeof LogRequest>;
 export type CommandRequestT = Static<typeof CommandRequest>;
 export type SnapshotRequestT = Static<typeof SnapshotRequest>;
 export type PortMapT = Static<typeof PortMap>;
+export type PullProgressT = Static<typeof PullProgress>;
 export type DockerLoginT = Static<typeof DockerLogin>;
