@@ -9,6 +9,8 @@
  * - `agent-ssh`: always the agent's own SSH server (copy's `vastai_kaalia` user lives only there).
  * - `tcp`: spliced to the container's address and port.
  * - `rsync`: the host's rsync daemon on the stream itself, one module named after the instance (ssh/rsync-daemon.ts).
+ * - `terminal`: root's login shell in the container on a TTY, in terminal-wire.ts's frames (terminal.ts; the console's
+ *   terminal, issue 32).
  *
  * A target that cannot be served is refused before the stream is touched: `handle` rejects with a StreamRefusal
  * (404: not this agent's instance; 502: its container is not running, or the port is closed), whose reason is a
@@ -25,7 +27,8 @@ import type Dockerode from 'dockerode';
 import type { TunnelStreamEnd, TunnelStreamInfo, TunnelTarget } from '../protocol/tunnel-targets.js';
 import type { AgentLog } from './agent-log.js';
 import type { ContainerOwner } from './runtime.js';
-import { createDockerContainerAccess, type ContainerAccess, type InstanceContainer } from './ssh/container-access.js';
+import { createDockerContainerAccess, type ContainerAccess, type ExecProcess, type InstanceContainer } from './ssh/container-access.js';
+import { serveTerminal, startTerminalShell, type TerminalSession } from './terminal.js';
 import { instanceHostKey } from './ssh/host-keys.js';
 import { startRsyncDaemon } from './ssh/rsync-daemon.js';
 import { keyListed, serveSsh, type LiveSshConnection } from './ssh/ssh-server.js';
@@ -154,6 +157,7 @@ export function createAgentDataPlane(deps: AgentDataPlaneDeps): AgentDataPlane {
   const now = deps.now ?? Date.now;
   const live = new Set<LiveSshConnection>();
   const spliced = new Set<Duplex>();
+  const terminals = new Set<TerminalSession>();
   const written = new Map<number, WrittenKeys>();
 
   async function runningContainer(instanceId: number): Promise<InstanceContainer> {
@@ -263,13 +267,25 @@ export function createAgentDataPlane(deps: AgentDataPlaneDeps): AgentDataPlane {
           deps.log.info({ instance_id: id, source: info.source, endpoint: 'rsync', exit: code, duration_s: Math.round((now() - started) / 100) / 10 }, 'rsync session ended');
           return { endpoint: 'rsync', exit: String(code ?? 'none') };
         }
-        case 'terminal':
-          throw new StreamRefusal(404, 'this agent does not serve terminals yet');
+        case 'terminal': {
+          let shell: ExecProcess;
+          try {
+            shell = await startTerminalShell(access!, c);
+          } catch (err) {
+            throw new StreamRefusal(502, `cannot start a shell in instance ${id}: ${(err as Error).message}`);
+          }
+          return serveTerminal(stream, shell, {
+            instanceId: id, info, log: deps.log, now,
+            track: (s, alive) => (alive ? terminals.add(s) : terminals.delete(s)),
+          });
+        }
       }
     },
 
     async keysChanged() {
       const instances = deps.instances();
+      // A terminal of an instance no longer on this host ends (its container goes too; this is sooner).
+      for (const t of [...terminals]) if (!instances.has(t.instanceId)) t.end('the instance is no longer on this host');
       for (const c of [...live]) {
         if (!c.keyBlob) continue;
         const inst = instances.get(c.instanceId);
@@ -282,6 +298,7 @@ export function createAgentDataPlane(deps: AgentDataPlaneDeps): AgentDataPlane {
     close() {
       for (const c of [...live]) c.end('the agent is stopping');
       for (const s of [...spliced]) s.destroy();
+      for (const t of [...terminals]) t.end('the agent is stopping');
     },
   };
 }

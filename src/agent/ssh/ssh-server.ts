@@ -29,39 +29,13 @@ import { ContainerFiles } from './container-files.js';
 import { serveSftp } from './sftp-server.js';
 import { isRsyncDaemonCommand, startRsyncDaemon } from './rsync-daemon.js';
 import { ssh2 } from './ssh2-lib.js';
+import { loginShellArgv, SESSION_PATH } from './login-shell.js';
 
 /** The login name `vastai copy` uses for the rsync daemon. */
 export const COPY_USER = 'vastai_kaalia';
 
-/** What a session sees before any profile: what OpenSSH's sshd gives a root login. */
-const SESSION_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** Variables a client may send (OpenSSH's usual AcceptEnv). */
 const ACCEPTED_ENV = /^(LANG|LC_[A-Z_]+|TERM|COLORTERM)$/;
-
-/**
- * The script every session command runs under (`sh -c PRELUDE sh MODE ROWS COLS COMMAND`): the TTY's size first (so
- * `stty size` is right from the start), then the home directory, /etc/environment's variables (what sshd's pam_env
- * gives; `env >> /etc/environment` in onstart is how a renter puts the container's variables in sessions), then root's
- * login shell from /etc/passwd (bash on most images; /bin/sh when it names none that exists) runs the command, or
- * a login shell.
- */
-const PRELUDE = `[ "$2" -gt 0 ] 2>/dev/null && stty rows "$2" cols "$3" 2>/dev/null
-cd ~ 2>/dev/null || cd /
-if [ -r /etc/environment ]; then
-  while IFS= read -r line || [ -n "$line" ]; do
-    case $line in [A-Za-z_]*=*) export "$line" ;; esac
-  done < /etc/environment
-fi
-login=/bin/sh
-if [ -r /etc/passwd ]; then
-  while IFS=: read -r name pw uid gid gecos home shell; do
-    if [ "$uid" = 0 ]; then [ -n "$shell" ] && [ -x "$shell" ] && login=$shell; break; fi
-  done < /etc/passwd
-fi
-case $login in */nologin|*/false) login=/bin/sh ;; esac
-export SHELL="$login"
-if [ "$1" = shell ]; then exec "$login" -l; fi
-exec "$login" -c "$4"`;
 
 export interface SshServeContext {
   instanceId: number;
@@ -320,7 +294,7 @@ export function serveSsh(stream: Duplex, ctx: SshServeContext, track: (c: LiveSs
         let p: ExecProcess;
         try {
           p = await ctx.access.exec(c.id, {
-            argv: ['env', '-i', ...vars, '/bin/sh', '-c', PRELUDE, 'sh', mode, String(pty?.rows ?? 0), String(pty?.cols ?? 0), command],
+            argv: loginShellArgv({ mode, vars, rows: pty?.rows, cols: pty?.cols, command }),
             tty,
           });
         } catch (err) {
