@@ -3,8 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  applyEvent, initialState, portLines, replaceRow, sortedRows, sshCommand, statusBadge, visibleRange,
+  applyEvent, initialState, replaceRow, sortedRows, statusBadge, visibleRange,
 } from '../console/src/lib/instances-live.js';
+import { portLines, sshCommand } from '../console/src/lib/connect.js';
 
 const row = (id: number, actual_status: string | null = 'loading') => ({ id, actual_status, start_date: 100, status_msg: null });
 

@@ -82,7 +82,7 @@ test('the rent dialog\'s onstart limit is the server\'s (spec: Limits, 4048 char
 });
 
 test('rent: env and port rows become the env object the CLI sends; a template\'s env string reads back into rows', async () => {
-  const { envObject, parseEnvString, rentBody } = await import('../console/src/lib/rent.js');
+  const { emptyForm, envObject, parseEnvString, rentBody } = await import('../console/src/lib/rent.js');
   const rows = parseEnvString('-e TZ=UTC -e "MSG=hello world" -p 8080:8080 -p 5353:53/udp --junk');
   assert.deepEqual(rows, {
     env: [{ key: 'TZ', value: 'UTC' }, { key: 'MSG', value: 'hello world' }],
@@ -91,8 +91,9 @@ test('rent: env and port rows become the env object the CLI sends; a template\'s
   assert.deepEqual(envObject(rows.env, rows.ports).env, { TZ: 'UTC', MSG: 'hello world', '-p 8080:8080': '1', '-p 5353:53/udp': '1' });
   assert.match(envObject([{ key: '1BAD', value: 'x' }], []).errors.env!, /not a name/);
   assert.match(envObject([], [{ host: '70000', container: '80', proto: 'tcp' }]).errors.ports!, /1 to 65535/);
-  const base = { templateHashId: '', image: 'pytorch/pytorch', disk: '10', env: [], ports: [], onstart: 'echo hi', label: '', price: '' };
-  assert.deepEqual(rentBody(base, false).body, { disk: 10, runtype: 'ssh', image: 'pytorch/pytorch', onstart: 'echo hi' });
+  const base = { ...emptyForm(), image: 'pytorch/pytorch', disk: '10', onstart: 'echo hi' };
+  // The default launch mode is SSH through the proxy, by its spec name (issue 32; the launch modes: console-rent).
+  assert.deepEqual(rentBody(base, false).body, { disk: 10, runtype: 'ssh_proxy', image: 'pytorch/pytorch', onstart: 'echo hi' });
   assert.match(rentBody({ ...base, onstart: 'x'.repeat(4049) }, false).errors!.onstart!, /4049 characters; the limit is 4048/);
   assert.equal(rentBody({ ...base, onstart: 'x'.repeat(4048) }, false).errors, null);
   assert.match(rentBody(base, true).errors!.price!, /bid needs a price/);

@@ -109,16 +109,3 @@ export function statusBadge(status: string | null | undefined): { text: string; 
   if (s === 'exited' || s === 'unknown' || s === 'offline') return { text: s, kind: 'bad' };
   return { text: s, kind: 'idle' };
 }
-
-/** The SSH command of a running instance, or null. */
-export function sshCommand(r: InstanceRow): string | null {
-  if (!r.ssh_host || !r.ssh_port) return null;
-  return `ssh -p ${r.ssh_port} root@${r.ssh_host}`;
-}
-
-/** Port mappings (`{"8080/tcp": [{HostIp, HostPort}]}`) as `host:port → container/proto` lines. */
-export function portLines(r: InstanceRow): { container: string; address: string }[] {
-  const ports = (r.ports ?? {}) as Record<string, { HostIp?: string; HostPort: string }[]>;
-  const ip = (r.public_ipaddr as string | null) ?? (r.ssh_host as string | null) ?? '';
-  return Object.entries(ports).flatMap(([container, maps]) => (maps ?? []).map((m) => ({ container, address: `${ip}:${m.HostPort}` })));
-}

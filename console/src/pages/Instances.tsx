@@ -8,9 +8,10 @@ import { api, errorText, GpuplaneError } from '../lib/api.js';
 import { Backoff } from '../../../src/sdk/backoff.js';
 import { readEvents } from '../../../src/sdk/sse.js';
 import {
-  applyEvent, initialState, portLines, replaceRow, sortedRows, sshCommand, statusBadge, visibleRange, withHistory,
+  applyEvent, initialState, replaceRow, sortedRows, statusBadge, visibleRange, withHistory,
   type InstanceRow, type LiveState, type StatusEvent,
 } from '../lib/instances-live.js';
+import { connectInfo, portGrantPath, portLines, type ConnectLine, type PortEntry } from '../lib/connect.js';
 import { navigate, useLocation } from '../lib/router.js';
 import { counted } from '../lib/format.js';
 import { CopyButton } from '../components/CopyButton.js';
@@ -163,6 +164,108 @@ export default function InstancesPage() {
   );
 }
 
+/** One line to copy, with its copy button (named after what it is). */
+function CopyLine({ line }: { line: ConnectLine }) {
+  return <li><span className="muted">{line.what}:</span> <code className="cmd">{line.text}</code> <CopyButton text={line.text} label={`Copy ${line.what}`} /></li>;
+}
+
+/**
+ * Opens a port of the instance in a new tab: the server grants a one-use URL on the port's host name, which sets that
+ * host's cookie and goes on into the app (src/ports/). The tab is opened at the click, before the grant's answer, so
+ * no popup blocker takes it for an unasked window; it is pointed at the URL once the answer comes (and closed on an
+ * error, which is shown beside the port).
+ */
+async function openPort(id: number, p: PortEntry): Promise<string | null> {
+  const tab = window.open('about:blank', '_blank');
+  let target: string;
+  try {
+    const r = await api.transport.request<{ success: boolean; url: string }>('POST', portGrantPath(id, p.port), { body: {} });
+    target = r.url;
+  } catch (err) {
+    // A server without the grant route (404): the port's own URL, where its host asks for a sign-in itself.
+    if (!(err instanceof GpuplaneError && err.status === 404)) {
+      tab?.close();
+      return errorText(err);
+    }
+    target = p.url;
+  }
+  if (tab) {
+    tab.opener = null;
+    tab.location.href = target;
+  } else {
+    window.open(target, '_blank', 'noopener');
+  }
+  return null;
+}
+
+/**
+ * How to reach the instance (issue 32), for what it has: SSH, scp and rsync at the address `vastai ssh-url` gives,
+ * `vastai copy` both ways, the Jupyter link, each web port through the server, the terminal. Each line has a copy
+ * button; what needs the instance running says so while it does not.
+ */
+function ConnectPanel({ row }: { row: InstanceRow }) {
+  const c = connectInfo(row);
+  const direct = c.running ? portLines(row) : [];
+  const [portError, setPortError] = useState<{ port: number; msg: string } | null>(null);
+  const open = async (p: PortEntry) => {
+    setPortError(null);
+    const msg = await openPort(row.id, p);
+    if (msg) setPortError({ port: p.port, msg });
+  };
+  return (
+    <section aria-labelledby="connect-title">
+      <h3 id="connect-title">Connect</h3>
+      {!c.running && <p className="muted">Connection details are available while the instance runs.</p>}
+      {c.running && c.hasSsh && (c.ssh ? (
+        <>
+          <h4>SSH</h4>
+          <ul aria-label="SSH">{c.ssh.map((l) => <CopyLine key={l.what} line={l} />)}</ul>
+          <h4>vastai copy</h4>
+          <ul aria-label="vastai copy">{c.copy!.map((l) => <CopyLine key={l.what} line={l} />)}</ul>
+        </>
+      ) : <p className="muted">SSH has no address yet.</p>)}
+      {c.running && c.hasJupyter && (
+        <>
+          <h4>Jupyter</h4>
+          {c.jupyterUrl ? (
+            <p>
+              <a href={c.jupyterUrl} target="_blank" rel="noopener noreferrer">Open Jupyter</a>{' '}
+              <code className="cmd">{c.jupyterUrl}</code> <CopyButton text={c.jupyterUrl} label="Copy Jupyter link" />
+            </p>
+          ) : <p className="muted">Jupyter's link appears once the instance reports it.</p>}
+        </>
+      )}
+      {c.ports.length > 0 && (
+        <>
+          <h4>Web ports</h4>
+          <ul aria-label="Web ports">
+            {c.ports.map((p) => (
+              <li key={p.key}>
+                <span className="muted">{p.key}{p.jupyter ? ' (Jupyter)' : ''}:</span> <code className="cmd">{p.url}</code>{' '}
+                <button type="button" className="small" aria-label={`Open port ${p.port}`} onClick={() => void open(p)}>Open</button>{' '}
+                <CopyButton text={p.url} label={`Copy URL of port ${p.port}`} />
+                {portError?.port === p.port && <ErrorNote error={portError.msg} />}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {direct.length > 0 && (
+        <>
+          <h4>Direct ports</h4>
+          <ul aria-label="Ports">
+            {direct.map((p) => <li key={p.container + p.address}><code className="cmd">{p.address}</code> → {p.container} <CopyButton text={p.address} label={`Copy address of port ${p.container}`} /></li>)}
+          </ul>
+        </>
+      )}
+      <h4>Terminal</h4>
+      {c.running
+        ? <p><a href={c.terminalHref} onClick={(e) => { e.preventDefault(); navigate(c.terminalHref); }}>Open a terminal</a> <span className="muted">(a shell in the container, in this browser)</span></p>
+        : <p className="muted">The terminal is available while the instance runs.</p>}
+    </section>
+  );
+}
+
 type Action = 'stop' | 'start' | 'reboot' | 'destroy';
 const CONFIRM: Record<Action, { title: string; message: string; run(id: number): Promise<unknown> }> = {
   stop: { title: 'Stop instance', message: 'Stopping ends its processes; the disk is kept (and still charged).', run: (id) => api.instances.stop(id) },
@@ -182,8 +285,6 @@ function InstanceDetail({ row, timeline, onChanged }: { row: InstanceRow; timeli
   const [bid, setBid] = useState(String(row.bid_price ?? ''));
   const [bidError, setBidError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  const ssh = sshCommand(row);
-  const ports = portLines(row);
   const running = row.actual_status === 'running';
 
   const act = async () => {
@@ -252,13 +353,7 @@ function InstanceDetail({ row, timeline, onChanged }: { row: InstanceRow; timeli
         {timeline.map((t, i) => <li key={i}><time dateTime={new Date(t.at * 1000).toISOString()}>{when(t.at)}</time> <Badge status={t.status} /> {t.msg && <span className="muted">{t.msg}</span>}</li>)}
       </ol>
 
-      <h3>Connect</h3>
-      {ssh ? <p><code className="cmd">{ssh}</code> <CopyButton text={ssh} label="Copy SSH command" /></p> : <p className="muted">SSH is available while the instance runs.</p>}
-      {ports.length > 0 && (
-        <ul aria-label="Ports">
-          {ports.map((p) => <li key={p.container + p.address}><code className="cmd">{p.address}</code> → {p.container} <CopyButton text={p.address} label={`Copy address of port ${p.container}`} /></li>)}
-        </ul>
-      )}
+      <ConnectPanel row={row} />
 
       <h3>Logs</h3>
       <button type="button" onClick={readLogs}>{logs === null ? 'Show logs' : 'Refresh logs'}</button>
