@@ -309,7 +309,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
         if (r.version !== desiredVersion || desiredVersion === null) {
           desiredVersion = r.version;
           log.info({ version: r.version, instances: r.instances.length }, 'desired state');
-          reconciler.setDesired(r.instances);
+          reconciler.setDesired(r.instances, r.volumes);
           desiredInstances = r.instances;
           for (const listener of desiredListeners) {
             try {

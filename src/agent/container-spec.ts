@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { DesiredInstanceT } from '../protocol/agent-protocol-schemas.js';
 import { onstartArgs } from './onstart-args.js';
+import { volumeName } from './volumes.js';
 import {
   LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, LABEL_SSH_HOST_IP, LABEL_SSH_HOST_PORT,
   type ContainerSpec, type NetworkSpec,
@@ -214,5 +215,7 @@ export function buildContainerSpec(d: DesiredInstanceT, m: MachineLimits, hostPo
     pidsLimit: m.pidsLimit ?? PIDS_LIMIT_DEFAULT,
     log: { maxSizeMb: m.logMaxSizeMb ?? LOG_MAX_SIZE_MB_DEFAULT, maxFiles: m.logMaxFiles ?? LOG_MAX_FILES_DEFAULT },
     capabilities: [...KEPT_CAPABILITIES],
+    // The machine's volumes it mounts (volumes.ts makes them first).
+    ...(d.mounts?.length ? { mounts: d.mounts.map((v) => ({ volume: volumeName(m, v.volume_id), target: v.mount_path })) } : {}),
   };
 }

@@ -10,6 +10,7 @@ import {
   type ContainerOwner, type ContainerRuntime, type ContainerSpec, type NetworkSpec, type RuntimeContainer, type RuntimeInfo,
 } from './runtime.js';
 import { demuxDockerLog } from './docker-log.js';
+import { dockerVolumes } from './docker-volumes.js';
 
 /** Wait before watching the daemon's events again after the stream broke. */
 const EVENTS_RETRY_MS = 1000;
@@ -99,6 +100,8 @@ export function dockerCreateOptions(spec: ContainerSpec, storageSizeLimit: boole
       // json-file whatever the daemon's default driver: the agent reads logs through the Engine API, and this driver
       // rotates; the daemon's default (json-file too, unless changed) keeps every byte forever.
       LogConfig: { Type: 'json-file', Config: { 'max-size': `${spec.log.maxSizeMb}m`, 'max-file': String(spec.log.maxFiles) } },
+      // The agent's volumes (volumes.ts), made before the container: never a host path.
+      ...(spec.mounts?.length ? { Mounts: spec.mounts.map((m) => ({ Type: 'volume' as const, Source: m.volume, Target: m.target })) } : {}),
     },
   };
 }
@@ -245,6 +248,7 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
 
   return {
     info,
+    volumes: dockerVolumes(docker, { allowUnlimitedDisk: opts.allowUnlimitedDisk }),
 
     async list(owner) {
       const listed = await docker.listContainers({ all: true, filters: { label: ownerFilter(owner) } });

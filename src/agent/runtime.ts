@@ -6,6 +6,7 @@
  * reports what is.
  */
 import type { DockerLoginT, PortMapT } from '../protocol/agent-protocol-schemas.js';
+import type { VolumeRuntime } from './volumes.js';
 
 /** Labels every managed container carries: how the agent finds its containers after any restart. */
 export const LABEL_MACHINE = 'gpuplane.machine_id';
@@ -99,6 +100,8 @@ export interface ContainerSpec {
   capabilities: string[];
   /** The container log's rotation: each file at most this many MiB, and at most this many files. */
   log: { maxSizeMb: number; maxFiles: number };
+  /** The agent's volumes (volumes.ts) mounted into it: the Docker volume's name → the path inside the container. */
+  mounts?: { volume: string; target: string }[];
 }
 
 /** A network of one instance: a bridge of its own, labelled as its container, with a host interface name we choose. */
@@ -170,6 +173,8 @@ export interface ContainerRuntime {
   unowned?(machineId: number): Promise<string[]>;
   /** Calls `onChange` whenever a container of the owner's changes; returns a function that stops watching. */
   watch?(owner: ContainerOwner, onChange: () => void): () => void;
+  /** The runtime's volumes (volumes.ts); absent: it has none, and an instance that mounts one cannot be made. */
+  volumes?: VolumeRuntime;
 }
 
 /** The name is taken: a container for this instance exists (made by an earlier pass or another agent process). */

@@ -191,6 +191,11 @@ export const ObservedInstance = Type.Object(
      * layers' total so far, then bytes extracted. Absent before the first progress and from agents before it (issue 33).
      */
     pull: Type.Optional(PullProgress),
+    /**
+     * `jupyter` only, while running (issue 32; absent from agents before it): true when the image has no `jupyter` on
+     * its PATH, so the entrypoint started none (SSH and onstart still run). The instance's `status_msg` says so.
+     */
+    jupyter_missing: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -280,6 +285,28 @@ export const DockerLogin = Type.Object(
   { additionalProperties: true },
 );
 
+/**
+ * One live volume of the machine (issue 33 item 2): a Docker volume the agent makes, labelled as its own, kept while it
+ * is listed (whether or not an instance mounts it) and removed with its data once it is not (never while a container
+ * uses it). `size_gb`: the renter's size, a quota where the storage driver takes one, else the agent's accounting.
+ */
+export const DesiredVolume = Type.Object(
+  {
+    volume_id: InstanceId,
+    size_gb: Type.Number({ exclusiveMinimum: 0, maximum: 1e8 }),
+  },
+  { additionalProperties: true },
+);
+
+/** Where an instance mounts a volume of its machine: an absolute path inside the container. */
+export const VolumeMount = Type.Object(
+  {
+    volume_id: InstanceId,
+    mount_path: Type.String({ minLength: 2, maxLength: 1024, pattern: '^/' }),
+  },
+  { additionalProperties: true },
+);
+
 /** One instance the machine must run (or keep stopped). An instance not in the list must not exist on the machine. */
 export const DesiredInstance = Type.Object(
   {
@@ -334,6 +361,20 @@ export const DesiredInstance = Type.Object(
      * agent writes it into the container's notice file (/run/gpuplane/stop) just before SIGTERM.
      */
     stop_reason: Type.Optional(Str(2000)),
+    /**
+     * `jupyter` only (issue 32; absent from servers before it, and for instances made before it): the instance's
+     * Jupyter token, the container's `JUPYTER_TOKEN` (a placement fact, over a renter's variable of that name).
+     */
+    jupyter_token: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{16,256}$' })),
+    /** `jupyter` only: JupyterLab (`jupyter lab`) instead of Jupyter Notebook (`jupyter notebook`). */
+    use_jupyter_lab: Type.Optional(Type.Boolean()),
+    /** `jupyter` only: the directory Jupyter starts in and serves (the renter's text, quoted); absent: /root. */
+    jupyter_dir: Type.Optional(Str(1024, 1)),
+    /**
+     * The machine's volumes this container mounts (issue 33 item 2), each one listed in the reply's `volumes`: the
+     * agent mounts the volume's Docker volume at `mount_path`. Absent (servers before it): none.
+     */
+    mounts: Type.Optional(Type.Array(VolumeMount, { maxItems: 16 })),
   },
   { additionalProperties: true },
 );
@@ -407,6 +448,8 @@ export const DesiredReply = Type.Object(
     commands: Type.Optional(Type.Array(CommandRequest, { maxItems: 1024 })),
     /** Open `take snapshot` requests (absent from servers before them). */
     snapshots: Type.Optional(Type.Array(SnapshotRequest, { maxItems: 1024 })),
+    /** The machine's live volumes (absent from servers before issue 33: the agent then leaves its volumes alone). */
+    volumes: Type.Optional(Type.Array(DesiredVolume, { maxItems: 4096 })),
   },
   { additionalProperties: true },
 );
@@ -451,6 +494,8 @@ export type AgentGpuT = Static<typeof AgentGpu>;
 export type GpuSampleT = Static<typeof GpuSample>;
 export type GpuTelemetryT = Static<typeof GpuTelemetry>;
 export type DesiredInstanceT = Static<typeof DesiredInstance>;
+export type DesiredVolumeT = Static<typeof DesiredVolume>;
+export type VolumeMountT = Static<typeof VolumeMount>;
 export type ObservedInstanceT = Static<typeof ObservedInstance>;
 export type ObservedStateT = Static<typeof ObservedState>;
 export type LogRequestT = Static<typeof LogRequest>;
