@@ -130,7 +130,8 @@ forEachDialect('prepaid instances', (app) => {
     await app().advance(700);
     const inst = await statusOf(app(), covered.id, key);
     assert.equal(inst.actual_status, 'stopped');
-    assert.equal(inst.status_msg, 'stopped: credit exhausted');
+    // A running container is told why and when (issue 33: the notice before a stop).
+    assert.match(inst.status_msg, /^stopped: credit exhausted; stopping at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: SIGTERM now, SIGKILL after 30 s$/);
     assert.equal((await deposit(app(), covered.id, key)).body.deposit, 0);
   });
 

@@ -68,8 +68,10 @@ forEachDialect('simulated hosts: a step over several machines at once', (app) =>
     // A cent at $3.60 an hour is 10 seconds of compute: user c's instance stops then; the others run on.
     await app().advance(60);
     const cs = await statusOf(app(), ids[2], c.api_key);
-    assert.deepEqual([cs.actual_status, cs.status_msg], ['stopped', 'stopped: credit exhausted']);
-    assert.deepEqual((await events(app(), ids[2])).at(-1), ['stopped', 'stopped: credit exhausted', ran + 10]);
+    // The running container is told why and when it stops (issue 33: the notice before a stop).
+    const notice = `stopped: credit exhausted; stopping at ${new Date(Math.floor(ran + 10) * 1000).toISOString().replace('.000Z', 'Z')}: SIGTERM now, SIGKILL after 30 s`;
+    assert.deepEqual([cs.actual_status, cs.status_msg], ['stopped', notice]);
+    assert.deepEqual((await events(app(), ids[2])).at(-1), ['stopped', notice, ran + 10]);
     for (const i of [0, 1, 3, 4]) assert.equal((await statusOf(app(), ids[i], rented[i].user.api_key)).actual_status, 'running');
     const now = Math.floor(app().clock.now());
     const credit = async (key: string) => micro((await app().request('GET', '/api/v0/users/current', { key })).body.credit);

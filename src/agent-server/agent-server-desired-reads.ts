@@ -45,9 +45,11 @@ export interface DesiredReadsDeps {
    * instance access. Without it, only the instances' own keys.
    */
   accountKeys?: (userIds: readonly number[], tx: Tx) => Promise<Map<number, string[]>>;
+  /** The operator's grace between SIGTERM and SIGKILL (GPUPLANE_STOP_GRACE_SECONDS), sent with each instance. */
+  stopGraceS?: number;
 }
 
-export function desiredReads({ db, clock, secretBox, fleet, agents, instances: { store, commands }, accountKeys: accountKeysOf }: DesiredReadsDeps) {
+export function desiredReads({ db, clock, secretBox, fleet, agents, instances: { store, commands }, accountKeys: accountKeysOf, stopGraceS }: DesiredReadsDeps) {
   /**
    * The desired instances of these rows (of machines with `machineGpus` GPUs each): with their boot counts, SSH keys
    * (the renter's account keys, those of the members of its team allowed instance_write, and the instance's own) and
@@ -72,6 +74,7 @@ export function desiredReads({ db, clock, secretBox, fleet, agents, instances: {
         accountEnv: r.account_env_sealed ? (JSON.parse(secretBox.open(r.account_env_sealed) ?? '{}') as Record<string, string>) : {},
         apiKey: r.api_key_sealed ? secretBox.open(r.api_key_sealed) : null,
         machineGpus: machineGpus(r),
+        stopGraceS,
       }));
     }
     return instances;

@@ -43,6 +43,8 @@ export interface DesiredContext {
   /** The instance key, opened: the container's `CONTAINER_API_KEY` (api-spec), over any variable of that name. */
   apiKey: string | null;
   machineGpus: number;
+  /** The operator's grace between SIGTERM and SIGKILL (issue 33, notice helper); absent: the agent's own. */
+  stopGraceS?: number;
 }
 
 export function desiredInstance(inst: InstanceRow, ctx: DesiredContext): DesiredInstanceT {
@@ -68,6 +70,9 @@ export function desiredInstance(inst: InstanceRow, ctx: DesiredContext): Desired
     cpu_share: share,
     memory_share: share,
     disk: inst.disk > 0 ? inst.disk : 1,
+    // issue 33 (notice helper): the stop's grace, and why it stops (its status_msg: instances-lifecycle stopNoticeMsg).
+    ...(ctx.stopGraceS !== undefined ? { stop_grace_s: ctx.stopGraceS } : {}),
+    ...(!wantsRunning(inst) && inst.status_msg ? { stop_reason: inst.status_msg.slice(0, 2000) } : {}),
   };
 }
 

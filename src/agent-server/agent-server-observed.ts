@@ -10,6 +10,7 @@ import {
   stopPending, type InstanceRow, type InstancesOnMachines, type ObservedTransitions, type StatePatch,
 } from '../instances/instances-agent-contract.js';
 import { wantsRunning } from './agent-server-desired.js';
+import { pullProgressText } from '../protocol/pull-progress.js';
 
 export interface ObservedDeps {
   store: InstancesOnMachines;
@@ -118,7 +119,8 @@ function changeOf(inst: InstanceRow, o: ObservedInstanceT | undefined, now: numb
       return { inst, patch, halt: false, startsMeter: !wasRunning };
     }
     case 'pulling':
-      return toLoading('pulling the image');
+      // How far, when the agent says (issue 33): `pulling image: 1.2 GB of 4.8 GB (25%)`.
+      return toLoading(pullProgressText(o.pull));
     case 'created':
       return toLoading('starting the container');
     case 'failed':

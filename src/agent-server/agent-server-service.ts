@@ -34,7 +34,7 @@ export interface AgentDeps {
   clock: Clock;
   random: Random;
   scheduler: Scheduler;
-  config: Pick<Config, 'agentOfflineAfter' | 'hostMachinesMax' | 'hostRegistrationsPerHour'>;
+  config: Pick<Config, 'agentOfflineAfter' | 'hostMachinesMax' | 'hostRegistrationsPerHour'> & Partial<Pick<Config, 'stopGraceSeconds'>>;
   secretBox: SecretBox;
   fleet: MachinesService;
   instances: InstancesAgentPort;
@@ -59,7 +59,7 @@ export function agentServiceFactory(deps: AgentDeps) {
   let feed: Promise<DesiredChanges> | null = null;
   const changes = () => (feed ??= desiredChanges(store, { hub, pollMs: POLL_MS, warn }));
 
-  const reads = desiredReads({ db, clock, secretBox, fleet, agents, instances: deps.instances, accountKeys: deps.accountKeys });
+  const reads = desiredReads({ db, clock, secretBox, fleet, agents, instances: deps.instances, accountKeys: deps.accountKeys, stopGraceS: config.stopGraceSeconds });
   const keys = machineKeys({ db, agents, changes });
   const { ensureSweep } = liveness({ agents, kv, scheduler, config, fleet, instances: deps.instances, notify });
   const { register } = registration({ db, clock, random, config, fleet, agents, kv, forgetKeysOf: keys.forget, ensureSweep });

@@ -11,6 +11,8 @@ import {
 } from './runtime.js';
 import { demuxDockerLog } from './docker-log.js';
 import { dockerVolumes } from './docker-volumes.js';
+import { tarOfFile } from './tar-file.js';
+import type { DockerProgressEvent } from '../protocol/pull-progress.js';
 
 /** Wait before watching the daemon's events again after the stream broke. */
 const EVENTS_RETRY_MS = 1000;
@@ -227,23 +229,30 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
   const authOf = (login: DockerLoginT | null) =>
     login ? { authconfig: { username: login.username, password: login.password, serveraddress: login.server } } : {};
 
-  /** Follows a pull or push to its end; a failure can end the stream normally, with the error as a message. */
-  async function follow(stream: NodeJS.ReadableStream, what: string): Promise<void> {
+  /**
+   * Follows a pull or push to its end; a failure can end the stream normally, with the error as a message. Each
+   * message goes to `onProgress` as it comes (a pull's per-layer progress, summed by protocol/pull-progress.ts).
+   */
+  async function follow(stream: NodeJS.ReadableStream, what: string, onProgress?: (e: DockerProgressEvent) => void): Promise<void> {
     const output = await new Promise<{ error?: string }[]>((resolve, reject) =>
-      docker.modem.followProgress(stream, (err: Error | null, out: { error?: string }[]) => (err ? reject(err) : resolve(out))),
+      docker.modem.followProgress(
+        stream,
+        (err: Error | null, out: { error?: string }[]) => (err ? reject(err) : resolve(out)),
+        onProgress ? (e: DockerProgressEvent) => onProgress(e) : undefined,
+      ),
     );
     const failed = output.find((o) => typeof o.error === 'string');
     if (failed) throw new Error(`${what} failed: ${failed.error}`);
   }
 
-  async function pull(ref: string, login: DockerLoginT | null): Promise<void> {
+  async function pull(ref: string, login: DockerLoginT | null, onProgress?: (e: DockerProgressEvent) => void): Promise<void> {
     let stream: NodeJS.ReadableStream;
     try {
       stream = await docker.pull(ref, authOf(login));
     } catch (err) {
       throw new Error(`pull of ${ref} failed: ${messageOf(err)}`);
     }
-    await follow(stream, `pull of ${ref}`);
+    await follow(stream, `pull of ${ref}`, onProgress);
   }
 
   return {
@@ -297,7 +306,15 @@ export function createDockerRuntime(options: Dockerode.DockerOptions = {}, clien
           if (statusOf(err) !== 404) throw err;
         }
       }
-      await pull(ref, login);
+      await pull(ref, login, opts.onProgress);
+    },
+
+    async writeFile(id, path, content) {
+      try {
+        await docker.getContainer(id).putArchive(tarOfFile(path, content, Date.now() / 1000), { path: '/' });
+      } catch (err) {
+        throw new Error(`writing ${path} into the container failed: ${messageOf(err)}`);
+      }
     },
 
     async exec(id, argv, { maxChars, timeoutS }) {

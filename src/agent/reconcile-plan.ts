@@ -3,7 +3,7 @@
  * remembers, which actions converge the machine (`plan`), and what to report (`observe`). Level-triggered: the same
  * inputs always give the same actions, whatever happened before, so a pass after any crash or restart repairs all.
  */
-import type { DesiredInstanceT, ObservedInstanceT } from '../protocol/agent-protocol-schemas.js';
+import type { DesiredInstanceT, ObservedInstanceT, PullProgressT } from '../protocol/agent-protocol-schemas.js';
 import type { RuntimeContainer } from './runtime.js';
 
 /** What the agent remembers of an instance (state-store.ts): the container it made and the start it last did. */
@@ -126,6 +126,8 @@ export function plan(input: PlanInput): Action[] {
 export interface InstanceActivity {
   pulling: boolean;
   failure: Failure | undefined;
+  /** How far the pull is, summed over its layers; null or absent before the first layer's progress. */
+  pull?: PullProgressT | null;
 }
 
 /**
@@ -142,11 +144,11 @@ export function observe(
   const out: ObservedInstanceT[] = [];
   for (const d of desired) {
     const c = by.get(d.instance_id)?.find((x) => x.status !== 'removing');
-    const { pulling, failure } = activity(d.instance_id);
+    const { pulling, failure, pull } = activity(d.instance_id);
     const error = failure && failure.generation === d.generation ? failure.error : null;
     const current = c !== undefined && c.generation === d.generation;
     const base = { instance_id: d.instance_id, generation: d.generation, boot: d.boot, container_id: null, exit_code: null, ports: {}, error };
-    if (!current && pulling) out.push({ ...base, state: 'pulling', error: null });
+    if (!current && pulling) out.push({ ...base, state: 'pulling', error: null, ...(pull ? { pull } : {}) });
     else if (!current && error !== null) out.push({ ...base, state: 'failed' });
     else if (c) {
       const boot = current ? (records.get(d.instance_id)?.boot ?? d.boot) : (records.get(d.instance_id)?.boot ?? 0);

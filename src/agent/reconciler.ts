@@ -12,10 +12,14 @@ import { observe, plan, type Action, type Failure, type InstanceRecord } from '.
 import { NameConflictError, PortInUseError, type ContainerRuntime, type RuntimeContainer } from './runtime.js';
 import type { AgentLog } from './agent-log.js';
 import { volumeKeeper } from './volumes.js';
+import { pullProgress, type PullProgressCounter } from '../protocol/pull-progress.js';
+import { STOP_NOTICE_PATH, stopNotice } from './stop-notice.js';
 
 /** A failed action is retried after this long, doubling with each failure up to RETRY_MAX_S, jittered (sdk/backoff.ts). */
 export const RETRY_FIRST_S = 5;
 export const RETRY_MAX_S = 300;
+/** A pull's progress is reported at most this often (and at least this often while it moves): issue 33 asks 5 s. */
+export const PULL_REPORT_INTERVAL_S = 2;
 
 export interface ReconcilerDeps {
   runtime: ContainerRuntime;
@@ -29,7 +33,7 @@ export interface ReconcilerDeps {
   now(): number;
   hostBootTime: number;
   isPortFree(port: number, proto: 'tcp' | 'udp'): Promise<boolean>;
-  /** Seconds a container gets to stop after SIGTERM. */
+  /** Seconds a container gets to stop after SIGTERM, unless its desired state names its own (`stop_grace_s`). */
   stopTimeoutS: number;
   log: AgentLog;
   /** Called whenever the observed state differs from the last one reported. */
@@ -46,6 +50,10 @@ export function createReconciler(deps: ReconcilerDeps) {
   /** In-flight actions by key: the instance id, or `c:<container id>` for a container that names no instance. */
   const tasks = new Map<number | string, Promise<void>>();
   const pulling = new Set<number>();
+  /** The progress of each pull under way (by instance), and the pending report of it (throttled). */
+  const progress = new Map<number, PullProgressCounter>();
+  let progressTimer: NodeJS.Timeout | undefined;
+  let progressReportedAt = 0;
   const failures = new Map<number, Failure>();
   /** Host ports picked by creates in flight, until their containers show in a listing. */
   const claimed = new Set<number>();
@@ -62,7 +70,7 @@ export function createReconciler(deps: ReconcilerDeps) {
   /** Whether a listing succeeded since the desired state arrived: before that, nothing is known to report. */
   let listed = false;
   const observed = (): ObservedInstanceT[] | null =>
-    desired === null || !listed ? null : observe(desired, containers, records, (id) => ({ pulling: pulling.has(id), failure: failures.get(id) }));
+    desired === null || !listed ? null : observe(desired, containers, records, (id) => ({ pulling: pulling.has(id), failure: failures.get(id), pull: progress.get(id)?.summary() ?? null }));
 
   function publish(): void {
     const now = observed();
@@ -198,18 +206,73 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   const stillDesired = (d: DesiredInstanceT) => desired?.some((x) => x.instance_id === d.instance_id && x.generation === d.generation) ?? false;
 
+  /**
+   * A pull's progress moved: reported at once when the last report of progress is PULL_REPORT_INTERVAL_S old, else
+   * when it will be (one timer for all pulls), so a pull of many layers sends a report every few seconds, not per event.
+   */
+  function progressed(): void {
+    if (progressTimer || closed) return;
+    const wait = progressReportedAt + PULL_REPORT_INTERVAL_S - deps.now();
+    if (wait <= 0) {
+      progressReportedAt = deps.now();
+      publish();
+      return;
+    }
+    progressTimer = setTimeout(() => {
+      progressTimer = undefined;
+      progressReportedAt = deps.now();
+      publish();
+    }, wait * 1000);
+  }
+
   /** The image of `d`: pulled afresh when its generation asks for it (recycle), else a local one is used. */
   async function pull(d: DesiredInstanceT): Promise<void> {
     pulling.add(d.instance_id);
+    const counter = pullProgress();
+    progress.set(d.instance_id, counter);
     publish();
     try {
-      await runtime.ensureImage(d.image, d.docker_login, { fresh: d.repull === true });
+      await runtime.ensureImage(d.image, d.docker_login, {
+        fresh: d.repull === true,
+        onProgress: (e) => {
+          counter.add(e);
+          progressed();
+        },
+      });
     } finally {
       pulling.delete(d.instance_id);
+      if (progress.get(d.instance_id) === counter) progress.delete(d.instance_id);
     }
   }
 
-  async function start(d: DesiredInstanceT, containerId: string): Promise<void> {
+  /** Seconds between SIGTERM and SIGKILL for `d`: the server's (the operator's setting), else the agent's own. */
+  const graceOf = (d: DesiredInstanceT) => d.stop_grace_s ?? deps.stopTimeoutS;
+
+  /**
+   * Stops the container after telling it (stop-notice.ts): the notice file is written just before SIGTERM, then
+   * SIGKILL follows the grace. A notice that cannot be written (a runtime without files, a container going away)
+   * does not hold up the stop.
+   */
+  async function stopWithNotice(d: DesiredInstanceT, containerId: string, reason: string): Promise<void> {
+    const grace = graceOf(d);
+    if (runtime.writeFile) {
+      const text = stopNotice({ instanceId: d.instance_id, reason, now: deps.now(), graceS: grace });
+      await runtime.writeFile(containerId, STOP_NOTICE_PATH, text).catch((err: unknown) => {
+        log.warn({ instance_id: d.instance_id, err: String((err as Error)?.message ?? err) }, 'could not write the stop notice; stopping anyway');
+      });
+    }
+    await runtime.stop(containerId, grace);
+  }
+
+  /** A start after a stop with notice: the old notice goes (best effort: `rm` from the image; stop-notice.ts). */
+  async function clearNotice(instanceId: number, containerId: string): Promise<void> {
+    if (!runtime.writeFile) return;
+    await runtime.exec(containerId, ['rm', '-f', STOP_NOTICE_PATH], { maxChars: 1000, timeoutS: 10 }).catch((err: unknown) => {
+      log.debug({ instance_id: instanceId, err: String((err as Error)?.message ?? err) }, 'could not remove the old stop notice');
+    });
+  }
+
+  async function start(d: DesiredInstanceT, containerId: string, afterStop = false): Promise<void> {
     try {
       await runtime.start(containerId);
     } catch (err) {
@@ -218,6 +281,7 @@ export function createReconciler(deps: ReconcilerDeps) {
       throw err;
     }
     setRecord(d.instance_id, { generation: d.generation, boot: d.boot, stopped: false });
+    if (afterStop) await clearNotice(d.instance_id, containerId);
   }
 
   async function create(d: DesiredInstanceT, pulled = false): Promise<void> {
@@ -266,14 +330,14 @@ export function createReconciler(deps: ReconcilerDeps) {
         await runtime.remove(a.containerId);
         return create(a.instance, true);
       case 'start':
-        return start(a.instance, a.containerId);
+        return start(a.instance, a.containerId, records.get(a.instance.instance_id)?.stopped === true);
       case 'restart':
-        await runtime.stop(a.containerId, deps.stopTimeoutS);
-        return start(a.instance, a.containerId);
+        await stopWithNotice(a.instance, a.containerId, 'restart: its renter asked for a reboot; it starts again at once');
+        return start(a.instance, a.containerId, true);
       case 'stop':
         // Remembered first: a crash right after the stop must not leave it looking as if it exited by itself.
         setRecord(a.instance.instance_id, { generation: a.instance.generation, boot: records.get(a.instance.instance_id)?.boot ?? a.instance.boot, stopped: true });
-        await runtime.stop(a.containerId, deps.stopTimeoutS);
+        await stopWithNotice(a.instance, a.containerId, a.instance.stop_reason ?? 'stopped');
         return;
       case 'adopt':
         return;
@@ -305,6 +369,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     },
     async close(): Promise<void> {
       closed = true;
+      if (progressTimer) clearTimeout(progressTimer);
       await loop;
       await Promise.allSettled([...tasks.values()]);
     },

@@ -7,6 +7,7 @@
  */
 import type { DockerLoginT, PortMapT } from '../protocol/agent-protocol-schemas.js';
 import type { VolumeRuntime } from './volumes.js';
+import type { DockerProgressEvent } from '../protocol/pull-progress.js';
 
 /** Labels every managed container carries: how the agent finds its containers after any restart. */
 export const LABEL_MACHINE = 'gpuplane.machine_id';
@@ -139,9 +140,10 @@ export interface ContainerRuntime {
   removeNetwork(id: string): Promise<void>;
   /**
    * Makes the image available: a local one is used as it is; otherwise it is pulled, with the login when given.
-   * `fresh`: pulled from its registry even when the host has it (recycle).
+   * `fresh`: pulled from its registry even when the host has it (recycle). `onProgress`: each message of the pull's
+   * progress stream, as the runtime's registry client gives it (protocol/pull-progress.ts sums them).
    */
-  ensureImage(image: string, login: DockerLoginT | null, opts?: { fresh?: boolean }): Promise<void>;
+  ensureImage(image: string, login: DockerLoginT | null, opts?: { fresh?: boolean; onProgress?: (e: DockerProgressEvent) => void }): Promise<void>;
   /**
    * Creates the container (not started), on its network (made first when missing); its id. Throws NameConflictError
    * when the name is taken.
@@ -150,6 +152,11 @@ export interface ContainerRuntime {
   start(id: string): Promise<void>;
   /** Stops a running container, giving it `timeoutS` seconds after SIGTERM. */
   stop(id: string, timeoutS: number): Promise<void>;
+  /**
+   * Writes a file into the container's filesystem (running or not) without running anything in it, so an image
+   * without a shell gets it too: the notice before a stop (STOP_NOTICE_PATH). Parent directories are made.
+   */
+  writeFile?(id: string, path: string, content: string): Promise<void>;
   /** Removes a container in any state, with its volumes. A container already gone is not an error. */
   remove(id: string): Promise<void>;
   /** The log, stdout and stderr as written; `tail` lines at most (null: all). */

@@ -23,6 +23,21 @@ export const refOf = (id: number) => `instance:${id}`;
 export const contractOf = (id: number) => `instance-${id}`;
 
 export const OUTBID_MSG = 'outbid: a higher bid or an on-demand rental took its GPUs; it resumes when they are free again';
+/** A running instance its renter stopped: the start of its notice (stopNoticeMsg). */
+export const RENTER_STOP_MSG = 'stopped by its renter';
+/** Seconds between SIGTERM and SIGKILL unless the operator set GPUPLANE_STOP_GRACE_SECONDS (config.ts). */
+export const STOP_GRACE_DEFAULT_S = 30;
+
+/**
+ * The notice of a running instance's stop (issue 33 item 3), in its `status_msg` and so in its event stream: why, then
+ * when and how its host stops the container. The host's agent gets the same words in the desired state
+ * (`stop_reason`) and writes them into the container (src/agent/stop-notice.ts) just before SIGTERM.
+ */
+export function stopNoticeMsg(why: string, at: number, graceS: number): string {
+  const when = new Date(Math.floor(at) * 1000).toISOString().replace(/\.000Z$/, 'Z');
+  const how = graceS > 0 ? `SIGTERM now, SIGKILL after ${graceS} s` : 'SIGTERM and SIGKILL now (no grace period)';
+  return `${why}; stopping at ${when}: ${how}`;
+}
 /** States from which an instance never reaches running by itself (spec: destroy and retry). */
 export const FAILED_STATES = ['exited', 'unknown', 'offline'] as const;
 /** States in which the control plane no longer hears the instance's host (spec: no heartbeat, host disconnected). */
@@ -63,6 +78,8 @@ export interface LifecycleDeps {
   scheduler: Scheduler;
   /** Filled in by the composition root (instances-module `onDesiredChange`). */
   desiredChangeHooks?: readonly DesiredChangeHook[];
+  /** The operator's grace between SIGTERM and SIGKILL, named in a stop's notice. @default STOP_GRACE_DEFAULT_S */
+  stopGraceS?: number;
 }
 
 export type StatePatch = Pick<InstancePatch, 'ports' | 'running_since' | 'gpu_indexes'> & {
@@ -78,7 +95,10 @@ export type StatePatch = Pick<InstancePatch, 'ports' | 'running_since' | 'gpu_in
   placement?: Pick<InstancePatch, 'machine_id' | 'host_id' | 'offer_snapshot' | 'api_key_sealed'>;
 };
 
-export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChangeHooks = [] }: LifecycleDeps) {
+export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChangeHooks = [], stopGraceS = STOP_GRACE_DEFAULT_S }: LifecycleDeps) {
+  /** A running container is told why and when it stops; one that is not running has nothing to be told. */
+  const noticeOf = (inst: InstanceRow, why: string, at: number) => (inst.actual_status === 'running' ? stopNoticeMsg(why, at, stopGraceS) : null);
+
   /** The machine's desired state changed (a new generation, say): its agent is told, if it listens here. */
   async function desiredChanged(tx: Tx, machineId: number | null, at: number): Promise<void> {
     if (machineId === null) return;
@@ -241,7 +261,8 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
       const status_msg = msg === null ? STOP_PENDING_MSG : `${msg}; ${STOP_PENDING_MSG}`;
       return halt(tx, inst, at, { actual_status: inst.actual_status!, intended_status: 'stopped', status_msg });
     }
-    return halt(tx, inst, at, { actual_status: 'stopped', intended_status: 'stopped', status_msg: msg });
+    const notice = noticeOf(inst, msg ?? RENTER_STOP_MSG, at);
+    return halt(tx, inst, at, { actual_status: 'stopped', intended_status: 'stopped', status_msg: notice ?? msg });
   }
 
   /**
@@ -253,7 +274,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
     for (const id of ids) {
       const inst = await store.lock(id, tx);
       if (!inst) continue;
-      await halt(tx, inst, at, { actual_status: 'stopped', intended_status: 'running', status_msg: OUTBID_MSG });
+      await halt(tx, inst, at, { actual_status: 'stopped', intended_status: 'running', status_msg: noticeOf(inst, OUTBID_MSG, at) ?? OUTBID_MSG });
     }
   }
 

@@ -56,7 +56,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
   const hub = new EventsHub();
   const notify = () => hub.notify();
   const desiredChangeHooks: DesiredChangeHook[] = [];
-  const lifecycle = lifecycleFactory({ store, fleet: deps.fleet, billing: deps.billing, scheduler: deps.scheduler, desiredChangeHooks });
+  const lifecycle = lifecycleFactory({ store, fleet: deps.fleet, billing: deps.billing, scheduler: deps.scheduler, desiredChangeHooks, stopGraceS: deps.config.stopGraceSeconds });
   const creator = createFactory({ ...deps, db, store, lifecycle, notify });
   const destroyHooks: DestroyHook[] = [];
   // The host of each instance's machine (instances-hosts-contract.ts), wired by the root with `useHosts` once the
