@@ -82,10 +82,14 @@ export function RentDialog({ offer, bid, onClose, onRented }: {
         <fieldset aria-describedby={errors.mode ? `${ids}-mode-err` : undefined}>
           <legend>Launch mode</legend>
           {LAUNCH_MODES.map((m) => (
-            <label key={m.value} className="radio">
-              <input type="radio" name={`${ids}-mode`} value={m.value} checked={form.mode === m.value} aria-describedby={`${ids}-mode-${m.value}`}
-                onChange={() => set('mode', m.value as LaunchMode)} /> {m.label} <small id={`${ids}-mode-${m.value}`} className="muted">{m.hint}</small>
-            </label>
+            // The hint sits beside the label, not in it: a control's name is the mode's name alone.
+            <div key={m.value} className="radio">
+              <label>
+                <input type="radio" name={`${ids}-mode`} value={m.value} checked={form.mode === m.value} aria-describedby={`${ids}-mode-${m.value}`}
+                  onChange={() => set('mode', m.value as LaunchMode)} /> {m.label}
+              </label>{' '}
+              <small id={`${ids}-mode-${m.value}`} className="muted">{m.hint}</small>
+            </div>
           ))}
           {errors.mode && <p id={`${ids}-mode-err`} className="error" role="alert">⚠ {errors.mode}</p>}
         </fieldset>
