@@ -206,7 +206,7 @@ export function createServices(deps: ServiceDeps) {
   // The autoscaler rents and destroys real instances inside its job's transaction, choosing offers as search does.
   const serverless = serverlessServiceFactory({
     store, clock, random, secretBox, scheduler, billing, instances, templates: templates.instancesPort, offerFields: OFFER_FIELDS,
-    blobStoreUrl: config.blobStoreUrl,
+    blobStoreUrl: config.blobStoreUrl, reportAddr: config.publicUrl, // issue 33: where workers report (REPORT_ADDR)
     offersIn: offersInTx({ machines: (tx) => fleet.machineRecords(tx), gpus: (ids, tx) => fleet.gpusOf(ids, tx) }, clock),
     teamOwner: async (tx, teamId) => (await teamsDb.findTeam(teamId, tx))?.owner_id,
   });

@@ -43,16 +43,25 @@ export function serverlessInsightFactory({ db, store, instances }: { db: Tx; sto
       if (!ep) throw new ApiError('not_found', `endpoint ${endpointId} not found`);
       const groups = (await store.workergroupsOf(ep.id)).map((w) => w.id);
       const workers = await store.workers(groups);
-      return (await instances.workerStates(db, workers.map((w) => w.instance_id))).map((i) => ({
-        id: i.id,
-        status: i.actual_status ?? 'loading',
-        cur_load: 0, new_load: 0, cur_load_rolling_avg: 0, cur_perf: 0, perf: 0, measured_perf: 0, dlperf: 0,
-        reliability: 1,
-        reqs_working: 0,
-        disk_usage: 0,
-        loaded_at: i.running_since ?? 0,
-        started_at: i.created_at,
-      }));
+      const ids = workers.map((w) => w.instance_id);
+      // A worker's own reports (serverless-workers.ts), when it sends them: its load, measured performance, readiness.
+      const reports = new Map((await store.liveWorkerRows(ids)).map((r) => [r.instance_id, r]));
+      return (await instances.workerStates(db, ids)).map((i) => {
+        const r = reports.get(i.id);
+        const reported = r !== undefined && r.reported_at !== null;
+        const status = !reported || i.actual_status !== 'running' ? (i.actual_status ?? 'loading') : r.error_msg !== null ? 'error' : r.loaded === 1 ? 'idle' : 'loading';
+        return {
+          id: i.id,
+          status,
+          cur_load: reported ? r.cur_load : 0, new_load: 0, cur_load_rolling_avg: 0, cur_perf: reported ? r.cur_perf : 0, perf: reported ? r.max_perf : 0,
+          measured_perf: reported ? r.max_perf : 0, dlperf: 0,
+          reliability: 1,
+          reqs_working: 0,
+          disk_usage: 0,
+          loaded_at: i.running_since ?? 0,
+          started_at: i.created_at,
+        };
+      });
     },
 
     async endpointLogs(principal: Principal, endpointId: number, tail?: number) {

@@ -13,7 +13,7 @@ import { digestEqual } from '../platform/crypto.js';
 import type { Tx } from '../platform/db/connect.js';
 import type { ServerlessKeys } from './serverless-keys.js';
 import type { RouteBody, RouteReply } from './serverless-sdk-schemas.js';
-import type { EndpointRow, ServerlessStore } from './serverless-store.js';
+import type { EndpointRow, ServerlessStore, WorkerRow } from './serverless-store.js';
 
 /** The pyworker's port inside the container when the instance's env sets no WORKER_PORT (its start_server.sh). */
 export const DEFAULT_WORKER_PORT = 3000;
@@ -66,6 +66,17 @@ export function workerTarget(w: WorkerAddress): { url: string } | 'none' | 'refu
   return inRange && reachable(w.public_ipaddr) ? { url: `http://${w.public_ipaddr}:${hostPort}` } : 'refused';
 }
 
+/**
+ * Whether a worker may be sent requests by its own reports (serverless-workers.ts): once one says its model is loaded,
+ * with no error since. Null when it never reported: a simulated host's worker runs no pyworker, and is routed once
+ * running; so is a real one in the second before its first report (the pyworker then refuses with 401 until it has
+ * the public key, and the SDK retries).
+ */
+export function reportedReady(w: Pick<WorkerRow, 'reported_at' | 'loaded' | 'error_msg'>): boolean | null {
+  if (w.reported_at === null) return null;
+  return w.loaded === 1 && w.error_msg === null;
+}
+
 /** `http://IP:PORT` of a worker, or null when it is not routed to (`workerTarget`). */
 export function workerUrl(w: WorkerAddress): string | null {
   const t = workerTarget(w);
@@ -88,8 +99,13 @@ export function routerFactory({ store, keys, instances, clock }: { store: Server
       const cost = body.cost ?? DEFAULT_COST;
       const requestIdx = body.request_idx || (await store.nextReqnum(ep.id));
       const groups = (await store.workergroupsOf(ep.id)).map((w) => w.id);
-      const running = await instances.runningAddresses(store.db, (await store.workers(groups)).map((w) => w.instance_id));
-      const targets = running.map((w) => workerTarget(w));
+      const ids = (await store.workers(groups)).map((w) => w.instance_id);
+      const running = await instances.runningAddresses(store.db, ids);
+      // A worker that reports (the client's pyworker, on a real host) is ready once its reports say its model is
+      // loaded with no error; one that never reported (a simulated host's, which runs no pyworker) once it runs.
+      const reports = new Map((await store.liveWorkerRows(ids)).map((r) => [r.instance_id, reportedReady(r)]));
+      const notReady = running.filter((w) => reports.get(w.id) === false).length;
+      const targets = running.filter((w) => reports.get(w.id) !== false).map((w) => workerTarget(w));
       const ready = targets.flatMap((t) => (typeof t === 'object' ? [t.url] : []));
       const base = { success: true, endpoint: ep.endpoint_name, cost, request_idx: requestIdx };
       if (ready.length === 0) {
@@ -98,9 +114,11 @@ export function routerFactory({ store, keys, instances, clock }: { store: Server
           ? 'the endpoint has no workergroup'
           : running.length === 0
             ? 'no worker is running yet'
-            : refused > 0
-              ? `${refused} running worker(s) have a host address or port outside what their machine declared`
-              : `${running.length} running worker(s) expose no worker port (WORKER_PORT, default ${DEFAULT_WORKER_PORT}/tcp): add "-p ${DEFAULT_WORKER_PORT}:${DEFAULT_WORKER_PORT}" to the workergroup's template env`;
+            : notReady > 0
+              ? `${notReady} running worker(s) have not reported their model loaded (or reported an error)`
+              : refused > 0
+                ? `${refused} running worker(s) have a host address or port outside what their machine declared`
+                : `${running.length} running worker(s) expose no worker port (WORKER_PORT, default ${DEFAULT_WORKER_PORT}/tcp): add "-p ${DEFAULT_WORKER_PORT}:${DEFAULT_WORKER_PORT}" to the workergroup's template env`;
         return { ...base, status: 'waiting', msg: `no worker is ready: ${why}; call again with this request_idx` };
       }
       // Round robin over the ready workers, by request.

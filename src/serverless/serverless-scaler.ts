@@ -14,6 +14,8 @@ import type { BillingApi } from '../billing/billing-contract.js';
 import type { CreateRequest } from '../instances/instances-contract.js';
 import { AUTOSCALE_PERIOD_S, decide, type ScalingSettings } from './serverless-autoscaler.js';
 import type { EndpointRow, ServerlessStore, WorkergroupRow } from './serverless-store.js';
+import { newMasterToken, workerEnv } from './serverless-workers.js';
+import type { Random } from '../platform/random.js';
 
 export const AUTOSCALE_JOB = 'serverless.autoscale';
 export const workergroupRef = (id: number) => `workergroup:${id}`;
@@ -41,6 +43,12 @@ export interface ScalerDeps {
   launchOf(tx: Tx, wg: WorkergroupRow): Promise<CreateRequest | undefined>;
   /** A team's owner now (undefined: the team is gone); from the teams store. */
   teamOwner(tx: Tx, teamId: number): Promise<number | undefined>;
+  /** Makes each worker's MASTER_TOKEN. */
+  random: Random;
+  /** Where workers report (REPORT_ADDR): this server's public URL. */
+  reportAddr: string;
+  /** The `env` of a template as a creation request receives it (object form), or {} when it is gone. */
+  templateEnv(tx: Tx, owner: Principal, hashId: string): Promise<Record<string, string>>;
 }
 
 export function settingsOf(ep: EndpointRow, wg: WorkergroupRow): ScalingSettings {
@@ -56,7 +64,7 @@ export function settingsOf(ep: EndpointRow, wg: WorkergroupRow): ScalingSettings
 /** A failed rent or destroy rolls back only itself, not the decision or other workers. */
 const attempt = inSavepoint;
 
-export function scalerFactory({ store, scheduler, billing, instances, offersIn, launchOf, teamOwner }: ScalerDeps) {
+export function scalerFactory({ store, scheduler, billing, instances, offersIn, launchOf, teamOwner, random, reportAddr, templateEnv }: ScalerDeps) {
   /**
    * The owner acting: the autoscaler rents and destroys in the workergroup's scope, as its owner would. A team's
    * workergroup is the team's, so it acts as the team's owner now, whoever made it (issue 29 item 17): the member who
@@ -88,17 +96,23 @@ export function scalerFactory({ store, scheduler, billing, instances, offersIn, 
     const launch = await launchOf(tx, wg);
     const body: CreateRequest = launch ? { ...launch, label } : { template_hash_id: wg.template_hash, label };
     if (wg.launch_args) body.args_str = wg.launch_args;
+    // The env the request's own keys go over (its template's when it names one): WORKER_PORT is added if it has none.
+    const requestEnv = (body.env ?? {}) as Record<string, string>;
+    const given = { ...(body.template_hash_id ? await templateEnv(tx, owner, body.template_hash_id) : {}), ...requestEnv };
     let lastError = '';
     // An offer is a bundle size on a machine: it can be rented again while the machine has free GPUs.
     for (const offer of offers) {
       while (rented.length < count) {
-        const got = await attempt(tx, () => instances.createIn(tx, owner, offer.id, body));
+        // Each worker its own MASTER_TOKEN (kept as its digest): a worker reports only as itself.
+        const mtoken = newMasterToken(random);
+        const workerBody: CreateRequest = { ...body, env: { ...requestEnv, ...workerEnv(reportAddr, mtoken.token, given) } };
+        const got = await attempt(tx, () => instances.createIn(tx, owner, offer.id, workerBody));
         if (got instanceof ApiError) {
           lastError = got.message;
           break;
         }
         const id = got.new_contract;
-        await store.addWorker(wg.id, id, at, tx);
+        await store.addWorker(wg.id, id, at, tx, mtoken.hash);
         await billing.setServerlessGroup(tx, `instance-${id}`, { endpointId: ep.id, workergroupId: wg.id });
         rented.push(id);
       }

@@ -21,6 +21,8 @@ import { ENDPOINT_SETTABLE, type DecisionObject, type EndpointBody, type Endpoin
 import { serverlessStore, type EndpointRow, type WorkergroupRow } from './serverless-store.js';
 import { serverlessKeysFactory } from './serverless-keys.js';
 import { routerFactory, type RouterInstancesPort } from './serverless-router.js';
+import { serverlessWorkersFactory } from './serverless-workers.js';
+import { parseDockerEnv } from '../templates/templates-contract.js';
 import { serverlessInsightFactory, type WorkerStatePort } from './serverless-insight.js';
 import { blobStore } from './serverless-blob.js';
 import { deploymentsFactory } from './serverless-deployments.js';
@@ -47,6 +49,8 @@ export interface ServerlessDeps {
   offerFields: FieldTable<any, any>;
   /** A team's owner (undefined: no such team): the account a team's workergroups rent as (serverless-scaler.ts). */
   teamOwner(tx: Tx, teamId: number): Promise<number | undefined>;
+  /** This server's public URL (GPUPLANE_PUBLIC_URL): the REPORT_ADDR workers report to (serverless-workers.ts). */
+  reportAddr: string;
 }
 
 const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
@@ -64,9 +68,16 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
   let deploymentLaunch: ((t: Tx, wg: WorkergroupRow) => Promise<CreateRequest | undefined>) | undefined;
   const scaler = scalerFactory({
     store: sls, scheduler, billing: deps.billing, instances: deps.instances, offersIn: deps.offersIn, teamOwner: deps.teamOwner,
+    random: deps.random, reportAddr: deps.reportAddr,
+    templateEnv: async (t, owner, hashId) => {
+      const template = await deps.templates.getForCreate(hashId, scopeOf(owner), t);
+      // Checked when the template was saved; one unreadable now fails its rent with the instances' own message.
+      try { return parseDockerEnv(template?.env); } catch { return {}; }
+    },
     launchOf: (t, wg) => (wg.deployment_id !== null && deploymentLaunch ? deploymentLaunch(t, wg) : Promise.resolve(undefined)),
   });
   const router = routerFactory({ store: sls, keys, instances: deps.instances, clock });
+  const workers = serverlessWorkersFactory({ store: sls, clock });
   const insight = serverlessInsightFactory({ db: store.db, store: sls, instances: deps.instances });
 
   /**
@@ -134,6 +145,8 @@ export function serverlessServiceFactory(deps: ServerlessDeps) {
   return {
     scaler,
     router,
+    /** The client's own worker's reports (serverless-workers.ts). */
+    workers,
     /** The autoscaler's worker list and log (serverless-insight.ts). */
     insight,
     deployments,

@@ -1,11 +1,14 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Scope } from '../platform/auth.js';
 import type { DialectName, Tx } from '../platform/db/connect.js';
-import type { ServerlessDecisionsTable, ServerlessEndpointsTable, ServerlessWorkergroupsTable } from './serverless-tables.js';
+import type { ServerlessDecisionsTable, ServerlessEndpointsTable, ServerlessWorkergroupsTable, ServerlessWorkersTable } from './serverless-tables.js';
 
 export type EndpointRow = Selectable<ServerlessEndpointsTable>;
 export type WorkergroupRow = Selectable<ServerlessWorkergroupsTable>;
 export type DecisionRow = Selectable<ServerlessDecisionsTable>;
+export type WorkerRow = Selectable<ServerlessWorkersTable>;
+/** What a worker's report sets (`POST /worker_status/`). */
+export type WorkerReport = Pick<Updateable<ServerlessWorkersTable>, 'reported_at' | 'loaded' | 'error_msg' | 'cur_load' | 'max_perf' | 'cur_perf' | 'reported_url'>;
 
 function inScope<Q extends { where: (...a: any[]) => Q }>(q: Q, scope: Scope): Q {
   q = q.where('team_id', scope.teamId === null ? 'is' : '=', scope.teamId);
@@ -76,8 +79,21 @@ export function serverlessStore(db: Tx, dialect: DialectName) {
       return tx.selectFrom('serverless_workers').select(['instance_id', 'workergroup_id']).where('workergroup_id', 'in', workergroupIds)
         .where('released_at', 'is', null).orderBy('instance_id').execute();
     },
-    async addWorker(workergroupId: number, instanceId: number, at: number, tx: Tx = db): Promise<void> {
-      await tx.insertInto('serverless_workers').values({ workergroup_id: workergroupId, instance_id: instanceId, created_at: at, released_at: null }).execute();
+    /** A rented worker, with the SHA-256 of the MASTER_TOKEN its environment got (null: none given). */
+    async addWorker(workergroupId: number, instanceId: number, at: number, tx: Tx = db, mtokenHash: string | null = null): Promise<void> {
+      await tx.insertInto('serverless_workers').values({ workergroup_id: workergroupId, instance_id: instanceId, created_at: at, released_at: null, mtoken_hash: mtokenHash }).execute();
+    },
+    /** The live worker row of an instance (a report's `id`), or undefined. */
+    async liveWorker(instanceId: number, tx: Tx = db): Promise<WorkerRow | undefined> {
+      return tx.selectFrom('serverless_workers').selectAll().where('instance_id', '=', instanceId).where('released_at', 'is', null).executeTakeFirst();
+    },
+    /** The live worker rows of instances (the router's and the worker list's view of their reports). */
+    async liveWorkerRows(instanceIds: number[], tx: Tx = db): Promise<WorkerRow[]> {
+      if (instanceIds.length === 0) return [];
+      return tx.selectFrom('serverless_workers').selectAll().where('instance_id', 'in', instanceIds).where('released_at', 'is', null).execute();
+    },
+    async recordReport(instanceId: number, set: WorkerReport, tx: Tx = db): Promise<void> {
+      await tx.updateTable('serverless_workers').set(set).where('instance_id', '=', instanceId).where('released_at', 'is', null).execute();
     },
     async releaseWorker(instanceId: number, at: number, tx: Tx = db): Promise<void> {
       await tx.updateTable('serverless_workers').set({ released_at: at }).where('instance_id', '=', instanceId).execute();

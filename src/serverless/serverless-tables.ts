@@ -67,6 +67,23 @@ export interface ServerlessWorkersTable {
   workergroup_id: number;
   created_at: number;
   released_at: number | null;
+  /**
+   * SHA-256 of the worker's own MASTER_TOKEN (given in its environment when rented; the pyworker sends it with each
+   * report). Null for workers rented before 0053, which cannot report.
+   */
+  mtoken_hash: string | null;
+  /** When its last report came (`POST /worker_status/`); null while it never reported. */
+  reported_at: number | null;
+  /** 1 once a report says its model is loaded (`loadtime` above 0) with no error. */
+  loaded: Generated<number>;
+  /** The error its last report carried (`error_msg`), or null. */
+  error_msg: string | null;
+  /** Its last report's load (`cur_load`), measured performance (`max_perf`) and work done since the one before. */
+  cur_load: Generated<number>;
+  max_perf: Generated<number>;
+  cur_perf: Generated<number>;
+  /** The address it says it answers at (`url`): shown, never signed (the router signs what its host reported). */
+  reported_url: string | null;
 }
 
 export interface ServerlessDecisionsTable {
