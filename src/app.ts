@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { isVirtual } from './platform/clock.js';
@@ -18,6 +18,7 @@ import { installAudit, ipRecorder } from './audit/audit-hook.js';
 import { loadConsoleFiles } from './webconsole/console-files.js';
 import { consoleFallback, consoleRoutes } from './webconsole/console-routes.js';
 import { tunnelsUpgrade } from './tunnels/tunnels-upgrade.js';
+import { portsHttp, type PortsHttp } from './ports/ports-http.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -61,6 +62,8 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   const metrics = new Metrics();
   // Each signed-in request's client address (the audit feature; set once the services exist, below).
   let sawRequest: ((request: FastifyRequest) => void) | undefined;
+  // Issue 32 (ports): requests to instance port hosts, set once the services exist (below).
+  let ports: PortsHttp | undefined;
   const app: FastifyInstance = Fastify({
     schemaController: schemas.schemaController,
     loggerInstance: deps.log as FastifyBaseLogger,
@@ -74,7 +77,12 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_PARAM_LENGTH },
     // Fastify's and Node's own error replies become the error object too (platform/transport-errors.ts).
     frameworkErrors,
-    clientErrorHandler,
+    // A port request's upload may rightly outlast GPUPLANE_REQUEST_TIMEOUT (an app's, not the API's): its timeout passes
+    // (src/ports/ports-http.ts says how).
+    clientErrorHandler: (err: Error & { code?: string }, socket: Socket) => {
+      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && ports?.streaming(socket)) return;
+      clientErrorHandler(err, socket);
+    },
     return503OnClosing: false,
     // Behind a TLS-terminating proxy (GPUPLANE_TRUST_PROXY): request.protocol follows X-Forwarded-Proto, which decides
     // the session cookie's Secure attribute (login-routes.ts). Off, a client cannot claim https by a header.
@@ -162,8 +170,19 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   // answers the rest (and refuses what nobody serves).
   const upgradeHandlers: ((req: IncomingMessage, socket: Socket, head: Buffer) => boolean)[] = [
     // Issue 32 (ports): WebSockets to an instance port's host name (src/ports/).
+    (req, socket, head) => ports!.upgrade(req, socket, head),
     // Issue 32 (terminal): the console's terminal WebSocket.
   ];
+  // Issue 32 (ports): a request whose Host is an instance port's (`<id>-<port>.<domain>`) never reaches the router: it
+  // goes to the port's app through its host's tunnel (src/ports/). Fastify's own request listener takes the rest.
+  ports = portsHttp({ service: services.ports, tunnels: () => services.ports.tunnels(), config: deps.config, log: deps.log });
+  const fastifyListeners = app.server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  app.server.removeAllListeners('request');
+  app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (ports!.request(req, res)) return;
+    for (const listener of fastifyListeners) listener.call(app.server, req, res);
+  });
+  app.addHook('onClose', async () => ports!.close());
   const tunnelUpgrades = tunnelsUpgrade(services.tunnels, deps.log, () => upgradesClosed);
   app.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     for (const take of upgradeHandlers) if (take(req, socket, head)) return;

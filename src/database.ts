@@ -23,6 +23,7 @@ import type { ClustersTables } from './clusters/clusters-tables.js';
 import type { SimhostTables } from './emulator/simulated-hosts/simhost-tables.js';
 import type { LoginTables } from './login/login-tables.js';
 import type { TunnelsTables } from './tunnels/tunnels-tables.js';
+import type { PortsTables } from './ports/ports-tables.js';
 
 /**
  * The database of the composition root: every feature's tables and their migrations. A feature declares its tables
@@ -33,7 +34,7 @@ declare module './platform/db/schema.js' {
   interface Database
     extends UsersTables, KeysTables, EmulatorTables, BillingTables, TeamsTables, TemplatesTables, SshKeysTables,
       InstancesTables, MachinesTables, TfaTables, VolumesTables, ServerlessTables, EnvVarsTables, AuditTables, AgentTables, HostingTables,
-      ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables, SimhostTables, LoginTables, TunnelsTables {}
+      ScheduledJobsTables, SubaccountsTables, BenchmarksTables, ClustersTables, SimhostTables, LoginTables, TunnelsTables, PortsTables {}
 }
 
 /** Opens (and migrates) gpuplane's database. */

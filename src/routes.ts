@@ -37,6 +37,7 @@ import { benchmarksEmuRoutes, benchmarksRoutes } from './benchmarks/benchmarks-r
 import { clustersRoutes } from './clusters/clusters-routes.js';
 import { networkRoutes } from './network/network-routes.js';
 import { copyRoutes } from './copy/copy-routes.js';
+import { portsRoutes } from './ports/ports-routes.js';
 
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, mode: Config['mode']): Promise<void> {
@@ -59,6 +60,7 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
   await instancesRoutes(app, services.instances);
   await instanceExtrasRoutes(app, services.instances);
   await copyRoutes(app, services);
+  await portsRoutes(app, services);
   await volumesRoutes(app, services);
   await serverlessRoutes(app, services);
   await serverlessSdkRoutes(app, services);

@@ -59,6 +59,8 @@ import { copyStore } from './copy/copy-store.js';
 import { gatewayPorts } from './gateway/gateway-contract.js';
 import { tunnelsServiceFactory } from './tunnels/tunnels-service.js';
 import { gatewayServiceFactory } from './gateway/gateway-service.js';
+import { portsServiceFactory } from './ports/ports-service.js';
+import { allows, type PermissionDoc } from './platform/permissions.js';
 
 /** What the app is built from: main.ts and the tests make these. */
 export interface AppDeps {
@@ -257,6 +259,31 @@ export function createServices(deps: ServiceDeps) {
     },
   });
   gateway.useTunnels(tunnels.api);
+  // Issue 32 (ports): each instance port's URL through the server (src/ports/): who may open it, its tokens and the
+  // console's grants; app.ts hands it the requests to port hosts before the router, and carries them through the tunnels.
+  const ports = portsServiceFactory({
+    db, clock, random, config,
+    instances: {
+      find: async (id) => {
+        const r = await instances.forHosts.find(id, db);
+        if (!r) return undefined;
+        const machine = r.machine_id === null ? undefined : await fleet.machine(r.machine_id);
+        return {
+          id: r.id, userId: r.user_id, teamId: r.team_id, machineId: r.machine_id, actualStatus: r.actual_status, runtype: r.runtype,
+          published: r.ports ? Object.keys(JSON.parse(r.ports) as Record<string, unknown>) : [],
+          simulated: machine?.agent !== true,
+          jupyterToken: null,
+        };
+      },
+    },
+    mayWrite: async (teamId, userId) => {
+      const role = await teamsDb.memberPermissions(teamId, userId);
+      return role !== undefined && allows(role.permissions ? (JSON.parse(role.permissions) as PermissionDoc) : null, 'instance_write');
+    },
+  });
+  ports.useTunnels(tunnels.api);
+  // A destroyed instance's port tokens and grants go with it.
+  instances.onDestroy((tx, instanceId) => ports.instanceDestroyed(tx, instanceId));
   // Copies between instances go through the same tunnels (src/copy/).
   copy.useTunnels(tunnels.api);
   // Health, readiness, version and the Prometheus metrics.
@@ -343,6 +370,7 @@ export function createServices(deps: ServiceDeps) {
     agent,
     tunnels,
     gateway,
+    ports,
     simhost,
     serverless,
     scheduledJobs,

@@ -51,6 +51,8 @@ export const ERROR_STATUS = {
   twilio_rate_limited: 429,
   tfa_locked: 429,
   service_unavailable: 503,
+  // issue 32 (ports): an instance port's app could not be reached through its host's tunnel (port closed, app gone)
+  bad_gateway: 502,
   phone_number_mismatch: 400,
   '2fa_login_failed': 400,
   '2fa_verification_failed': 400,
