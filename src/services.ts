@@ -192,6 +192,8 @@ export function createServices(deps: ServiceDeps) {
     store, clock, random, scheduler, config, secretBox, fleet, instances: instances.real, hub: instances.hub,
     // Account keys of renters and of team members with instance access, one read per desired state (issue 31 item 4).
     accountKeys: (userIds, tx) => sshKeys.publicKeysOfMany(userIds, tx),
+    // Each machine's volumes go into its desired state (issue 33).
+    volumes: (machineId, tx) => volumes.desiredOn(machineId, tx),
     warn: (err) => log.warn({ err }, 'reading the desired state of held agent polls failed'),
   });
   // Issue 31 (tunnels): each real host's agent keeps one outbound tunnel to a server process, authenticated by its
@@ -334,8 +336,8 @@ export function createServices(deps: ServiceDeps) {
     volumesOn: (ids) => volumes.contractsOn(ids),
     // Deleting a machine revokes its agent's machine key (src/agent-server/).
     onMachineDeleted: (tx, machineId) => agent.revoke(machineId, tx),
-    // `list machine -v 0` unlists the machine's volume offer; any other vol_size offers it again.
-    volumeListing: (tx, machineId, listed) => volumes.setListed(tx, machineId, listed),
+    // `list machine`'s vol_size/vol_price: the machine's volume offer (-v 0 unlists it).
+    volumeAsk: (tx, machineId, ask) => volumes.setAsk(tx, machineId, ask),
   });
 
   return {

@@ -7,13 +7,15 @@
 import type { SecretBox } from '../platform/crypto.js';
 import type { Clock } from '../platform/clock.js';
 import type { Db, Tx } from '../platform/db/connect.js';
-import type { CommandRequestT, DesiredInstanceT, LogRequestT, SnapshotRequestT } from '../protocol/agent-protocol-schemas.js';
+import type { CommandRequestT, DesiredInstanceT, DesiredVolumeT, LogRequestT, SnapshotRequestT } from '../protocol/agent-protocol-schemas.js';
 import type { MachineInfo } from '../machines/machines-contract.js';
 import type { MachinesService } from '../machines/machines-service.js';
 import { bootCounts, sshKeysOf, type InstanceRow, type InstancesAgentPort } from '../instances/instances-agent-contract.js';
 import { memberIdsAllowing } from '../teams/teams-contract.js';
 import type { AgentStore } from './agent-server-store.js';
 import { desiredInstance, desiredVersion, TEAM_SSH_CATEGORY } from './agent-server-desired.js';
+import type { MachineVolumesRead } from '../volumes/volumes-contract.js';
+import { createHash } from 'node:crypto';
 
 /** A machine's desired state as read in a transaction, with the instance rows it was built from. */
 export interface DesiredRead {
@@ -30,6 +32,14 @@ export interface DesiredState {
   log_requests: LogRequestT[];
   commands: CommandRequestT[];
   snapshots: SnapshotRequestT[];
+  /** The machine's live volumes (issue 33), where the volumes feature is wired: listed even when none (the agent removes the rest). */
+  volumes?: DesiredVolumeT[];
+}
+
+/** A version that moves with the machine's volumes too; the same as without them when it has none (an idle machine's EMPTY_VERSION). */
+function withVolumes(version: number, volumes: DesiredVolumeT[] | undefined): number {
+  if (!volumes?.length) return version;
+  return createHash('sha256').update(JSON.stringify({ version, volumes })).digest().readUIntBE(0, 6);
 }
 
 export interface DesiredReadsDeps {
@@ -45,11 +55,13 @@ export interface DesiredReadsDeps {
    * instance access. Without it, only the instances' own keys.
    */
   accountKeys?: (userIds: readonly number[], tx: Tx) => Promise<Map<number, string[]>>;
+  /** The machine's volumes and its instances' mounts (the volumes feature, issue 33); absent: none are sent. */
+  volumes?: MachineVolumesRead;
   /** The operator's grace between SIGTERM and SIGKILL (GPUPLANE_STOP_GRACE_SECONDS), sent with each instance. */
   stopGraceS?: number;
 }
 
-export function desiredReads({ db, clock, secretBox, fleet, agents, instances: { store, commands }, accountKeys: accountKeysOf, stopGraceS }: DesiredReadsDeps) {
+export function desiredReads({ db, clock, secretBox, fleet, agents, instances: { store, commands }, accountKeys: accountKeysOf, volumes: volumesOf, stopGraceS }: DesiredReadsDeps) {
   /**
    * The desired instances of these rows (of machines with `machineGpus` GPUs each): with their boot counts, SSH keys
    * (the renter's account keys, those of the members of its team allowed instance_write, and the instance's own) and
@@ -85,6 +97,12 @@ export function desiredReads({ db, clock, secretBox, fleet, agents, instances: {
     const rows = await store.listOnMachine(machineId, tx);
     const machine = rows.length ? await fleet.machine(machineId, tx) : undefined;
     const instances = await desiredInstances(rows, () => machine?.num_gpus ?? 1, tx);
+    // Volumes (issue 33): the machine's live ones, and where each instance mounts one.
+    const vols = volumesOf ? await volumesOf(machineId, tx) : undefined;
+    for (const d of instances) {
+      const mounts = vols?.mounts.get(d.instance_id);
+      if (mounts) d.mounts = mounts;
+    }
     const open = await agents.openLogRequests(machineId, clock.now(), tx);
     const log_requests = open.map((l) => ({ request_id: l.request_id, instance_id: l.instance_id, tail: l.tail, filter: l.filter }));
     // Open requests drop out when they expire: a state with log requests is reused only until the first expires; one
@@ -94,7 +112,11 @@ export function desiredReads({ db, clock, secretBox, fleet, agents, instances: {
     const snapshots = await commands.openSnapshots(machineId, tx);
     if (openCommands.length || snapshots.length) validUntil = -Infinity;
     return {
-      state: { version: desiredVersion(instances, log_requests, openCommands, snapshots), instances, log_requests, commands: openCommands, snapshots },
+      state: {
+        version: withVolumes(desiredVersion(instances, log_requests, openCommands, snapshots), vols?.volumes),
+        instances, log_requests, commands: openCommands, snapshots,
+        ...(vols ? { volumes: vols.volumes } : {}),
+      },
       rows,
       validUntil,
       machine,

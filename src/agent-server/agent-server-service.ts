@@ -26,6 +26,7 @@ import { statusReports } from './agent-server-reports.js';
 import { heartbeats } from './agent-server-heartbeats.js';
 import { desiredPolls, POLL_MS } from './agent-server-polls.js';
 import { agentLogs } from './agent-server-logs.js';
+import type { MachineVolumesRead } from '../volumes/volumes-contract.js';
 
 export type { DesiredRead };
 
@@ -43,6 +44,8 @@ export interface AgentDeps {
   warn?: (err: unknown) => void;
   /** Public keys on these accounts, read at once: renters' and team members' (agent-server-desired-reads.ts). */
   accountKeys?: (userIds: readonly number[], tx: Tx) => Promise<Map<number, string[]>>;
+  /** A machine's volumes and its instances' mounts, for its desired state (the volumes feature, issue 33). */
+  volumes?: MachineVolumesRead;
 }
 
 export function agentServiceFactory(deps: AgentDeps) {
@@ -59,7 +62,7 @@ export function agentServiceFactory(deps: AgentDeps) {
   let feed: Promise<DesiredChanges> | null = null;
   const changes = () => (feed ??= desiredChanges(store, { hub, pollMs: POLL_MS, warn }));
 
-  const reads = desiredReads({ db, clock, secretBox, fleet, agents, instances: deps.instances, accountKeys: deps.accountKeys, stopGraceS: config.stopGraceSeconds });
+  const reads = desiredReads({ db, clock, secretBox, fleet, agents, instances: deps.instances, accountKeys: deps.accountKeys, volumes: deps.volumes, stopGraceS: config.stopGraceSeconds });
   const keys = machineKeys({ db, agents, changes });
   const { ensureSweep } = liveness({ agents, kv, scheduler, config, fleet, instances: deps.instances, notify });
   const { register } = registration({ db, clock, random, config, fleet, agents, kv, forgetKeysOf: keys.forget, ensureSweep });

@@ -4,6 +4,7 @@ import type { Database } from '../platform/db/schema.js';
 import { prepared, preparedByKeys } from '../platform/db/prepared.js';
 import { instanceFingerprintParts, instanceWorkOn } from '../instances/instances-agent-contract.js';
 import { membersAllowingSql } from '../teams/teams-contract.js';
+import { liveVolumeOn, volumeFingerprintPart } from '../volumes/volumes-contract.js';
 import { TEAM_SSH_CATEGORY } from './agent-server-desired.js';
 import type { AgentLogRequestsTable, AgentMachinesTable } from './agent-server-tables.js';
 
@@ -39,6 +40,8 @@ export function agentStore(db: Db) {
       eb.not(eb.exists(eb.selectFrom('agent_log_requests').select('agent_log_requests.request_id').whereRef('agent_log_requests.machine_id', '=', 'agent_machines.machine_id').where('agent_log_requests.answered_at', 'is', null))),
       eb.not(work.openCommand),
       eb.not(work.openSnapshot),
+      // A machine with a live volume has one in its desired state (issue 33).
+      eb.not(liveVolumeOn(eb.ref('agent_machines.machine_id'))),
     ]);
   };
   const touchIdle = prepared(['key_hash', 'now', 'agent_version'], (q: { key_hash: string; now: number; agent_version: string }) =>
@@ -167,7 +170,7 @@ export function agentStore(db: Db) {
       const parts = new Map<number, number[]>();
       for (let i = 0; i < machineIds.length; i += FINGERPRINT_BATCH) {
         const ids = machineIds.slice(i, i + FINGERPRINT_BATCH);
-        for (const id of ids) parts.set(id, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        for (const id of ids) parts.set(id, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         const list = sql.join(ids);
         const num = (e: RawBuilder<unknown>) => sql`cast(${e} as double precision)`;
         // One statement, one round trip (a renewed long-poll reads it): each part's aggregates, tagged. All but the log
@@ -189,7 +192,9 @@ export function agentStore(db: Db) {
           union all
           ${of.commands}
           union all
-          ${of.snapshots}`.execute(tx);
+          ${of.snapshots}
+          union all
+          ${volumeFingerprintPart(list, num)}`.execute(tx);
         for (const r of rows) {
           const p = parts.get(Number(r.machine_id));
           if (!p) continue;
@@ -203,6 +208,7 @@ export function agentStore(db: Db) {
           else if (r.k === 's') p[10] = a + b;
           else if (r.k === 't') Object.assign(p, { 11: a, 12: b, 13: c });
           else if (r.k === 'j') Object.assign(p, { 14: a, 15: b, 16: c });
+          else if (r.k === 'v') Object.assign(p, { 17: a, 18: b, 19: c });
         }
       }
       return new Map([...parts].map(([id, p]) => [id, p.join(':')]));

@@ -7,7 +7,8 @@
 import { statfs } from 'node:fs/promises';
 import type Dockerode from 'dockerode';
 import { LABEL_MACHINE, LABEL_OWNER, ownedBy, type ContainerOwner } from './runtime.js';
-import { LABEL_VOLUME, type RuntimeVolume, type VolumeRuntime } from './volumes.js';
+import { LABEL_VOLUME } from './volumes.js';
+import type { RuntimeVolume, VolumeRuntime } from './volume-runtime.js';
 
 /** The option on a volume made with a quota (read back when the agent restarts). */
 const SIZE_OPT = 'size';

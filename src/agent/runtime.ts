@@ -6,7 +6,7 @@
  * reports what is.
  */
 import type { DockerLoginT, PortMapT } from '../protocol/agent-protocol-schemas.js';
-import type { VolumeRuntime } from './volumes.js';
+import type { VolumeRuntime } from './volume-runtime.js';
 import type { DockerProgressEvent } from '../protocol/pull-progress.js';
 
 /** Labels every managed container carries: how the agent finds its containers after any restart. */

@@ -14,6 +14,9 @@
  */
 import type { DesiredInstanceT, DesiredVolumeT } from '../protocol/agent-protocol-schemas.js';
 import { ownerLabels, type ContainerOwner } from './runtime.js';
+import type { RuntimeVolume, VolumeRuntime } from './volume-runtime.js';
+
+export type { RuntimeVolume, VolumeRuntime };
 
 /** The label that names the volume's id on its Docker volume. */
 export const LABEL_VOLUME = 'gpuplane.volume_id';
@@ -24,32 +27,6 @@ const GB = 1e9;
 /** `gpuplane-vol-<machine>-<volume>-<owner>`: unique on a daemon shared by several agents, as the containers' names. */
 export function volumeName(o: ContainerOwner, volumeId: number): string {
   return `gpuplane-vol-${o.machineId}-${volumeId}-${o.owner}`;
-}
-
-/** A Docker volume of the owner's, as listed. */
-export interface RuntimeVolume {
-  name: string;
-  /** From its label; null when missing or malformed (such a volume is left alone: the agent cannot say whose it is). */
-  volumeId: number | null;
-  /** Whether it was made with a `size` quota. */
-  quota: boolean;
-}
-
-/** What the agent needs of the runtime for volumes (docker-volumes.ts). */
-export interface VolumeRuntime {
-  /** Every volume labelled as the owner's (both labels, exactly). */
-  list(owner: ContainerOwner): Promise<RuntimeVolume[]>;
-  /**
-   * Makes the volume with a quota of `sizeGb`; where the driver has no quota, without one when `unlimited` is allowed,
-   * else it throws saying why. Returns whether it has a quota. A volume of that name already there is kept.
-   */
-  create(name: string, labels: Record<string, string>, sizeGb: number): Promise<{ quota: boolean }>;
-  /** Removes it with its data; false (and nothing removed) while a container uses it. Gone already: true. */
-  remove(name: string): Promise<boolean>;
-  /** Bytes each of these volumes holds (Docker's disk usage), by name; absent where unknown. */
-  usage(names: string[]): Promise<Map<string, number>>;
-  /** Bytes free on the filesystem of the runtime's data root (where the volumes live), or null when unknown. */
-  freeBytes(): Promise<number | null>;
 }
 
 export interface VolumeKeeperDeps {

@@ -4,6 +4,7 @@
  * they are strings here and parsed by the service.
  */
 import { Type, type Static } from 'typebox';
+import { MachineGpuFields } from './hosting-gpu-view.js';
 import { Id } from '../platform/schemas.js';
 
 const price = (description: string) => Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1000, description }), Type.Null()]));
@@ -56,6 +57,8 @@ export const MachineRow = Type.Object({
   disk_limit: Type.Union([Type.Boolean(), Type.Null()], {
     description: 'whether each container\'s disk is limited to its ask\'s disk (false: the host runs without a quota, --allow-unlimited-disk); null: not reported',
   }),
+  // Issue 33 (telemetry): the GPUs as the host's agent last sampled them (hosting-gpu-view.ts).
+  ...MachineGpuFields,
 });
 
 export const MachinesReply = Type.Object({ machines: Type.Array(MachineRow) });
@@ -81,8 +84,8 @@ export const CreateAsksBody = Type.Object(
     end_date: nullable(Type.Number({ minimum: 0, maximum: 1e11, description: 'epoch seconds; the listing ends then' })),
     credit_discount_max: nullable(Type.Number({ minimum: 0, maximum: 1, description: 'largest prepay discount, fraction' })),
     duration: nullable(Type.Union([Type.String({ maxLength: 64 }), Type.Number({ minimum: 0 })], { description: 'e.g. "3 months", "2 weeks", "86400" (seconds)' })),
-    vol_size: nullable(Type.Integer({ minimum: 0, maximum: 1e8, description: '0: no volume offer on this machine; otherwise its free disk is offered as volumes (the size itself is not used)' })),
-    vol_price: price('accepted; see vol_size'),
+    vol_size: nullable(Type.Integer({ minimum: 0, maximum: 1e8, description: 'GB offered as volumes on this machine in all (never more than its free disk); null: half its free disk; 0: no volume offer' })),
+    vol_price: price('$/GB/month of the volume offer; null: price_disk. Not with vol_size 0'),
   },
   { additionalProperties: false },
 );

@@ -15,6 +15,7 @@ import type { PlacedInstance } from '../instances/instances-contract.js';
 import { parseDuration } from './hosting-duration.js';
 import { hostingStore } from './hosting-store.js';
 import type { CreateAsksInput, DefJobInput, MaintInput } from './hosting-schemas.js';
+import { machineGpuJson, type HostedGpuState, type HostedGpuStatesPort } from './hosting-gpu-view.js';
 import { machineJson, maintenanceJson } from './hosting-view.js';
 import { defjobRunner, type DefjobInstancesPort } from './hosting-defjob.js';
 
@@ -38,12 +39,17 @@ export interface HostingDeps {
    * is revoked: src/agent-server/); rolled back with it when the delete is refused.
    */
   onDeleted?: (tx: Tx, machineId: number) => Promise<void>;
-  /** `list machine`'s `vol_size`: 0 unlists the machine's volume offer, anything else (null too) offers it (src/volumes/). */
-  volumeListing?: (tx: Tx, machineId: number, listed: boolean) => Promise<void>;
+  /**
+   * `list machine`'s `vol_size` and `vol_price` (src/volumes/): 0 unlists the machine's volume offer; anything else
+   * (null too: half its free disk) offers that many GB at `vol_price` (null: `price_disk`).
+   */
+  volumeAsk?: (tx: Tx, machineId: number, ask: { vol_size: number | null; vol_price: number | null }) => Promise<void>;
   /** Default jobs run as the host's bid instances (hosting-defjob.ts). */
   defjobInstances: DefjobInstancesPort;
   /** Wakes instance event streams after a commit that changed instances. */
   notify: () => void;
+  /** Issue 33 (telemetry): the machines' GPUs as their agents last sampled them (src/agent-server/). */
+  gpuStates?: HostedGpuStatesPort;
 }
 
 const micro = (dollars: number) => Math.round(dollars * 1e6);
@@ -59,7 +65,7 @@ export function jsonQuery(name: string, raw: string | undefined): unknown {
   }
 }
 
-export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted, volumeListing, defjobInstances, notify }: HostingDeps) {
+export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted, volumeAsk, defjobInstances, notify, gpuStates }: HostingDeps) {
   const db = store.db;
   const hosting = hostingStore(db);
   const defjobs = defjobRunner({ hosting, scheduler, fleet, instances: defjobInstances });
@@ -85,7 +91,8 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
   async function rows(list: HostedMachine[]) {
     const defjobs = await hosting.withDefjob(list.map((m) => m.record.id));
     const now = clock.now();
-    return list.map((m) => machineJson(m, now, defjobs.has(m.record.id)));
+    const gpus = gpuStates ? await gpuStates(list.filter((m) => m.record.spec.agent).map((m) => m.record.id)) : new Map<number, HostedGpuState>();
+    return list.map((m) => ({ ...machineJson(m, now, defjobs.has(m.record.id)), ...machineGpuJson(gpus.get(m.record.id)) }));
   }
 
   const write = <T>(fn: (tx: Tx) => Promise<T>) => db.transaction().execute(fn);
@@ -160,6 +167,8 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
         end_date = r.end_date > now ? r.end_date : now + DEFAULT_LISTING_S;
       }
       if (b.min_chunk != null && b.min_chunk > r.num_gpus) throw badRequest(`min_chunk: the machine has ${r.num_gpus} GPUs`);
+      // The vastai client: "-z … Invalid if vol_size is 0".
+      if (b.vol_size === 0 && b.vol_price != null) throw badRequest('vol_price: there is no volume offer to price when vol_size is 0');
       const priceGpu = b.price_gpu ?? r.price_gpu_micro / 1e6;
       const minBid = b.price_min_bid ?? (b.price_gpu != null ? Math.min(r.min_bid_micro / 1e6, priceGpu) : r.min_bid_micro / 1e6);
       if (minBid > priceGpu) throw badRequest(`price_min_bid: $${minBid} is above price_gpu ($${priceGpu})`);
@@ -176,7 +185,7 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
       };
       await write(async (tx) => {
         if (!(await fleet.list(tx, r.id, patch))) throw notFound(r.id);
-        await volumeListing?.(tx, r.id, b.vol_size !== 0);
+        await volumeAsk?.(tx, r.id, { vol_size: b.vol_size ?? null, vol_price: b.vol_price ?? null });
         await scheduler.cancel(rollRef(r.id), { tx, kind: JOB_ROLL });
         if (listing_duration !== null) await scheduler.schedule(JOB_ROLL, now + ROLL_INTERVAL_S, { machineId: r.id }, { tx, ref: rollRef(r.id) });
       });

@@ -193,6 +193,10 @@ export function readVolumeInfo(v: unknown): VolumeInfo | null {
   if (typeof o.mount_path !== 'string' || !/^\/[^\0]{0,255}$/.test(o.mount_path)) {
     throw badRequest('body.volume_info.mount_path must be an absolute path');
   }
+  // A real host mounts the volume there (issue 33): never over the container's root, nor through `.` or `..`.
+  if (o.mount_path.replace(/\/+$/, '') === '' || o.mount_path.split('/').some((part) => part === '.' || part === '..')) {
+    throw badRequest('body.volume_info.mount_path must be a directory below / such as /workspace, without . or .. parts');
+  }
   const createNew = o.create_new ?? false;
   if (typeof createNew !== 'boolean') throw badRequest('body.volume_info.create_new must be a boolean');
   let size: number | null = null;

@@ -28,11 +28,17 @@ export interface VolumeOfferContext {
 
 export type VolumeOffer = Static<typeof VolumeOfferObject>;
 
-/** The offer as the API shows it: the fields the vastai client prints for `search volumes`. */
-export function volumeOfferJson(m: MachineRecord, usedGb: number, c: VolumeOfferContext): VolumeOffer {
+/** The offer as the API shows it: the fields the vastai client prints for `search volumes`; `ask`: the host's volume ask. */
+export function volumeOfferJson(
+  m: MachineRecord,
+  usedGb: number,
+  c: VolumeOfferContext,
+  ask: { offeredGb: number; priceDiskMicro: number } = { offeredGb: m.spec.disk_space, priceDiskMicro: m.price_disk_micro },
+): VolumeOffer {
   const s = m.spec;
-  const free = Math.max(0, s.disk_space - usedGb);
-  const storageCost = toDollars(m.price_disk_micro);
+  // What the host offers (create_asks vol_size, within its free disk) less what its live volumes hold.
+  const free = Math.max(0, ask.offeredGb - usedGb);
+  const storageCost = toDollars(ask.priceDiskMicro);
   const hourly = diskHourly(storageCost, c.storage_gb);
   return {
     id: volumeOfferIdOf(m.id),

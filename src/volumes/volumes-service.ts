@@ -17,7 +17,9 @@ import {
   DEFAULT_VOLUME_STORAGE_GB, machineOfVolumeOffer, VOLUME_OFFER_ALIASES, VOLUME_OFFER_FIELDS, volumeOfferJson,
   type VolumeOffer, type VolumeOfferContext,
 } from './volume-offers.js';
-import { volumesStore, type VolumeRow } from './volumes-store.js';
+import { volumesStore, type VolumeAskRow, type VolumeRow } from './volumes-store.js';
+import type { MachineVolumes } from './volumes-contract.js';
+import type { VolumeMountT } from '../protocol/agent-protocol-schemas.js';
 import type { Static } from 'typebox';
 import { MAX_VOLUME_NAME_CHARS, type CreateVolumeBody, type VolumeObject } from './volumes-schemas.js';
 import { MAX_ID } from '../platform/schemas.js';
@@ -45,6 +47,18 @@ export interface VolumesDeps {
 }
 
 export const volumeContractOf = (id: number) => `volume-${id}`;
+
+/**
+ * GB the machine offers for volumes in all: its host's `vol_size` (null: half its free disk, the vastai client's
+ * default), never more than the free disk its agent reports; a machine without an ask offers all its free disk.
+ */
+export function offeredGb(m: MachineRecord, ask: VolumeAskRow | undefined): number {
+  if (!ask) return m.spec.disk_space;
+  return Math.min(m.spec.disk_space, ask.size_gb ?? Math.floor(m.spec.disk_space / 2));
+}
+
+/** $/GB/month of the machine's volumes, micro-dollars: its host's `vol_price`, else its `price_disk`. */
+export const askPriceMicro = (m: MachineRecord, ask: VolumeAskRow | undefined): number => ask?.price_disk_micro ?? m.price_disk_micro;
 
 export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }: VolumesDeps) {
   const volumes = volumesStore(store.db, store.dialect);
@@ -74,8 +88,10 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
     if (name !== null && name.length > MAX_VOLUME_NAME_CHARS) throw badRequest(`name is longer than ${MAX_VOLUME_NAME_CHARS} characters`);
     await billing.assertCredit(scope.userId, tx);
     await volumes.lockMachineSpace(machine.id, tx);
-    const free = machine.spec.disk_space - ((await volumes.usedGb(machine.id, tx)).get(machine.id) ?? 0);
+    const ask = await volumes.askOf(machine.id, tx);
+    const free = offeredGb(machine, ask) - ((await volumes.usedGb(machine.id, tx)).get(machine.id) ?? 0);
     if (sizeGb > free) throw badRequest(`size ${sizeGb} GB is more than the ${Math.max(0, free)} GB free on volume offer ${offerId}`);
+    const priceDiskMicro = askPriceMicro(machine, ask);
     const row = {
       user_id: scope.userId,
       team_id: scope.teamId,
@@ -84,8 +100,8 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
       host_id: machine.host_id,
       name,
       size_gb: sizeGb,
-      price_disk_micro: machine.price_disk_micro,
-      rate_micro: diskRateMicro(machine.price_disk_micro, sizeGb),
+      price_disk_micro: priceDiskMicro,
+      rate_micro: diskRateMicro(priceDiskMicro, sizeGb),
       created_at: now,
       deleted_at: null,
     };
@@ -178,9 +194,10 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
       if (q.order.length === 0) q.order = [{ field: 'score', desc: true }];
       const used = await volumes.usedGb();
       const unlisted = await volumes.unlistedMachines();
+      const asks = await volumes.asks();
       const rows = (await fleet.machines())
         .filter((m) => isRentable(m, ctx.now) && !unlisted.has(m.id))
-        .map((m) => volumeOfferJson(m, used.get(m.id) ?? 0, ctx));
+        .map((m) => volumeOfferJson(m, used.get(m.id) ?? 0, ctx, { offeredGb: offeredGb(m, asks.get(m.id)), priceDiskMicro: askPriceMicro(m, asks.get(m.id)) }));
       return { offers: selectRows(rows, ctx, q, VOLUME_OFFER_FIELDS, q.limit ?? VOLUME_SEARCH_DEFAULT_LIMIT, { field: 'id', desc: false }) };
     },
 
@@ -218,6 +235,30 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
 
     /** The hosting feature's `list machine`: `vol_size` 0 unlists the machine's volume offer, anything else lists it. */
     setListed: (tx: Tx, machineId: number, listed: boolean) => volumes.setListed(machineId, listed, clock.now(), tx),
+
+    /**
+     * The hosting feature's `list machine` (`create_asks`): `vol_size` 0 unlists the machine's volume offer; otherwise
+     * it is listed with `vol_size` GB in all (null: half the machine's free disk) at `vol_price` $/GB/month (null:
+     * the machine's `price_disk`), as the vastai client documents `-v` and `-z`.
+     */
+    async setAsk(tx: Tx, machineId: number, ask: { vol_size: number | null; vol_price: number | null }): Promise<void> {
+      const now = clock.now();
+      await volumes.setListed(machineId, ask.vol_size !== 0, now, tx);
+      if (ask.vol_size === 0) return;
+      await volumes.setAsk({ machine_id: machineId, size_gb: ask.vol_size, price_disk_micro: ask.vol_price === null ? null : Math.round(ask.vol_price * 1e6), updated_at: now }, tx);
+    },
+
+    /** The agent server's desired state of a machine: its live volumes, and where each instance mounts one. */
+    async desiredOn(machineId: number, tx: Tx): Promise<MachineVolumes> {
+      const live = await volumes.liveOnMachine(machineId, tx);
+      const mounts = new Map<number, VolumeMountT[]>();
+      for (const m of await volumes.mountsOnMachine(machineId, tx)) {
+        const list = mounts.get(m.instance_id) ?? [];
+        list.push({ volume_id: m.volume_id, mount_path: m.mount_path });
+        mounts.set(m.instance_id, list);
+      }
+      return { volumes: live.map((v) => ({ volume_id: v.id, size_gb: v.size_gb })), mounts };
+    },
 
     /** `DELETE /api/v0/volumes/?id=N`: only once no live instance mounts it; billing stops at that second. */
     async remove(principal: Principal, id: number) {

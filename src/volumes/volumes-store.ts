@@ -1,11 +1,13 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { expressionBuilder, sql, type Expression, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import type { Database } from '../platform/db/schema.js';
 import type { Scope } from '../platform/auth.js';
 import type { DialectName, Tx } from '../platform/db/connect.js';
 import { prepared } from '../platform/db/prepared.js';
-import type { VolumeMountsTable, VolumesTable } from './volumes-tables.js';
+import type { VolumeAsksTable, VolumeMountsTable, VolumesTable } from './volumes-tables.js';
 
 export type VolumeRow = Selectable<VolumesTable>;
 export type MountRow = Selectable<VolumeMountsTable>;
+export type VolumeAskRow = Selectable<VolumeAsksTable>;
 
 /** Namespace of the PostgreSQL advisory locks that serialize volume creation per machine (its free space). */
 const MACHINE_SPACE_LOCK = 0x766f6c; // "vol"
@@ -102,7 +104,54 @@ export function volumesStore(db: Tx, dialect: DialectName) {
     async unmountInstance(instanceId: number, tx: Tx = db): Promise<void> {
       await unmountOf(tx, { instanceId });
     },
+
+    /** Every machine's volume ask (`create_asks` vol_size/vol_price), by machine. */
+    async asks(tx: Tx = db): Promise<Map<number, VolumeAskRow>> {
+      return new Map((await tx.selectFrom('volume_asks').selectAll().execute()).map((r) => [r.machine_id, r]));
+    },
+
+    async askOf(machineId: number, tx: Tx = db): Promise<VolumeAskRow | undefined> {
+      return tx.selectFrom('volume_asks').selectAll().where('machine_id', '=', machineId).executeTakeFirst();
+    },
+
+    async setAsk(row: VolumeAskRow, tx: Tx = db): Promise<void> {
+      await tx.insertInto('volume_asks').values(row)
+        .onConflict((oc) => oc.column('machine_id').doUpdateSet({ size_gb: row.size_gb, price_disk_micro: row.price_disk_micro, updated_at: row.updated_at }))
+        .execute();
+    },
+
+    /** The machine's live volumes, by id (what its agent keeps as Docker volumes). */
+    async liveOnMachine(machineId: number, tx: Tx = db): Promise<{ id: number; size_gb: number }[]> {
+      return tx.selectFrom('volumes').select(['id', 'size_gb']).where('machine_id', '=', machineId).where('deleted_at', 'is', null).orderBy('id').execute();
+    },
+
+    /** Where the machine's live volumes are mounted: by instance. */
+    async mountsOnMachine(machineId: number, tx: Tx = db): Promise<MountRow[]> {
+      return tx.selectFrom('volume_mounts').selectAll('volume_mounts')
+        .innerJoin('volumes', 'volumes.id', 'volume_mounts.volume_id')
+        .where('volumes.machine_id', '=', machineId).where('volumes.deleted_at', 'is', null)
+        .orderBy('volume_mounts.instance_id').orderBy('volume_mounts.volume_id').execute();
+    },
   };
 }
 
+/**
+ * The volumes part of a machine's desired-state fingerprint (agent-server-store.ts `fingerprints`): per machine, how
+ * many volumes were ever made, the newest id, and how many are deleted. A volume made or deleted moves it; mounts come
+ * and go with instances, which the instances' parts follow.
+ */
+export function volumeFingerprintPart(machineIds: RawBuilder<unknown>, num: (e: RawBuilder<unknown>) => RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`select machine_id, 'v' as k, ${num(sql`count(*)`)} as a, ${num(sql`max(id)`)} as b, ${num(sql`sum(case when deleted_at is null then 0 else 1 end)`)} as c
+    from volumes where machine_id in (${machineIds}) group by machine_id`;
+}
+
 export type VolumesStore = ReturnType<typeof volumesStore>;
+
+/**
+ * Whether the machine has a live volume: its desired state then lists it, so its heartbeat cannot take the idle
+ * machines' one-statement path (agent-server-store.ts `idle`, whose desired state is the empty one).
+ */
+export function liveVolumeOn(machineId: Expression<number>): Expression<SqlBool> {
+  const eb = expressionBuilder<Database, never>();
+  return eb.exists(eb.selectFrom('volumes').select('volumes.id').where('volumes.machine_id', '=', machineId).where('volumes.deleted_at', 'is', null));
+}

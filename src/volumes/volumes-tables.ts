@@ -38,8 +38,22 @@ export interface VolumeUnlistedTable {
   unlisted_at: number;
 }
 
+/**
+ * A host's ask for the machine's volume offer (`create_asks` `vol_size`/`vol_price`, migration 0052). No row: the
+ * machine's free disk at its `price_disk`.
+ */
+export interface VolumeAsksTable {
+  machine_id: number;
+  /** GB offered for volumes in all; null: half the machine's free disk (the vastai client's documented default). */
+  size_gb: number | null;
+  /** $/GB/month in micro-dollars; null: the machine's `price_disk`. */
+  price_disk_micro: number | null;
+  updated_at: number;
+}
+
 export interface VolumesTables {
   volumes: VolumesTable;
   volume_mounts: VolumeMountsTable;
   volume_unlisted: VolumeUnlistedTable;
+  volume_asks: VolumeAsksTable;
 }
