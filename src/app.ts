@@ -171,7 +171,8 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   const upgradeHandlers: ((req: IncomingMessage, socket: Socket, head: Buffer) => boolean)[] = [
     // Issue 32 (ports): WebSockets to an instance port's host name (src/ports/).
     (req, socket, head) => ports!.upgrade(req, socket, head),
-    // Issue 32 (terminal): the console's terminal WebSocket.
+    // Issue 32 (terminal): the console's terminal WebSocket (src/terminal/).
+    (req, socket, head) => services.terminal.upgrade(req, socket, head),
   ];
   // Issue 32 (ports): a request whose Host is an instance port's (`<id>-<port>.<domain>`) never reaches the router: it
   // goes to the port's app through its host's tunnel (src/ports/). Fastify's own request listener takes the rest.
@@ -187,6 +188,10 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
   app.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     for (const take of upgradeHandlers) if (take(req, socket, head)) return;
     tunnelUpgrades(req, socket, head);
+  });
+  // Issue 32 (terminal): open terminals end (1001) before the tunnels they run through (hooks run in this order).
+  app.addHook('preClose', async () => {
+    await services.terminal.close();
   });
   app.addHook('preClose', async () => {
     upgradesClosed = true;

@@ -59,6 +59,7 @@ import { copyStore } from './copy/copy-store.js';
 import { gatewayPorts } from './gateway/gateway-contract.js';
 import { tunnelsServiceFactory } from './tunnels/tunnels-service.js';
 import { gatewayServiceFactory } from './gateway/gateway-service.js';
+import { terminalServiceFactory } from './terminal/terminal-service.js';
 import { portsServiceFactory } from './ports/ports-service.js';
 import { allows, type PermissionDoc } from './platform/permissions.js';
 
@@ -286,6 +287,26 @@ export function createServices(deps: ServiceDeps) {
   ports.useTunnels(tunnels.api);
   // A destroyed instance's port tokens and grants go with it.
   instances.onDestroy((tx, instanceId) => ports.instanceDestroyed(tx, instanceId));
+  // Issue 32 (terminal): the console's terminal, a WebSocket to a shell in the instance's container through its host's
+  // tunnel (src/terminal/; app.ts hands it the upgrades).
+  const terminal = terminalServiceFactory({
+    config, log, clock, audit, resolve: auth.resolve,
+    instances: {
+      find: async (id) => {
+        const r = await instances.forHosts.find(id, db);
+        if (!r) return undefined;
+        const machine = r.machine_id === null ? undefined : await fleet.machine(r.machine_id);
+        return { id: r.id, userId: r.user_id, teamId: r.team_id, machineId: r.machine_id, actualStatus: r.actual_status, simulated: machine?.agent !== true };
+      },
+      changeMark: () => instances.real.store.lastEventId(),
+      nextChange: (ms) => instances.hub.next(ms),
+    },
+    mayWrite: async (teamId, userId) => {
+      const role = await teamsDb.memberPermissions(teamId, userId);
+      return role !== undefined && allows(role.permissions ? (JSON.parse(role.permissions) as PermissionDoc) : null, 'instance_write');
+    },
+  });
+  terminal.useTunnels(tunnels.api);
   // Copies between instances go through the same tunnels (src/copy/).
   copy.useTunnels(tunnels.api);
   // Health, readiness, version and the Prometheus metrics.
@@ -379,6 +400,7 @@ export function createServices(deps: ServiceDeps) {
     subaccounts,
     ops,
     copy,
+    terminal,
     /** GPU model names on offer; the fleet fills it in. */
     fleetNames: (): Promise<string[]> => fleet.gpuNames(),
     /** Runs once the owner exists, before listening (e.g. seeding the simulated fleet). */
