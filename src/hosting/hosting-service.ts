@@ -15,7 +15,6 @@ import type { PlacedInstance } from '../instances/instances-contract.js';
 import { parseDuration } from './hosting-duration.js';
 import { hostingStore } from './hosting-store.js';
 import type { CreateAsksInput, DefJobInput, MaintInput } from './hosting-schemas.js';
-import { machineGpuJson, type HostedGpuState, type HostedGpuStatesPort } from './hosting-gpu-view.js';
 import { machineJson, maintenanceJson } from './hosting-view.js';
 import { defjobRunner, type DefjobInstancesPort } from './hosting-defjob.js';
 
@@ -48,8 +47,6 @@ export interface HostingDeps {
   defjobInstances: DefjobInstancesPort;
   /** Wakes instance event streams after a commit that changed instances. */
   notify: () => void;
-  /** Issue 33 (telemetry): the machines' GPUs as their agents last sampled them (src/agent-server/). */
-  gpuStates?: HostedGpuStatesPort;
 }
 
 const micro = (dollars: number) => Math.round(dollars * 1e6);
@@ -65,7 +62,7 @@ export function jsonQuery(name: string, raw: string | undefined): unknown {
   }
 }
 
-export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted, volumeAsk, defjobInstances, notify, gpuStates }: HostingDeps) {
+export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted, volumeAsk, defjobInstances, notify }: HostingDeps) {
   const db = store.db;
   const hosting = hostingStore(db);
   const defjobs = defjobRunner({ hosting, scheduler, fleet, instances: defjobInstances });
@@ -91,8 +88,7 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
   async function rows(list: HostedMachine[]) {
     const defjobs = await hosting.withDefjob(list.map((m) => m.record.id));
     const now = clock.now();
-    const gpus = gpuStates ? await gpuStates(list.filter((m) => m.record.spec.agent).map((m) => m.record.id)) : new Map<number, HostedGpuState>();
-    return list.map((m) => ({ ...machineJson(m, now, defjobs.has(m.record.id)), ...machineGpuJson(gpus.get(m.record.id)) }));
+    return list.map((m) => machineJson(m, now, defjobs.has(m.record.id)));
   }
 
   const write = <T>(fn: (tx: Tx) => Promise<T>) => db.transaction().execute(fn);
