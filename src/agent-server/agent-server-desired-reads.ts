@@ -85,6 +85,7 @@ export function desiredReads({ db, clock, secretBox, fleet, agents, instances: {
         imageLogin: r.image_login_sealed ? secretBox.open(r.image_login_sealed) : null,
         accountEnv: r.account_env_sealed ? (JSON.parse(secretBox.open(r.account_env_sealed) ?? '{}') as Record<string, string>) : {},
         apiKey: r.api_key_sealed ? secretBox.open(r.api_key_sealed) : null,
+        jupyterToken: r.jupyter_token_sealed ? secretBox.open(r.jupyter_token_sealed) : null,
         machineGpus: machineGpus(r),
         stopGraceS,
       }));

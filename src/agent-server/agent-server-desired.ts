@@ -42,6 +42,8 @@ export interface DesiredContext {
   accountEnv: Record<string, string>;
   /** The instance key, opened: the container's `CONTAINER_API_KEY` (api-spec), over any variable of that name. */
   apiKey: string | null;
+  /** A Jupyter runtype's token, opened (issue 32): the container's `JUPYTER_TOKEN`; null when it has none. */
+  jupyterToken?: string | null;
   machineGpus: number;
   /** The operator's grace between SIGTERM and SIGKILL (issue 33, notice helper); absent: the agent's own. */
   stopGraceS?: number;
@@ -73,6 +75,17 @@ export function desiredInstance(inst: InstanceRow, ctx: DesiredContext): Desired
     // issue 33 (notice helper): the stop's grace, and why it stops (its status_msg: instances-lifecycle stopNoticeMsg).
     ...(ctx.stopGraceS !== undefined ? { stop_grace_s: ctx.stopGraceS } : {}),
     ...(!wantsRunning(inst) && inst.status_msg ? { stop_reason: inst.status_msg.slice(0, 2000) } : {}),
+    // Issue 32: what the entrypoint starts Jupyter with (container-spec.ts); optional fields an older agent ignores.
+    ...(runtype === 'jupyter' ? jupyterFields(inst, ctx.jupyterToken ?? null) : {}),
+  };
+}
+
+/** A `jupyter` instance's token, kind (lab or notebook) and directory, each only when it has one. */
+function jupyterFields(inst: InstanceRow, token: string | null): Pick<DesiredInstanceT, 'jupyter_token' | 'use_jupyter_lab' | 'jupyter_dir'> {
+  return {
+    ...(token ? { jupyter_token: token } : {}),
+    ...(inst.use_jupyter_lab === 1 ? { use_jupyter_lab: true } : {}),
+    ...(inst.jupyter_dir ? { jupyter_dir: inst.jupyter_dir } : {}),
   };
 }
 

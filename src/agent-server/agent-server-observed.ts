@@ -19,6 +19,8 @@ export interface ObservedDeps {
 
 export const MISSING_MSG = 'its container is gone from the host; the host is making it again';
 export const OFFLINE_MSG = 'host offline: its agent stopped reporting';
+/** A running Jupyter instance whose image has no Jupyter (the agent's `jupyter_missing`, issue 32). */
+export const JUPYTER_MISSING_MSG = 'Jupyter is not installed in this image (no `jupyter` on PATH); SSH and onstart run';
 
 const samePorts = (a: string | null, b: Record<string, unknown>) => a !== null && a === JSON.stringify(b);
 
@@ -113,9 +115,11 @@ function changeOf(inst: InstanceRow, o: ObservedInstanceT | undefined, now: numb
   if (!o) return status === null || status === 'loading' ? undefined : toLoading(MISSING_MSG);
   switch (o.state) {
     case 'running': {
-      if (status === 'running' && samePorts(inst.ports, o.ports)) return undefined;
+      // Running says nothing more, unless the image lacks the Jupyter its runtype starts.
+      const msg = o.jupyter_missing === true ? JUPYTER_MISSING_MSG : null;
+      if (status === 'running' && samePorts(inst.ports, o.ports) && inst.status_msg === msg) return undefined;
       const wasRunning = status === 'running';
-      const patch = { actual_status: 'running', status_msg: null, ports: JSON.stringify(o.ports), running_since: wasRunning ? inst.running_since : now };
+      const patch = { actual_status: 'running', status_msg: msg, ports: JSON.stringify(o.ports), running_since: wasRunning ? inst.running_since : now };
       return { inst, patch, halt: false, startsMeter: !wasRunning };
     }
     case 'pulling':

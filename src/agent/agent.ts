@@ -25,6 +25,7 @@ import { createReconciler } from './reconciler.js';
 import { createRequestRunner } from './agent-requests.js';
 import { refuseEveryTarget, startAgentTunnel, type TunnelHandler } from './agent-tunnel.js';
 import { createDirectSsh, type DirectSsh } from './direct-ssh.js';
+import { createJupyterProbe } from './jupyter-probe.js';
 import { AgentFatalError, ensureCredential, transient } from './registration.js';
 import type { ContainerRuntime } from './runtime.js';
 import { openStateDir } from './state-store.js';
@@ -203,6 +204,9 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   let heartbeatTimer: NodeJS.Timeout | undefined;
   let statusFailing = false;
 
+  // Issue 32: whether each running Jupyter instance's image has Jupyter, told in the report (jupyter-probe.ts).
+  const jupyterProbe = createJupyterProbe({ runtime, log, onMissing: () => sendStatus() });
+
   /** Set once the data plane is up (below); the reconcile hands it every listing. */
   let directSsh: DirectSsh | undefined;
   const reconciler = createReconciler({
@@ -243,9 +247,10 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
       statusAgain = true;
       return;
     }
-    const observed = reconciler.observed();
+    const listed = reconciler.observed();
     // Nothing to report until the containers were listed once: an empty list would tell the server they are gone.
-    if (observed === null) return scheduleHeartbeat();
+    if (listed === null) return scheduleHeartbeat();
+    const observed = jupyterProbe.annotate(listed, desiredInstances);
     statusInFlight = (async () => {
       const hw = pendingHardware;
       try {

@@ -33,16 +33,21 @@ export interface MachineLimits {
 /**
  * What every container is told about itself (docs/spec/client-compat-connect.md, "The container's environment"; the
  * vastai client's serverless worker builds its public URL from `PUBLIC_IPADDR` and `VAST_TCP_PORT_<port>`): its
- * instance id, the host's public address, and the host port of each published TCP port. They are facts of the
- * placement, so a renter's variable of the same name does not replace them.
+ * instance id, the host's public address, and the host port of each published TCP port; in a Jupyter runtype, the
+ * instance's Jupyter token as `JUPYTER_TOKEN` (Vast.ai's documentation names it; Jupyter reads it as its token). They
+ * are facts of the placement, so a renter's variable of the same name does not replace them: the token shown as the
+ * instance's `jupyter_token` is the one Jupyter takes.
  */
-export function placementEnv(instanceId: number, publicIp: string | undefined, ports: Record<string, { hostPort: number }>): [string, string][] {
+export function placementEnv(
+  instanceId: number, publicIp: string | undefined, ports: Record<string, { hostPort: number }>, jupyterToken?: string,
+): [string, string][] {
   const env: [string, string][] = [['CONTAINER_ID', String(instanceId)]];
   if (publicIp !== undefined) env.push(['PUBLIC_IPADDR', publicIp]);
   for (const [port, { hostPort }] of Object.entries(ports)) {
     const [number, proto] = port.split('/');
     if (proto === 'tcp') env.push([`VAST_TCP_PORT_${number}`, String(hostPort)]);
   }
+  if (jupyterToken !== undefined) env.push(['JUPYTER_TOKEN', jupyterToken]);
   return env;
 }
 
@@ -138,19 +143,81 @@ export function shQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The container port Jupyter listens on (the spec's `jupyter_direct` publishes 8080; ports-contract JUPYTER_PORT). */
+export const JUPYTER_CONTAINER_PORT = 8080;
 /**
- * The entrypoint of `ssh` and `jupyter` instances: keys into authorized_keys, sshd when the image has one, onstart in
- * the background (its output in the container log), then wait forever. The shell traps TERM so a stop is prompt, and
- * waits on a background `sleep` so the trap runs at once. The onstart script itself comes as the shell's positional
- * parameters (`onstartArgs`, onstart-args.ts: a long one does not fit in one argument).
+ * Where Jupyter starts when the renter names no `jupyter_dir`: root's home, where an SSH session starts and onstart.sh
+ * is written (the entrypoint makes it, so it is there in any image). A renter who wants the whole file system in
+ * Jupyter's file browser names `/`.
  */
-export function keepAliveScript(sshKeys: string[], onstart: string | null): string {
+export const JUPYTER_DIR_DEFAULT = '/root';
+/** The message in the container log, and the one the agent reports (jupyter-probe.ts), when an image has no Jupyter. */
+export const JUPYTER_MISSING_LOG = 'gpuplane: Jupyter is not installed in this image (no `jupyter` on PATH); SSH and onstart run';
+
+/** How the entrypoint starts Jupyter: `jupyter lab` or `jupyter notebook`, serving `dir`. */
+export interface JupyterStart {
+  lab: boolean;
+  /** Absolute. */
+  dir: string;
+}
+
+/**
+ * What a `jupyter` instance's entrypoint starts, or null for other runtypes. A relative `jupyter_dir` is taken from `/`
+ * (the entrypoint's own working directory is the image's, which the renter may not know).
+ */
+export function jupyterStart(d: Pick<DesiredInstanceT, 'runtype' | 'use_jupyter_lab' | 'jupyter_dir'>): JupyterStart | null {
+  if (d.runtype !== 'jupyter') return null;
+  const given = d.jupyter_dir ?? '';
+  const dir = given === '' ? JUPYTER_DIR_DEFAULT : given.startsWith('/') ? given : `/${given}`;
+  return { lab: d.use_jupyter_lab === true, dir };
+}
+
+/**
+ * Jupyter's command line: on all the container's addresses at port 8080 (published, or reached through the server's
+ * port URL), no browser, as root (the container's user), serving `dir`. The token is not on it: Jupyter Server (Lab,
+ * Notebook 7) and Notebook 6 both take `JUPYTER_TOKEN` from the environment as their token (IdentityProvider.token and
+ * NotebookApp.token default to it), where the option's class differs between them, and an argument is in every
+ * process listing. `--notebook-dir` is the root directory's alias in both.
+ */
+export function jupyterArgv(j: JupyterStart): string[] {
+  return [
+    'jupyter', j.lab ? 'lab' : 'notebook',
+    '--ip=0.0.0.0', `--port=${JUPYTER_CONTAINER_PORT}`, '--no-browser', '--allow-root', `--notebook-dir=${j.dir}`,
+  ];
+}
+
+/**
+ * The entrypoint's lines that start Jupyter in the background when the image has a `jupyter` on its PATH, in `dir`
+ * (made when missing) and in a subshell, so the entrypoint's own directory stays the image's. Its output goes to the
+ * container log. Without one, the log says so (and the agent reports it: jupyter-probe.ts). Every word is quoted:
+ * `dir` is the renter's text, and nothing in it may run.
+ */
+export function jupyterLines(j: JupyterStart): string[] {
+  const dir = shQuote(j.dir);
+  return [
+    'if command -v jupyter >/dev/null 2>&1; then',
+    `  ( mkdir -p -- ${dir} && cd -- ${dir} && exec ${jupyterArgv(j).map(shQuote).join(' ')} ) &`,
+    'else',
+    `  echo ${shQuote(JUPYTER_MISSING_LOG)} >&2`,
+    'fi',
+  ];
+}
+
+/**
+ * The entrypoint of `ssh` and `jupyter` instances: keys into authorized_keys, sshd when the image has one, Jupyter
+ * (`jupyter` instances: `jupyterLines`), onstart in the background (its output in the container log), then wait
+ * forever. The shell traps TERM so a stop is prompt, and waits on a background `sleep` so the trap runs at once. The
+ * onstart script itself comes as the shell's positional parameters (`onstartArgs`, onstart-args.ts: a long one does
+ * not fit in one argument).
+ */
+export function keepAliveScript(sshKeys: string[], onstart: string | null, jupyter: JupyterStart | null = null): string {
   const lines = ['mkdir -p /root/.ssh && chmod 700 /root/.ssh'];
   if (sshKeys.length > 0) {
     lines.push(`printf '%s\\n' ${sshKeys.map((k) => shQuote(k.trim())).join(' ')} > /root/.ssh/authorized_keys`);
     lines.push('chmod 600 /root/.ssh/authorized_keys');
   }
   lines.push('if command -v sshd >/dev/null 2>&1; then ssh-keygen -A >/dev/null 2>&1; mkdir -p /run/sshd; "$(command -v sshd)"; fi');
+  if (jupyter) lines.push(...jupyterLines(jupyter));
   lines.push("trap 'exit 0' TERM INT");
   if (onstart !== null && onstart.trim() !== '') {
     lines.push(`printf '%s' "$@" > /root/onstart.sh && echo >> /root/onstart.sh`);
@@ -179,7 +246,9 @@ export function buildContainerSpec(d: DesiredInstanceT, m: MachineLimits, hostPo
     ports[p] = { hostIp: publishIp, hostPort };
   }
   const keepAlive = d.runtype === 'ssh' || d.runtype === 'jupyter';
-  const env = withPlacement(vars, placementEnv(d.instance_id, m.publicIp, ports)).map(([k, v]) => `${k}=${v}`);
+  const jupyter = jupyterStart(d);
+  const token = jupyter ? d.jupyter_token : undefined;
+  const env = withPlacement(vars, placementEnv(d.instance_id, m.publicIp, ports, token)).map(([k, v]) => `${k}=${v}`);
   // An SSH instance's 22/tcp is the agent's to hold (direct-ssh.ts), not Docker's: so an image without sshd is
   // reachable directly too. Its host port stays reserved through the labels.
   const sshLabels: Record<string, string> = {};
@@ -201,7 +270,7 @@ export function buildContainerSpec(d: DesiredInstanceT, m: MachineLimits, hostPo
     },
     env,
     // After the script: `$0`, then the onstart in pieces as `$1`… (onstart-args.ts).
-    entrypoint: keepAlive ? ['/bin/sh', '-c', keepAliveScript(d.ssh_keys, d.onstart), 'sh', ...onstartArgs(d.onstart)] : null,
+    entrypoint: keepAlive ? ['/bin/sh', '-c', keepAliveScript(d.ssh_keys, d.onstart, jupyter), 'sh', ...onstartArgs(d.onstart)] : null,
     // An entrypoint replaced by ours runs with no command; `args` keeps the image's entrypoint and replaces its command.
     cmd: keepAlive ? [] : d.args,
     hostname: d.hostname ?? envHostname,

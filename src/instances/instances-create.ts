@@ -12,6 +12,7 @@ import type { Db, Tx } from '../platform/db/connect.js';
 import type { Static } from 'typebox';
 import { ApiError, badRequest } from '../platform/errors.js';
 import { diskRateMicro, toDollars, toMicro } from '../platform/money.js';
+import type { Random } from '../platform/random.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import type { MachinesApi } from '../machines/machines-contract.js';
 import type { KeysService } from '../keys/keys-service.js';
@@ -27,6 +28,7 @@ import {
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import type { CreateReply as CreateReplySchema } from './instances-schemas.js';
 import { txBatcher } from './instances-batch.js';
+import { checkJupyterDir, sealedTokenFor } from './instances-jupyter.js';
 
 /** How long a create reply is kept for its `Idempotency-Key`. */
 export const IDEMPOTENCY_RETENTION_S = 24 * 3600;
@@ -54,6 +56,8 @@ export interface CreateDeps {
   billing: BillingApi;
   keysService: KeysService;
   clock: Clock;
+  /** A Jupyter runtype's token (instances-jupyter.ts). */
+  random: Random;
   config: Config;
   secretBox: SecretBox;
   templates: TemplatesPort;
@@ -129,6 +133,8 @@ async function readBody(body: CreateRequest, principal: Principal, deps: CreateD
       throw badRequest('body.vm: a VM needs an SSH key registered before creation (POST /api/v0/ssh/); it cannot be added later');
     }
   }
+  const jupyterDir = merged ? merged.jupyter_dir : request.jupyter_dir;
+  checkJupyterDir(jupyterDir, merged ? 'jupyter_dir (the request\'s or its template\'s)' : 'body.jupyter_dir');
   return {
     image,
     runtype: finalRuntype,
@@ -140,7 +146,7 @@ async function readBody(body: CreateRequest, principal: Principal, deps: CreateD
     label,
     price,
     vm,
-    jupyter_dir: merged ? merged.jupyter_dir : request.jupyter_dir,
+    jupyter_dir: jupyterDir,
     use_jupyter_lab: (merged ? merged.use_jupyter_lab : request.use_jupyter_lab) === true,
     volume_info: request.volume_info,
     template: merged ? { id: merged.template_id, hash_id: merged.template_hash_id } : null,
@@ -212,6 +218,7 @@ export function createFactory(deps: CreateDeps) {
       env: JSON.stringify(opts.env.vars),
       account_env_sealed: accountEnv && Object.keys(accountEnv).length ? secretBox.seal(JSON.stringify(accountEnv)) : null,
       api_key_sealed: null, // sealed once the key is made, with the placement
+      jupyter_token_sealed: sealedTokenFor(opts.runtype, deps.random, secretBox),
       port_maps: JSON.stringify(opts.env.ports),
       hostname: opts.env.hostname,
       onstart: opts.onstart,

@@ -11,6 +11,7 @@ import { scopeOf } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
 import type { SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
+import type { Random } from '../platform/random.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import type { BillingApi } from '../billing/billing-contract.js';
 import type { MachinesApi } from '../machines/machines-contract.js';
@@ -27,6 +28,7 @@ import { transact } from './instances-batch.js';
 import type { GatewayAddressing } from '../gateway/gateway-contract.js';
 import type { PortUrlAddressing } from '../ports/ports-contract.js';
 import type { UpdateTemplateBody } from './instances-extras-schemas.js';
+import { checkJupyterDir, isJupyterRuntype, mayOpenJupyter, sealedTokenFor } from './instances-jupyter.js';
 
 export interface ExtrasDeps {
   db: Db;
@@ -37,6 +39,8 @@ export interface ExtrasDeps {
   templates: TemplatesPort;
   secretBox: SecretBox;
   clock: Clock;
+  /** The Jupyter token of an instance an update turns into a Jupyter runtype (instances-jupyter.ts). */
+  random: Random;
   notify: () => void;
   /** Where the SSH gateway puts an instance's ports (the instance view's ssh_host and ssh_port). */
   config: GatewayAddressing & PortUrlAddressing;
@@ -98,6 +102,7 @@ async function readUpdate(inst: InstanceRow, body: UpdateBody, template: Templat
   }
   checkImage(merged.image);
   const runtype = parseRuntype(merged.runtype);
+  checkJupyterDir(merged.jupyter_dir, 'the template\'s jupyter_dir');
   const parsed = parseEnvObject(merged.env);
   if (merged.image_login && !merged.docker_login_user) checkImageLogin(merged.image_login);
   return {
@@ -185,6 +190,10 @@ export function instanceExtrasFactory(deps: ExtrasDeps) {
       return write(async (tx) => {
         const inst = await lockInScope(store, principal, id, tx);
         const patch = await readUpdate(inst, body, template, deps.secretBox);
+        // A template that makes it a Jupyter runtype gives it a token, once (it keeps the one it has).
+        if (patch.runtype && isJupyterRuntype(patch.runtype) && !inst.jupyter_token_sealed) {
+          patch.jupyter_token_sealed = sealedTokenFor(patch.runtype, deps.random, deps.secretBox);
+        }
         const machine = await fleet.machine(inst.machine_id!, tx);
         const after = { ...inst, ...patch } as InstanceRow;
         if (machine) {
@@ -203,7 +212,7 @@ export function instanceExtrasFactory(deps: ExtrasDeps) {
         return {
           success: true as const,
           msg: running ? `instance ${id} updated: its container is being made anew` : `instance ${id} updated: the new spec applies when it starts`,
-          updated_instance: toInstanceObject(row, machine, now, deps.config),
+          updated_instance: toInstanceObject(row, machine, now, deps.config, mayOpenJupyter(principal) ? deps.secretBox : null),
         };
       });
     },

@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { toEventData } from './instances-events.js';
 import { scopeOf, type Principal } from '../platform/auth.js';
 import type { Clock } from '../platform/clock.js';
-import { sha256Hex } from '../platform/crypto.js';
+import { sha256Hex, type SecretBox } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { ApiError, badRequest } from '../platform/errors.js';
 import { toDollars, toMicro } from '../platform/money.js';
@@ -21,6 +21,7 @@ import type { VolumesPort } from './instances-contract.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import { toInstanceObject, type InstanceObject } from './instances-view.js';
 import { MAX_LABEL_CHARS } from './instances-request.js';
+import { mayOpenJupyter } from './instances-jupyter.js';
 import { parseSshPublicKey } from '../ssh-keys/ssh-keys-contract.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { Static } from 'typebox';
@@ -41,6 +42,8 @@ export interface ServiceDeps {
   clock: Clock;
   random: Random;
   config: Config;
+  /** Opens a Jupyter instance's token for the instance object (instances-jupyter.ts). */
+  secretBox: SecretBox;
   volumes: VolumesPort;
   /** The host of each instance's machine: where its log comes from. */
   hosts: InstanceHostsPort;
@@ -98,6 +101,8 @@ export function instancesServiceFactory(deps: ServiceDeps) {
   }
 
   const assertCredit = (tx: Tx) => (userId: number) => billing.assertCredit(userId, tx);
+  /** What opens the Jupyter tokens in the instance objects this caller is shown: nothing unless it may act on them. */
+  const secretsFor = (principal: Principal) => (mayOpenJupyter(principal) ? deps.secretBox : null);
 
   async function stop(tx: Tx, inst: InstanceRow, now: number): Promise<void> {
     // Stopped, or its stop waits for its host (lifecycle `stop`): nothing more to do.
@@ -167,7 +172,7 @@ export function instancesServiceFactory(deps: ServiceDeps) {
       checkInstanceKey(principal, id);
       const inst = await store.findInScope(id, scopeOf(principal));
       if (!inst) return { instances: null };
-      return { instances: toInstanceObject(inst, await machineOf(inst.machine_id), clock.now(), deps.config) };
+      return { instances: toInstanceObject(inst, await machineOf(inst.machine_id), clock.now(), deps.config, secretsFor(principal)) };
     },
 
     /**
@@ -187,7 +192,8 @@ export function instancesServiceFactory(deps: ServiceDeps) {
       // Their machines in one statement, not one each.
       const machines = await fleet.machines(rows.flatMap((r) => (r.machine_id === null ? [] : [r.machine_id])));
       const now = clock.now();
-      return rows.map((r) => toInstanceObject(r, r.machine_id === null ? undefined : machines.get(r.machine_id), now, deps.config));
+      const secrets = secretsFor(principal);
+      return rows.map((r) => toInstanceObject(r, r.machine_id === null ? undefined : machines.get(r.machine_id), now, deps.config, secrets));
     },
 
     /** `PUT /api/v0/instances/{id}/` with `state` and/or `label`. */

@@ -28,6 +28,11 @@ export interface InstancesTable {
   account_env_sealed?: string | null;
   /** The instance key, sealed, for the container's `CONTAINER_API_KEY`; null for instances made before migration 0045. */
   api_key_sealed?: string | null;
+  /**
+   * A Jupyter runtype's token (issue 32), sealed: shown to the owner (`jupyter_token`, `jupyter_url`) and put in the
+   * container as `JUPYTER_TOKEN`. Null for other runtypes and for instances made before migration 0048.
+   */
+  jupyter_token_sealed?: string | null;
   env: string;
   /** JSON array of extra container ports from `-p` keys, e.g. `["8081/udp"]`. */
   port_maps: string;

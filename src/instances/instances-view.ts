@@ -6,6 +6,8 @@ import type { MachineInfo } from '../machines/machines-contract.js';
 import { toDollars } from '../platform/money.js';
 import { gatewayPorts, type GatewayAddressing } from '../gateway/gateway-contract.js';
 import { portUrls, type PortUrlAddressing } from '../ports/ports-contract.js';
+import type { SecretBox } from '../platform/crypto.js';
+import { jupyterTokenOf, jupyterUrl } from './instances-jupyter.js';
 import type { InstanceRow } from './instances-store.js';
 
 export type InstanceObject = Record<string, unknown> & { id: number; actual_status: string | null; start_date: number; extra_env: string[][] };
@@ -28,8 +30,13 @@ function withMaintenance(inst: InstanceRow, machine: MachineInfo | undefined, no
 /**
  * `ssh_host`/`ssh_port` of a running instance: a direct runtype's published port 22 on its machine's address, else its
  * ports at the SSH gateway (src/gateway/gateway-contract.ts; the vastai client adds 1 for Jupyter runtypes itself).
+ * `secrets` opens a Jupyter instance's token (`jupyter_token`, `jupyter_url`); null: the caller may not see it
+ * (instances-jupyter.ts `mayOpenJupyter`), and both are null.
  */
-export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undefined, now: number, gateway: GatewayAddressing & PortUrlAddressing): InstanceObject {
+export function toInstanceObject(
+  inst: InstanceRow, machine: MachineInfo | undefined, now: number, gateway: GatewayAddressing & PortUrlAddressing,
+  secrets: Pick<SecretBox, 'open'> | null = null,
+): InstanceObject {
   const offer = JSON.parse(inst.offer_snapshot) as Record<string, unknown>;
   const options = JSON.parse(inst.options) as Record<string, unknown>;
   const env = JSON.parse(inst.env) as Record<string, string>;
@@ -49,6 +56,8 @@ export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undef
       sshPort = at?.ssh_port ?? null;
     }
   }
+  const urls = running ? portUrls(gateway, inst.id, inst.runtype, Object.keys(ports)) : {};
+  const jupyterToken = secrets ? jupyterTokenOf(inst, secrets) : null;
   const dph = toDollars(inst.gpu_rate_micro + inst.disk_rate_micro);
   const extraEnv = Object.entries(env).map(([k, v]) => [k, v] as [string, string]);
   return {
@@ -77,7 +86,10 @@ export function toInstanceObject(inst: InstanceRow, machine: MachineInfo | undef
     public_ipaddr: running && machine ? machine.public_ipaddr : null,
     ports: running ? ports : {},
     // Issue 32: each web port through the server (src/ports/ports-contract.ts), for as long as the instance runs.
-    port_urls: running ? portUrls(gateway, inst.id, inst.runtype, Object.keys(ports)) : {},
+    port_urls: urls,
+    // Issue 32: a Jupyter runtype's token, and where to open it with the token while it runs (instances-jupyter.ts).
+    jupyter_token: jupyterToken,
+    jupyter_url: running ? jupyterUrl(inst.runtype, jupyterToken, { publicIp: machine?.public_ipaddr ?? null, ports, portUrls: urls }) : null,
     dph_total: dph,
     dph_base: toDollars(inst.gpu_rate_micro),
     storage_cost: machine ? toDollars(machine.price_disk_micro) : null,

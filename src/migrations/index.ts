@@ -50,6 +50,7 @@ import { agentHardwarePendingMigration } from './0044-agent-hardware-pending.js'
 import { instancesApiKeySealedMigration } from './0045-instances-api-key-sealed.js';
 import { agentTunnelsMigration } from './0046-agent-tunnels.js';
 import { teamKeysNotifyMigration } from './0047-team-keys-notify.js';
+import { instancesJupyterTokenMigration } from './0048-instances-jupyter-token.js';
 import { volumeAsksMigration } from './0052-volume-asks.js'; // issue 33 (volumes)
 import { portTokensMigration } from './0049-port-tokens.js';
 import { serverlessWorkerReportsMigration } from './0053-serverless-worker-reports.js'; // issue 33 (serverless)
@@ -106,6 +107,7 @@ export const OWNED_MIGRATIONS: ReadonlyArray<readonly [name: string, owner: stri
   ['0045_instances_api_key_sealed', 'instances', instancesApiKeySealedMigration],
   ['0046_agent_tunnels', 'tunnels', agentTunnelsMigration],
   ['0047_team_keys_notify', 'agent-server', teamKeysNotifyMigration],
+  ['0048_instances_jupyter_token', 'instances', instancesJupyterTokenMigration],
   ['0049_port_tokens', 'ports', portTokensMigration],
   ['0052_volume_asks', 'volumes', volumeAsksMigration], // issue 33 (volumes)
   ['0053_serverless_worker_reports', 'serverless', serverlessWorkerReportsMigration], // issue 33 (serverless)
