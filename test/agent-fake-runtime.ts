@@ -6,6 +6,7 @@ import {
   LABEL_GENERATION, LABEL_INSTANCE, LABEL_MACHINE, LABEL_OWNER, NameConflictError, sshHostPortOf,
   type ContainerOwner, type ContainerRuntime, type ContainerSpec, type NetworkSpec, type RuntimeContainer,
 } from '../src/agent/runtime.js';
+import type { DockerProgressEvent } from '../src/protocol/pull-progress.js';
 
 /** The owner id the reconcile tests' agent runs as; `addContainer` makes containers of it unless told otherwise. */
 export const FAKE_OWNER = 'f00dfeedf00dfeed';
@@ -30,6 +31,8 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
   const failPull = new Map<string, string>();
   const failPush = new Map<string, string>();
   const heldPulls = new Map<string, Promise<void>>();
+  /** Where a pull under way of each image reports its progress (the reconciler's `onProgress`). */
+  const progressSinks = new Map<string, (e: DockerProgressEvent) => void>();
   const networks = new Map<string, FakeNetwork>();
   const watchers = new Set<{ owner: ContainerOwner; fn: () => void }>();
   let nextId = 1;
@@ -69,7 +72,12 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
     },
     async ensureImage(image, _login, opts = {}) {
       calls.push(`pull ${image}${opts.fresh ? ' (fresh)' : ''}`);
-      await heldPulls.get(image);
+      if (opts.onProgress) progressSinks.set(image, opts.onProgress);
+      try {
+        await heldPulls.get(image);
+      } finally {
+        progressSinks.delete(image);
+      }
       const err = failPull.get(image);
       if (err) throw new Error(err);
       images.add(image);
@@ -163,6 +171,12 @@ export function fakeRuntime(opts: { storageSizeLimit?: boolean } = {}) {
         heldPulls.delete(image);
         release();
       };
+    },
+    /** Hands Docker-style progress messages to the pull of `image` under way (held by holdPull); false if none is. */
+    emitProgress(image: string, ...events: DockerProgressEvent[]): boolean {
+      const sink = progressSinks.get(image);
+      for (const e of events) sink?.(e);
+      return sink !== undefined;
     },
     /** The container's main process ends by itself. */
     exit(id: string, code: number, at = ++clock): void {
