@@ -24,15 +24,12 @@ export function hostingWiring(d: {
   onMachineDeleted?: (tx: Tx, machineId: number) => Promise<void>;
   /** `list machine`'s `vol_size` and `vol_price`: the machine's volume offer (src/volumes/). */
   volumeAsk?: HostingDeps['volumeAsk'];
-  /** Issue 33 (telemetry): the machines' GPUs as their agents last sampled them. */
-  gpuStates?: HostingDeps['gpuStates'];
 }) {
   const hosting = hostingServiceFactory({
     store: d.store, clock: d.clock, scheduler: d.scheduler, fleet: d.fleet.hosting, instancesOn: d.instances.onMachines, onDeleted: d.onMachineDeleted,
     volumeAsk: d.volumeAsk,
     defjobInstances: { createIn: d.instances.createIn, destroyIn: d.instances.destroyIn, liveIds: d.instances.liveIds },
     notify: d.instances.real.notify,
-    gpuStates: d.gpuStates,
   });
   const hostingEarnings = hostingEarningsFactory({
     clock: d.clock,
