@@ -1,9 +1,9 @@
 /**
  * The autoscaler's side of the client's own serverless worker (vast-cli's `vastai/serverless/server`, "pyworker") on
  * a real host (issue 33 item 5):
- * - what a rented worker's environment gets from the autoscaler (`workerEnv`): REPORT_ADDR (where it reports and
- *   fetches `/pubkey/`: this server's public URL), a MASTER_TOKEN of its own, and WORKER_PORT when its template or
- *   deployment names none. The rest it reads are facts of where it runs, set by the host's agent for every container
+ * - what a rented worker's environment gets from the autoscaler (`workerEnv`): a MASTER_TOKEN of its own, and,
+ *   unless its template or deployment names them, REPORT_ADDR (where it reports and fetches `/pubkey/`: this
+ *   server's public URL) and WORKER_PORT. The rest it reads are facts of where it runs, set by the host's agent for every container
  *   (src/agent/container-spec.ts `placementEnv`): CONTAINER_ID, PUBLIC_IPADDR and VAST_TCP_PORT_<port>;
  * - its reports (`POST /worker_status/`, `POST /delete_requests/`), authenticated by that token, recorded on its
  *   worker row for the router (a worker that reported is routed only once its model is loaded, without an error) and
@@ -29,13 +29,16 @@ export function newMasterToken(random: Random): { token: string; hash: string } 
 
 /**
  * The variables the autoscaler adds to a worker's creation request, over its template's or deployment's `env`
- * (`given`): a request's keys win over its template's, so WORKER_PORT is added only when neither names it (the
- * pyworker cannot start without it; the router reads the same default).
+ * (`given`). A request's keys win over its template's, so what the renter's own env names is kept, not overwritten:
+ * WORKER_PORT (the pyworker cannot start without one; the router reads the same default) and REPORT_ADDR (a renter
+ * may point its workers elsewhere too: the pyworker takes a comma-separated list; a worker that never reports here is
+ * routed as one that runs no pyworker). MASTER_TOKEN is always the autoscaler's: a report is checked against it.
  * @param reportAddr this server's public URL (GPUPLANE_PUBLIC_URL): the pyworker posts to `<REPORT_ADDR>/worker_status/`
  *   and fetches `<REPORT_ADDR>/pubkey/`, routes served at the root.
  */
 export function workerEnv(reportAddr: string, token: string, given: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = { REPORT_ADDR: reportAddr.replace(/\/+$/, ''), MASTER_TOKEN: token };
+  const env: Record<string, string> = { MASTER_TOKEN: token };
+  if (!('REPORT_ADDR' in given)) env.REPORT_ADDR = reportAddr.replace(/\/+$/, '');
   if (!('WORKER_PORT' in given)) env.WORKER_PORT = String(DEFAULT_WORKER_PORT);
   return env;
 }
