@@ -61,6 +61,7 @@ import { tunnelsServiceFactory } from './tunnels/tunnels-service.js';
 import { gatewayServiceFactory } from './gateway/gateway-service.js';
 import { terminalServiceFactory } from './terminal/terminal-service.js';
 import { portsServiceFactory } from './ports/ports-service.js';
+import { jupyterTokenOf } from './instances/instances-jupyter.js';
 import { allows, type PermissionDoc } from './platform/permissions.js';
 
 /** What the app is built from: main.ts and the tests make these. */
@@ -170,6 +171,8 @@ export function createServices(deps: ServiceDeps) {
     store, clock, random, scheduler, config, secretBox, keys, keysService, fleet, billing,
     templates: templates.instancesPort, sshKeys, volumes: volumes.port, accountEnv: envVars,
     mayRent: (userId, tx) => subaccounts.assertMayRent(userId, tx),
+    // Issue 33 (telemetry): instances show their GPUs as the host's agent last sampled them (src/agent-server/).
+    gpuStates: (machineIds) => agent.gpuStates(machineIds),
   });
   // Prepaid instances: a deposit their charges draw from first, at a discount (src/deposits/).
   const deposits = depositsServiceFactory({
@@ -196,6 +199,11 @@ export function createServices(deps: ServiceDeps) {
     // Each machine's volumes go into its desired state (issue 33).
     volumes: (machineId, tx) => volumes.desiredOn(machineId, tx),
     warn: (err) => log.warn({ err }, 'reading the desired state of held agent polls failed'),
+    // Issue 33 (telemetry): the host is told of a GPU fault and of its end in its audit log.
+    onGpuHealthChange: (c) => void audit.record({
+      userId: c.userId, teamId: null, apiKeyId: null, action: c.fault === null ? 'machine.gpu_recovered' : 'machine.gpu_fault',
+      route: 'PUT /api/v0/agent/status/', ip: '', params: { machine_id: c.machineId, fault: c.fault, before: c.before }, fields: [],
+    }).catch((err: unknown) => log.warn({ err, machine: c.machineId }, 'could not record a GPU health change in the audit log')),
   });
   // Issue 31 (tunnels): each real host's agent keeps one outbound tunnel to a server process, authenticated by its
   // machine key; through it any process opens streams to that machine's containers (src/tunnels/; app.ts hands it the
@@ -275,7 +283,8 @@ export function createServices(deps: ServiceDeps) {
           id: r.id, userId: r.user_id, teamId: r.team_id, machineId: r.machine_id, actualStatus: r.actual_status, runtype: r.runtype,
           published: r.ports ? Object.keys(JSON.parse(r.ports) as Record<string, unknown>) : [],
           simulated: machine?.agent !== true,
-          jupyterToken: null,
+          // Issue 32 (jupyter): Jupyter's own token opens its port 8080 (instances-jupyter.ts).
+          jupyterToken: jupyterTokenOf(r, secretBox),
         };
       },
     },
@@ -296,7 +305,10 @@ export function createServices(deps: ServiceDeps) {
         const r = await instances.forHosts.find(id, db);
         if (!r) return undefined;
         const machine = r.machine_id === null ? undefined : await fleet.machine(r.machine_id);
-        return { id: r.id, userId: r.user_id, teamId: r.team_id, machineId: r.machine_id, actualStatus: r.actual_status, simulated: machine?.agent !== true };
+        return {
+          id: r.id, userId: r.user_id, teamId: r.team_id, machineId: r.machine_id, actualStatus: r.actual_status, intendedStatus: r.intended_status,
+          simulated: machine?.agent !== true,
+        };
       },
       changeMark: () => instances.real.store.lastEventId(),
       nextChange: (ms) => instances.hub.next(ms),
@@ -357,6 +369,8 @@ export function createServices(deps: ServiceDeps) {
     volumesOn: (ids) => volumes.contractsOn(ids),
     // Deleting a machine revokes its agent's machine key (src/agent-server/).
     onMachineDeleted: (tx, machineId) => agent.revoke(machineId, tx),
+    // Issue 33 (telemetry): `show machine` shows every GPU's latest sample and the machine's health events.
+    gpuStates: (machineIds) => agent.gpuStates(machineIds, { events: true }),
     // `list machine`'s vol_size/vol_price: the machine's volume offer (-v 0 unlists it).
     volumeAsk: (tx, machineId, ask) => volumes.setAsk(tx, machineId, ask),
   });

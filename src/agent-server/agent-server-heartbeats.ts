@@ -11,6 +11,7 @@ import type { StatusBody } from '../protocol/agent-protocol-schemas.js';
 import type { Static } from 'typebox';
 import type { AgentStore } from './agent-server-store.js';
 import { desiredVersion } from './agent-server-desired.js';
+import { faultOf } from './agent-server-health.js';
 
 type StatusRequest = Static<typeof StatusBody>;
 
@@ -36,14 +37,14 @@ export interface HeartbeatsDeps {
 }
 
 export function heartbeats({ shared, clock, agents, heartbeatInterval, authenticate, status }: HeartbeatsDeps) {
-  type Beat = { keyHash: string; agentVersion: string };
+  type Beat = { keyHash: string; agentVersion: string; gpuTelemetry?: string };
   // PostgreSQL: one round trip and one commit for all that arrive while earlier ones run.
   const touchIfIdle = shared
     ? coalescing(async (beats: Beat[]) => {
       const touched = await agents.touchManyIfIdle(beats, clock.now());
       return beats.map((b) => touched.get(b.keyHash));
     }, COALESCE)
-    : (b: Beat) => agents.touchIfIdle(b.keyHash, clock.now(), b.agentVersion);
+    : (b: Beat) => agents.touchIfIdle(b.keyHash, clock.now(), b.agentVersion, undefined, b.gpuTelemetry);
 
   return {
     /**
@@ -51,9 +52,12 @@ export function heartbeats({ shared, clock, agents, heartbeatInterval, authentic
      * nothing is one statement (its desired state is the empty one); anything else takes the full path.
      */
     async report(key: string | null, body: StatusRequest) {
-      if (key !== null && body.observed.length === 0 && !body.hardware) {
+      // A GPU sample with a fault changes the machine (agent-server-health.ts): the full path.
+      const healthy = body.gpu_telemetry === undefined || faultOf(body.gpu_telemetry) === null;
+      if (key !== null && body.observed.length === 0 && !body.hardware && healthy) {
         const hash = sha256Hex(key);
-        const row = await touchIfIdle({ keyHash: hash, agentVersion: body.agent_version });
+        const gpuTelemetry = body.gpu_telemetry === undefined ? undefined : JSON.stringify(body.gpu_telemetry);
+        const row = await touchIfIdle({ keyHash: hash, agentVersion: body.agent_version, gpuTelemetry });
         // Found by digest; the final comparison is constant-time all the same.
         if (row && row.key_hash !== null && digestEqual(row.key_hash, hash)) {
           return { success: true as const, desired_version: EMPTY_VERSION, heartbeat_interval: heartbeatInterval };

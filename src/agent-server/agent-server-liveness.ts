@@ -11,6 +11,8 @@ import type { MachinesService } from '../machines/machines-service.js';
 import type { InstancesAgentPort } from '../instances/instances-agent-contract.js';
 import type { AgentStore } from './agent-server-store.js';
 import { markOffline } from './agent-server-observed.js';
+import type { AgentHealthStore } from './agent-server-health-store.js';
+import type { GpuHealth } from './agent-server-health.js';
 
 /** The liveness sweep: one chain of jobs across every process, each due when the next machine can go silent. */
 export const JOB_AGENT_SWEEP = 'agent.sweep';
@@ -34,10 +36,13 @@ export interface LivenessDeps {
   instances: Pick<InstancesAgentPort, 'store' | 'lifecycle'>;
   /** Instances changed (a sweep took some offline). */
   notify: () => void;
+  /** Issue 33: the down periods and reliability2 (agent-server-health.ts). */
+  health: AgentHealthStore;
+  gpuHealth: Pick<GpuHealth, 'updateReliability'>;
 }
 
 /** Registers the sweep's jobs with the scheduler; returns how a report or a registration makes sure it runs. */
-export function liveness({ agents, kv, scheduler, config, fleet, instances, notify }: LivenessDeps) {
+export function liveness({ agents, kv, scheduler, config, fleet, instances, notify, health, gpuHealth }: LivenessDeps) {
   /**
    * Starts the liveness sweep unless it runs. A running chain is due no later than `dueAt`: it is due when the machine
    * that reported longest ago can go silent, and a machine that reports now can go silent only later.
@@ -61,6 +66,10 @@ export function liveness({ agents, kv, scheduler, config, fleet, instances, noti
       await markOffline(instances, tx, machineId, now);
       const machine = await fleet.machine(machineId, tx);
       if (machine && machine.fault === null) await fleet.setMachineFault(tx, machineId, 'offline');
+      // Issue 33: reliability2 counts the silence from the last report (agent-server-health.ts).
+      await health.open(machineId, 'offline', 'agent silent', now - timeout, tx);
+      const row = await agents.byMachine(machineId, tx);
+      if (row) await gpuHealth.updateReliability(tx, machineId, row.created_at, now);
     }
     let next = now;
     // A full batch (a whole rack went silent): the rest in the next job, due now, so no transaction holds many

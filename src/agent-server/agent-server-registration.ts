@@ -97,6 +97,7 @@ export function registration({ db, clock, random, config, fleet, agents, kv, for
         await agents.insert({
           machine_id: id, user_id: userId, registration_id: body.registration_id, key_hash: keyHash, agent_version: body.agent_version,
           hardware_declared: hw.hardware_declared ? 1 : 0, hardware: JSON.stringify(hw), hardware_pending: 0, last_report_at: null, offline: 0, created_at: now,
+          gpu_telemetry: null, gpu_telemetry_at: null, gpu_fault: null,
         }, tx);
         // A machine that never reports goes offline like one that stopped reporting.
         await ensureSweep(tx, now + config.agentOfflineAfter);

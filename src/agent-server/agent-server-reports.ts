@@ -17,6 +17,8 @@ import type { DesiredRead } from './agent-server-desired-reads.js';
 import { applyObserved } from './agent-server-observed.js';
 import { hardwarePatch, networkPatch } from './agent-server-hardware.js';
 import { checkHardware, checkObservedPorts } from './agent-server-checks.js';
+import type { GpuHealth, GpuHealthChange } from './agent-server-health.js';
+import type { AgentHealthStore } from './agent-server-health-store.js';
 
 type StatusRequest = Static<typeof StatusBody>;
 
@@ -33,9 +35,14 @@ export interface ReportsDeps {
   ensureSweep: (tx: Tx, dueAt: number) => Promise<void>;
   /** Instances changed. */
   notify: () => void;
+  /** Issue 33: GPU health of the machine's samples, and its down periods (reliability2). */
+  gpuHealth: GpuHealth;
+  health: AgentHealthStore;
+  /** Told after the transaction commits when a machine's GPU health changed (the host's audit log). */
+  onGpuHealthChange?: (c: GpuHealthChange) => void;
 }
 
-export function statusReports({ db, clock, config, fleet, agents, instances, heartbeatInterval, desiredOf, ensureSweep, notify }: ReportsDeps) {
+export function statusReports({ db, clock, config, fleet, agents, instances, heartbeatInterval, desiredOf, ensureSweep, notify, gpuHealth, health, onGpuHealthChange }: ReportsDeps) {
   /**
    * Applies an agent's report on the machine to its instances, inside `tx`. `current` is the desired state as read in
    * `tx`, when the caller has it; its `rows` are the instances the report may move. Returns how many changed, and the
@@ -86,6 +93,10 @@ export function statusReports({ db, clock, config, fleet, agents, instances, hea
           patch.hardware = JSON.stringify(body.hardware);
           patch.hardware_declared = body.hardware.hardware_declared ? 1 : 0;
         }
+        if (body.gpu_telemetry) {
+          patch.gpu_telemetry = JSON.stringify(body.gpu_telemetry);
+          patch.gpu_telemetry_at = now;
+        }
         await agents.update(machineId, patch, tx);
         if (row.offline === 1) await ensureSweep(tx, now + config.agentOfflineAfter);
         const current = await desiredOf(machineId, tx);
@@ -93,7 +104,8 @@ export function statusReports({ db, clock, config, fleet, agents, instances, hea
         // instance, as a destroy, a stop or a rental there takes it, and only when this report locks an instance or
         // writes the machine), the instances, then the rest of the fleet.
         const pendingNow = row.hardware_pending === 1 && current.rows.length === 0;
-        if (current.rows.length || body.hardware || pendingNow || row.offline === 1) await fleet.lockMachine(tx, machineId);
+        const healthChanges = gpuHealth.changes(row, body.gpu_telemetry);
+        if (current.rows.length || body.hardware || pendingNow || row.offline === 1 || healthChanges) await fleet.lockMachine(tx, machineId);
         // Renters are shown these ports (and the serverless router signs URLs with them): only the machine's own range.
         if (body.observed.some((o) => Object.keys(o.ports).length)) {
           const machine = current.machine ?? (await fleet.machine(machineId, tx));
@@ -105,12 +117,19 @@ export function statusReports({ db, clock, config, fleet, agents, instances, hea
         if (row.offline === 1) {
           const machine = await fleet.machine(machineId, tx);
           if (machine?.fault === 'offline') await fleet.setMachineFault(tx, machineId, null);
+          // Issue 33: the silence ends; reliability2 counts it.
+          await health.close(machineId, 'offline', now, tx);
+          await gpuHealth.updateReliability(tx, machineId, row.created_at, now);
           n++;
         }
+        const gpuChange = healthChanges ? await gpuHealth.apply(tx, row, body.gpu_telemetry!, now) : null;
+        // Renters of the machine see the fault (or its end) in their instances' status_msg: wake their streams.
+        if (gpuChange) n++;
         // Applying a report changes actual states only, never what the desired state is built from: its version holds.
-        return { n, version: applied.version, held };
+        return { n, version: applied.version, held, gpuChange };
       });
       if (changed.n) notify();
+      if (changed.gpuChange) onGpuHealthChange?.(changed.gpuChange);
       return { success: true, desired_version: changed.version, heartbeat_interval: heartbeatInterval, ...(changed.held ? { hardware_pending: true as const } : {}) };
     },
   };

@@ -12,7 +12,7 @@ import type { Store, Tx } from '../platform/db/connect.js';
 import { kvState } from '../platform/db/kv.js';
 import type { Random } from '../platform/random.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import type { AgentHardwareT, ObservedInstanceT } from '../protocol/agent-protocol-schemas.js';
+import type { AgentHardwareT, GpuTelemetryT, ObservedInstanceT } from '../protocol/agent-protocol-schemas.js';
 import type { MachinesService } from '../machines/machines-service.js';
 import type { InstanceChanges, InstancesAgentPort } from '../instances/instances-agent-contract.js';
 import { agentStore } from './agent-server-store.js';
@@ -27,8 +27,18 @@ import { heartbeats } from './agent-server-heartbeats.js';
 import { desiredPolls, POLL_MS } from './agent-server-polls.js';
 import { agentLogs } from './agent-server-logs.js';
 import type { MachineVolumesRead } from '../volumes/volumes-contract.js';
+import { agentHealthStore, type HealthPeriod } from './agent-server-health-store.js';
+import { gpuHealth, HEALTH_EVENTS_SHOWN, type GpuHealthChange } from './agent-server-health.js';
 
 export type { DesiredRead };
+
+/** A machine's GPUs as its agent last reported them (issue 33). */
+export interface MachineGpuState {
+  telemetry: GpuTelemetryT | null;
+  sampled_at: number | null;
+  fault: string | null;
+  events: HealthPeriod[];
+}
 
 export interface AgentDeps {
   store: Store;
@@ -42,6 +52,8 @@ export interface AgentDeps {
   hub: InstanceChanges;
   /** A failed background read (the held polls' watch). */
   warn?: (err: unknown) => void;
+  /** Issue 33: a machine's GPU health changed (committed): the host's audit entry (services.ts). */
+  onGpuHealthChange?: (c: GpuHealthChange) => void;
   /** Public keys on these accounts, read at once: renters' and team members' (agent-server-desired-reads.ts). */
   accountKeys?: (userIds: readonly number[], tx: Tx) => Promise<Map<number, string[]>>;
   /** A machine's volumes and its instances' mounts, for its desired state (the volumes feature, issue 33). */
@@ -64,10 +76,13 @@ export function agentServiceFactory(deps: AgentDeps) {
 
   const reads = desiredReads({ db, clock, secretBox, fleet, agents, instances: deps.instances, accountKeys: deps.accountKeys, volumes: deps.volumes, stopGraceS: config.stopGraceSeconds });
   const keys = machineKeys({ db, agents, changes });
-  const { ensureSweep } = liveness({ agents, kv, scheduler, config, fleet, instances: deps.instances, notify });
+  const health = agentHealthStore(db);
+  const gpu = gpuHealth({ agents, health, fleet });
+  const { ensureSweep } = liveness({ agents, kv, scheduler, config, fleet, instances: deps.instances, notify, health, gpuHealth: gpu });
   const { register } = registration({ db, clock, random, config, fleet, agents, kv, forgetKeysOf: keys.forget, ensureSweep });
   const { status } = statusReports({
     db, clock, config, fleet, agents, instances: deps.instances, heartbeatInterval, desiredOf: reads.desiredOf, ensureSweep, notify,
+    gpuHealth: gpu, health, onGpuHealthChange: deps.onGpuHealthChange,
   });
   const { report } = heartbeats({ shared, clock, agents, heartbeatInterval, authenticate: keys.authenticate, status });
   const { desired } = desiredPolls({ shared, clock, agents, hub, changes, desiredOf: (machineId) => reads.desiredOf(machineId), warn });
@@ -119,6 +134,21 @@ export function agentServiceFactory(deps: AgentDeps) {
     },
 
     logs,
+
+    /**
+     * Issue 33: the latest GPU sample, its time and the fault of each of these machines (agent machines only), and the
+     * host's recent health events: what instances and `show machine` show.
+     */
+    async gpuStates(machineIds: readonly number[], opts: { events?: boolean } = {}): Promise<Map<number, MachineGpuState>> {
+      const rows = await health.samplesOf(machineIds);
+      const events = opts.events ? await health.latest(rows.map((r) => r.machine_id), HEALTH_EVENTS_SHOWN) : new Map<number, HealthPeriod[]>();
+      return new Map(rows.map((r) => [r.machine_id, {
+        telemetry: r.gpu_telemetry === null ? null : (JSON.parse(r.gpu_telemetry) as GpuTelemetryT),
+        sampled_at: r.gpu_telemetry_at === null ? null : Number(r.gpu_telemetry_at),
+        fault: r.gpu_fault,
+        events: events.get(r.machine_id) ?? [],
+      }]));
+    },
   };
 }
 

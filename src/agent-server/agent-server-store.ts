@@ -36,6 +36,8 @@ export function agentStore(db: Db) {
       eb('agent_machines.offline', '=', 0),
       // Hardware held back while the machine had instances is applied by the full path once it has none.
       eb('agent_machines.hardware_pending', '=', 0),
+      // A machine under a GPU fault: its healthy sample (recovery) is applied by the full path (agent-server-health.ts).
+      eb('agent_machines.gpu_fault', 'is', null),
       eb.not(work.liveInstance),
       eb.not(eb.exists(eb.selectFrom('agent_log_requests').select('agent_log_requests.request_id').whereRef('agent_log_requests.machine_id', '=', 'agent_machines.machine_id').where('agent_log_requests.answered_at', 'is', null))),
       eb.not(work.openCommand),
@@ -48,12 +50,18 @@ export function agentStore(db: Db) {
     db.updateTable('agent_machines').set({ last_report_at: q.now, agent_version: q.agent_version })
       .where('key_hash', '=', q.key_hash).where(idle)
       .returning(['machine_id', 'key_hash']));
+  // The same with the heartbeat's GPU sample (issue 33): still one statement; only a healthy sample comes this way.
+  const touchIdleGpu = prepared(['key_hash', 'now', 'agent_version', 'gpu_telemetry'], (q: { key_hash: string; now: number; agent_version: string; gpu_telemetry: string }) =>
+    db.updateTable('agent_machines').set({ last_report_at: q.now, agent_version: q.agent_version, gpu_telemetry: q.gpu_telemetry, gpu_telemetry_at: q.now })
+      .where('key_hash', '=', q.key_hash).where(idle)
+      .returning(['machine_id', 'key_hash']));
   return {
     /**
      * Records a heartbeat of the machine with this key in one statement when it is online and idle (see touchIdle);
      * undefined when it is not (offline, busy, or no such key): the caller takes the full path.
      */
-    async touchIfIdle(keyHash: string, now: number, agentVersion: string, tx: Tx = db): Promise<{ machine_id: number; key_hash: string | null } | undefined> {
+    async touchIfIdle(keyHash: string, now: number, agentVersion: string, tx: Tx = db, gpuTelemetry?: string): Promise<{ machine_id: number; key_hash: string | null } | undefined> {
+      if (gpuTelemetry !== undefined) return (await touchIdleGpu(tx, { key_hash: keyHash, now, agent_version: agentVersion, gpu_telemetry: gpuTelemetry })).rows[0];
       return (await touchIdle(tx, { key_hash: keyHash, now, agent_version: agentVersion })).rows[0];
     },
 
@@ -62,16 +70,23 @@ export function agentStore(db: Db) {
      * digest. The idle rows named are locked in machine order first, so two such statements never deadlock, and a
      * busy machine (its report on the full path holding its row) holds up no batch.
      */
-    async touchManyIfIdle(beats: { keyHash: string; agentVersion: string }[], now: number, tx: Tx = db): Promise<Map<string, { machine_id: number; key_hash: string | null }>> {
-      const byKey = new Map(beats.map((b) => [b.keyHash, b.agentVersion]));
+    async touchManyIfIdle(beats: { keyHash: string; agentVersion: string; gpuTelemetry?: string }[], now: number, tx: Tx = db): Promise<Map<string, { machine_id: number; key_hash: string | null }>> {
+      const byKey = new Map(beats.map((b) => [b.keyHash, b]));
       const keys = [...byKey.keys()].sort();
-      const versions = keys.map((k) => byKey.get(k)!);
-      const beat = sql<{ key_hash: string; agent_version: string }>`(select * from unnest(${keys}::text[], ${versions}::text[]) as u(key_hash, agent_version))`;
+      const versions = keys.map((k) => byKey.get(k)!.agentVersion);
+      // A heartbeat without a GPU sample keeps the machine's last one (null in the array).
+      const samples = keys.map((k) => byKey.get(k)!.gpuTelemetry ?? null);
+      const beat = sql<{ key_hash: string; agent_version: string; gpu_telemetry: string | null }>`(select * from unnest(${keys}::text[], ${versions}::text[], ${samples}::text[]) as u(key_hash, agent_version, gpu_telemetry))`;
       const rows = await tx
         .with('locked', (q) => q.selectFrom('agent_machines').select('machine_id').where(sql<boolean>`key_hash = any(${keys}::text[])`).where(idle).orderBy('machine_id').forUpdate())
         .updateTable('agent_machines')
         .from(beat.as('beat'))
-        .set((eb) => ({ last_report_at: now, agent_version: eb.ref('beat.agent_version') }))
+        .set((eb) => ({
+          last_report_at: now,
+          agent_version: eb.ref('beat.agent_version'),
+          gpu_telemetry: eb.fn.coalesce('beat.gpu_telemetry', 'agent_machines.gpu_telemetry'),
+          gpu_telemetry_at: eb.case().when('beat.gpu_telemetry', 'is', null).then(eb.ref('agent_machines.gpu_telemetry_at')).else(now).end(),
+        }))
         .where('agent_machines.machine_id', 'in', (eb) => eb.selectFrom('locked').select('locked.machine_id'))
         .whereRef('agent_machines.key_hash', '=', 'beat.key_hash').where(idle)
         .returning(['agent_machines.machine_id', 'agent_machines.key_hash']).execute();

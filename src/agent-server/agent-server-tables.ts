@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * Machines run by `gpuplane agent` (docs/AGENT-PROTOCOL.md). The fleet row (fleet_machines) is the machine as the
  * marketplace sees it; this row is its agent: the machine credential (hash only), the registration id that makes a
@@ -26,6 +28,25 @@ export interface AgentMachinesTable {
   /** 1 while the machine is marked offline for silence (its instances `offline`). */
   offline: number;
   created_at: number;
+  /** JSON: the latest GPU sample its heartbeats brought (GpuTelemetry), or null before one. Migration 0050. */
+  gpu_telemetry: string | null;
+  /** When `gpu_telemetry` arrived. */
+  gpu_telemetry_at: number | null;
+  /** The GPU fault the machine stands under (agent-server-health.ts), or null when its GPUs are healthy. */
+  gpu_fault: string | null;
+}
+
+/**
+ * Periods a machine was down, for reliability2 (agent-server-health.ts): `offline` (its agent silent past the liveness
+ * timeout) or `gpu` (a GPU lost, NVML failing, a critical Xid). `ended_at` null while it lasts. Migration 0050.
+ */
+export interface AgentHealthPeriodsTable {
+  id: Generated<number>;
+  machine_id: number;
+  kind: 'offline' | 'gpu';
+  reason: string;
+  started_at: number;
+  ended_at: number | null;
 }
 
 /**
@@ -47,5 +68,6 @@ export interface AgentLogRequestsTable {
 
 export interface AgentTables {
   agent_machines: AgentMachinesTable;
+  agent_health_periods: AgentHealthPeriodsTable;
   agent_log_requests: AgentLogRequestsTable;
 }

@@ -22,6 +22,8 @@ export interface AgentFlags {
   publishIp?: string;
   heartbeatInterval?: string;
   resyncInterval?: string;
+  /** Issue 33: seconds between GPU samples; 0 turns sampling off. */
+  gpuTelemetryInterval?: string;
   pidsLimit?: string;
   logMaxSize?: string;
   logMaxFiles?: string;
@@ -118,6 +120,7 @@ export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv, isRoot:
       portRange,
       publishIp: ipv4('--publish-ip', pick(flags.publishIp, 'GPUPLANE_AGENT_PUBLISH_IP')),
       heartbeatS: seconds('--heartbeat-interval', pick(flags.heartbeatInterval, 'GPUPLANE_AGENT_HEARTBEAT_INTERVAL'), 0.1, 3600),
+      gpuTelemetryS: seconds('--gpu-telemetry-interval', pick(flags.gpuTelemetryInterval, 'GPUPLANE_AGENT_GPU_TELEMETRY_INTERVAL'), 0, 3600),
       resyncS: seconds('--resync-interval', pick(flags.resyncInterval, 'GPUPLANE_AGENT_RESYNC_INTERVAL'), 1, 3600),
       pidsLimit: integer('--pids-limit', pick(flags.pidsLimit, 'GPUPLANE_AGENT_PIDS_LIMIT'), PIDS_LIMIT_MIN, PIDS_LIMIT_MAX),
       logMaxSizeMb: integer('--log-max-size', pick(flags.logMaxSize, 'GPUPLANE_AGENT_LOG_MAX_SIZE'), 1, LOG_MAX_SIZE_MB_MAX),

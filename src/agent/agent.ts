@@ -17,6 +17,7 @@ import type { AgentSystem } from './agent-system.js';
 import { selectLogLines } from './docker-log.js';
 import { declaredHardware, readHardwareFile } from './hardware-file.js';
 import { discoverGpus, discoveredHardware } from './hardware.js';
+import { gpuSampler, GPU_TELEMETRY_DEFAULT_S, type GpuSampler } from './gpu-sampler.js';
 import { ensureHostFirewall, logFirewall } from './host-firewall.js';
 import { ownerId } from './owner.js';
 import type { PortRange } from './host-ports.js';
@@ -57,6 +58,11 @@ export interface AgentConfig {
   heartbeatS?: number;
   /** @default RESYNC_DEFAULT_S */
   resyncS?: number;
+  /**
+   * Seconds between GPU samples (gpu-sampler.ts), sent with the heartbeats; 0: none. Discovered hardware only (a
+   * declared machine may have no nvidia-smi to ask). @default GPU_TELEMETRY_DEFAULT_S
+   */
+  gpuTelemetryS?: number;
   /** @default DESIRED_WAIT_DEFAULT_S */
   waitS?: number;
   /** @default STOP_TIMEOUT_DEFAULT_S */
@@ -204,6 +210,18 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   let heartbeatTimer: NodeJS.Timeout | undefined;
   let statusFailing = false;
 
+  // Issue 33: the GPUs sampled at their own interval; each heartbeat carries the latest sample, and a change of health
+  // reports at once.
+  const telemetryS = config.gpuTelemetryS ?? GPU_TELEMETRY_DEFAULT_S;
+  const gpus: GpuSampler | undefined = hardware.hardware_declared || telemetryS === 0 ? undefined : gpuSampler({
+    exec: system.exec,
+    uptimeS: () => system.now() - system.hostBootTime(),
+    indices: hardware.gpus.map((g) => g.index),
+    intervalS: telemetryS,
+    onHealthChange: () => sendStatus(),
+    warn: (msg) => log.warn({}, msg),
+  });
+
   // Issue 32: whether each running Jupyter instance's image has Jupyter, told in the report (jupyter-probe.ts).
   const jupyterProbe = createJupyterProbe({ runtime, log, onMissing: () => sendStatus() });
 
@@ -253,9 +271,11 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     const observed = jupyterProbe.annotate(listed, desiredInstances);
     statusInFlight = (async () => {
       const hw = pendingHardware;
+      const gpu = gpus?.take();
       try {
         const r = await client.agent.status({
           agent_version: config.agentVersion, desired_version: desiredVersion, observed, ...(hw ? { hardware: hw } : {}),
+          ...(gpu ? { gpu_telemetry: gpu } : {}),
         });
         if (pendingHardware === hw) pendingHardware = undefined;
         if (statusFailing) log.info({}, 'status reports go through again');
@@ -264,6 +284,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
         // The long-poll may have died without an error: the heartbeat says there is something newer.
         if (r.desired_version !== desiredVersion) wakePoll();
       } catch (err) {
+        if (gpu) gpus?.giveBack(gpu);
         if (refused(err)) return fatal(err);
         if (!statusFailing) log.warn({ err: (err as Error).message }, 'status report failed; retrying with the next heartbeat');
         statusFailing = true;
@@ -390,6 +411,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   const unwatch = runtime.watch?.(owner, () => reconciler.trigger());
   const resyncTimer = setInterval(() => reconciler.trigger(), (config.resyncS ?? RESYNC_DEFAULT_S) * 1000);
 
+  gpus?.start();
   sendStatus();
   const polling = pollLoop();
 
@@ -400,6 +422,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     clearTimeout(heartbeatTimer);
     clearInterval(hardwareTimer);
     clearInterval(resyncTimer);
+    gpus?.stop();
     unwatch?.();
     await polling;
     await statusInFlight;

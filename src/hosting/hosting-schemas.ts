@@ -4,6 +4,7 @@
  * they are strings here and parsed by the service.
  */
 import { Type, type Static } from 'typebox';
+import { MachineGpuFields } from './hosting-gpu-schemas.js';
 import { Id } from '../platform/schemas.js';
 
 const price = (description: string) => Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1000, description }), Type.Null()]));
@@ -56,6 +57,8 @@ export const MachineRow = Type.Object({
   disk_limit: Type.Union([Type.Boolean(), Type.Null()], {
     description: 'whether each container\'s disk is limited to its ask\'s disk (false: the host runs without a quota, --allow-unlimited-disk); null: not reported',
   }),
+  // Issue 33 (telemetry): the GPUs as the host's agent last sampled them (hosting-gpu-view.ts).
+  ...MachineGpuFields,
 });
 
 export const MachinesReply = Type.Object({ machines: Type.Array(MachineRow) });

@@ -15,6 +15,7 @@ import type { PlacedInstance } from '../instances/instances-contract.js';
 import { parseDuration } from './hosting-duration.js';
 import { hostingStore } from './hosting-store.js';
 import type { CreateAsksInput, DefJobInput, MaintInput } from './hosting-schemas.js';
+import { machineGpuJson, type HostedGpuState, type HostedGpuStatesPort } from './hosting-gpu-view.js';
 import { machineJson, maintenanceJson } from './hosting-view.js';
 import { defjobRunner, type DefjobInstancesPort } from './hosting-defjob.js';
 
@@ -24,6 +25,10 @@ export const DEFAULT_LISTING_S = 30 * 86_400;
 /** A `duration` listing's end date is moved forward this often (client-compat-more.md: "rolling daily"). */
 export const ROLL_INTERVAL_S = 86_400;
 export const JOB_ROLL = 'hosting.roll_listing';
+/** A maintenance window begins, and ends: its machine's instances stop with notice, then start again. */
+export const JOB_MAINT_BEGIN = 'hosting.maintenance_begin';
+export const JOB_MAINT_END = 'hosting.maintenance_end';
+const maintRef = (machineId: number) => `maint:${machineId}`;
 const rollRef = (machineId: number) => `machine:${machineId}`;
 
 export interface HostingDeps {
@@ -47,6 +52,16 @@ export interface HostingDeps {
   defjobInstances: DefjobInstancesPort;
   /** Wakes instance event streams after a commit that changed instances. */
   notify: () => void;
+  /** Issue 33 (telemetry): the machines' GPUs as their agents last sampled them (src/agent-server/). */
+  gpuStates?: HostedGpuStatesPort;
+  /**
+   * Issue 33 (notice): a maintenance window's start stops the machine's instances with notice, its end (or its
+   * cancelling) starts them again (instances-maintenance.ts). Absent: windows are shown, nothing is stopped.
+   */
+  maintenance?: {
+    begin(tx: Tx, machineId: number, w: MaintWindow, at: number): Promise<number>;
+    end(tx: Tx, machineId: number, at: number): Promise<number>;
+  };
 }
 
 const micro = (dollars: number) => Math.round(dollars * 1e6);
@@ -62,7 +77,7 @@ export function jsonQuery(name: string, raw: string | undefined): unknown {
   }
 }
 
-export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted, volumeAsk, defjobInstances, notify }: HostingDeps) {
+export function hostingServiceFactory({ store, clock, scheduler, fleet, instancesOn, onDeleted, volumeAsk, defjobInstances, notify, gpuStates, maintenance }: HostingDeps) {
   const db = store.db;
   const hosting = hostingStore(db);
   const defjobs = defjobRunner({ hosting, scheduler, fleet, instances: defjobInstances });
@@ -88,12 +103,25 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
   async function rows(list: HostedMachine[]) {
     const defjobs = await hosting.withDefjob(list.map((m) => m.record.id));
     const now = clock.now();
-    return list.map((m) => machineJson(m, now, defjobs.has(m.record.id)));
+    const gpus = gpuStates ? await gpuStates(list.filter((m) => m.record.spec.agent).map((m) => m.record.id)) : new Map<number, HostedGpuState>();
+    return list.map((m) => ({ ...machineJson(m, now, defjobs.has(m.record.id)), ...machineGpuJson(gpus.get(m.record.id)) }));
   }
 
   const write = <T>(fn: (tx: Tx) => Promise<T>) => db.transaction().execute(fn);
 
   // A `duration` listing: one job per machine, a day apart, each moving the end date to now + duration.
+  type MaintJob = { machineId: number; start: number; end: number };
+  // A window that was cancelled or replaced since its job was scheduled does nothing.
+  scheduler.register(JOB_MAINT_BEGIN, async (p: MaintJob, { tx, now }: JobContext) => {
+    const w = (await fleet.machine(p.machineId, tx))?.record.maint.find((x) => x.start === p.start && x.end === p.end);
+    if (!w || !maintenance) return;
+    if (await maintenance.begin(tx, p.machineId, w, now)) notify();
+    await scheduler.schedule(JOB_MAINT_END, p.end, p, { tx, ref: maintRef(p.machineId) });
+  });
+  scheduler.register(JOB_MAINT_END, async (p: MaintJob, { tx, now }: JobContext) => {
+    if (maintenance && (await maintenance.end(tx, p.machineId, now))) notify();
+  });
+
   scheduler.register(JOB_ROLL, async (payload: { machineId: number }, { tx, now }: JobContext) => {
     if (await fleet.roll(tx, payload.machineId, now)) {
       await scheduler.schedule(JOB_ROLL, now + ROLL_INTERVAL_S, payload, { tx, ref: rollRef(payload.machineId) });
@@ -261,13 +289,29 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
       const windows: MaintWindow[] = [...m.record.maint.filter((w) => w.end > now), { start: b.sdate, end, hours: b.duration, category }];
       if (windows.length > MAX_MAINT_WINDOWS) throw badRequest(`sdate: a machine has at most ${MAX_MAINT_WINDOWS} maintenance windows to come; cancel them first`);
       windows.sort((a, c) => a.start - c.start);
-      if (!(await write((tx) => fleet.setMaintenance(tx, machineId, windows)))) throw notFound(machineId);
+      const set = await write(async (tx) => {
+        if (!(await fleet.setMaintenance(tx, machineId, windows))) return false;
+        // Its start stops the machine's instances with notice (a start already past: at once).
+        if (maintenance) await scheduler.schedule(JOB_MAINT_BEGIN, Math.max(b.sdate, now), { machineId, start: b.sdate, end }, { tx, ref: maintRef(machineId) });
+        return true;
+      });
+      if (!set) throw notFound(machineId);
       return { success: true, msg: `maintenance scheduled on machine ${machineId} from ${b.sdate} for ${b.duration} hours` };
     },
 
     async cancelMaint(p: Principal, machineId: number) {
       await own(p, machineId);
-      if (!(await write((tx) => fleet.setMaintenance(tx, machineId, [])))) throw notFound(machineId);
+      const cancelled = await write(async (tx) => {
+        if (!(await fleet.setMaintenance(tx, machineId, []))) return false;
+        // What a window stopped starts again now, and windows to come stop nothing.
+        if (maintenance) {
+          await scheduler.cancel(maintRef(machineId), { tx });
+          await maintenance.end(tx, machineId, clock.now());
+        }
+        return true;
+      });
+      if (!cancelled) throw notFound(machineId);
+      notify();
       return { success: true, msg: `maintenance windows of machine ${machineId} cancelled` };
     },
 

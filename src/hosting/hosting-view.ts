@@ -31,7 +31,8 @@ export function machineJson(m: HostedMachine, now: number, hasDefjob: boolean) {
     num_reports: 0,
     listed: r.listed,
     rentable: isRentable(r, now),
-    online: !UNRENTABLE_FAULTS.has(r.fault ?? ''),
+    // A GPU fault (issue 33) takes no renters, but the host is there: online is about its agent.
+    online: r.fault === 'gpu' || !UNRENTABLE_FAULTS.has(r.fault ?? ''),
     listed_gpu_cost: dollars(r.price_gpu_micro),
     min_bid_price: dollars(r.min_bid_micro),
     credit_discount_max: r.credit_discount_max,

@@ -16,7 +16,7 @@ export function hostingWiring(d: {
   config: Pick<Config, 'hostServiceFee'>;
   fleet: Pick<MachinesService, 'hosting'>;
   /** The instances feature (instances-module.ts): what default jobs rent, the instances on machines, its event streams' wake-up. */
-  instances: DefjobInstancesPort & { onMachines: HostingDeps['instancesOn']; real: { notify: () => void } };
+  instances: DefjobInstancesPort & { onMachines: HostingDeps['instancesOn']; real: { notify: () => void }; maintenance?: HostingDeps['maintenance'] };
   billing: Pick<BillingService, 'dailyCharges'>;
   /** The billing contracts of the volumes made on machines (their storage is the host's too). */
   volumesOn: EarningsDeps['volumesOn'];
@@ -24,12 +24,16 @@ export function hostingWiring(d: {
   onMachineDeleted?: (tx: Tx, machineId: number) => Promise<void>;
   /** `list machine`'s `vol_size` and `vol_price`: the machine's volume offer (src/volumes/). */
   volumeAsk?: HostingDeps['volumeAsk'];
+  /** Issue 33 (telemetry): the machines' GPUs as their agents last sampled them. */
+  gpuStates?: HostingDeps['gpuStates'];
 }) {
   const hosting = hostingServiceFactory({
     store: d.store, clock: d.clock, scheduler: d.scheduler, fleet: d.fleet.hosting, instancesOn: d.instances.onMachines, onDeleted: d.onMachineDeleted,
     volumeAsk: d.volumeAsk,
     defjobInstances: { createIn: d.instances.createIn, destroyIn: d.instances.destroyIn, liveIds: d.instances.liveIds },
     notify: d.instances.real.notify,
+    gpuStates: d.gpuStates,
+    maintenance: d.instances.maintenance,
   });
   const hostingEarnings = hostingEarningsFactory({
     clock: d.clock,

@@ -21,9 +21,11 @@ import { instanceJobsFactory } from './instances-jobs.js';
 import { transact } from './instances-batch.js';
 import type { InstanceHostsPort, InstancesForHosts } from './instances-hosts-contract.js';
 import { contractOf, lifecycleFactory, type DesiredChangeHook } from './instances-lifecycle.js';
+import { instancesMaintenance } from './instances-maintenance.js';
 import type { SshKeysPort, AccountEnvPort } from './instances-ports.js';
 import type { PlacedInstance, TemplatesPort, VolumesPort } from './instances-contract.js';
 import { instancesServiceFactory, type DestroyHook } from './instances-service.js';
+import type { GpuStatesPort } from './instances-gpu-view.js'; // issue 33 (telemetry)
 import { instancesStore } from './instances-store.js';
 import { instanceQueriesFactory } from './instances-queries.js';
 import { instanceExtrasFactory } from './instances-extras.js';
@@ -48,6 +50,8 @@ export interface InstancesModuleDeps {
   accountEnv?: AccountEnvPort;
   /** Throws ApiError when the account may not rent (a host-only subaccount). */
   mayRent?: (userId: number, tx?: Tx) => Promise<void>;
+  /** Issue 33 (telemetry): agent machines' GPU samples for the instance objects (the agent server). */
+  gpuStates?: GpuStatesPort;
 }
 
 export function instancesModule(deps: InstancesModuleDeps) {
@@ -116,6 +120,8 @@ export function instancesModule(deps: InstancesModuleDeps) {
   };
 
   return {
+    /** For the hosting feature: a maintenance window's start stops the machine's instances with notice; its end resumes them. */
+    maintenance: instancesMaintenance({ store, lifecycle, fleet: deps.fleet }),
     ...service,
     create: creator.create,
     createIn: creator.createIn,

@@ -20,6 +20,7 @@ import type { InstanceHostsPort } from './instances-hosts-contract.js';
 import type { VolumesPort } from './instances-contract.js';
 import type { InstanceRow, InstancesStore } from './instances-store.js';
 import { toInstanceObject, type InstanceObject } from './instances-view.js';
+import type { GpuStatesPort } from './instances-gpu-view.js'; // issue 33 (telemetry)
 import { MAX_LABEL_CHARS } from './instances-request.js';
 import { mayOpenJupyter } from './instances-jupyter.js';
 import { parseSshPublicKey } from '../ssh-keys/ssh-keys-contract.js';
@@ -47,6 +48,8 @@ export interface ServiceDeps {
   volumes: VolumesPort;
   /** The host of each instance's machine: where its log comes from. */
   hosts: InstanceHostsPort;
+  /** Issue 33 (telemetry): the GPUs of agent machines as last sampled (the agent server; none in emulator-only wiring). */
+  gpuStates?: GpuStatesPort;
   /** Called after a state change commits (wakes event streams and waiters in this process). */
   notify: () => void;
   /** Other features' work when an instance is destroyed, inside the destroy's transaction (instances-module onDestroy). */
@@ -172,7 +175,8 @@ export function instancesServiceFactory(deps: ServiceDeps) {
       checkInstanceKey(principal, id);
       const inst = await store.findInScope(id, scopeOf(principal));
       if (!inst) return { instances: null };
-      return { instances: toInstanceObject(inst, await machineOf(inst.machine_id), clock.now(), deps.config, secretsFor(principal)) };
+      const gpu = inst.machine_id === null || !deps.gpuStates ? undefined : (await deps.gpuStates([inst.machine_id])).get(inst.machine_id);
+      return { instances: toInstanceObject(inst, await machineOf(inst.machine_id), clock.now(), deps.config, secretsFor(principal), gpu ?? null) };
     },
 
     /**
@@ -193,7 +197,9 @@ export function instancesServiceFactory(deps: ServiceDeps) {
       const machines = await fleet.machines(rows.flatMap((r) => (r.machine_id === null ? [] : [r.machine_id])));
       const now = clock.now();
       const secrets = secretsFor(principal);
-      return rows.map((r) => toInstanceObject(r, r.machine_id === null ? undefined : machines.get(r.machine_id), now, deps.config, secrets));
+      // Issue 33: the agent machines' GPU samples, one read for all.
+      const gpus = deps.gpuStates ? await deps.gpuStates([...machines.values()].filter((m) => m.agent).map((m) => m.id)) : new Map();
+      return rows.map((r) => toInstanceObject(r, r.machine_id === null ? undefined : machines.get(r.machine_id), now, deps.config, secrets, (r.machine_id === null ? undefined : gpus.get(r.machine_id)) ?? null));
     },
 
     /** `PUT /api/v0/instances/{id}/` with `state` and/or `label`. */

@@ -9,6 +9,7 @@ import { portUrls, type PortUrlAddressing } from '../ports/ports-contract.js';
 import type { SecretBox } from '../platform/crypto.js';
 import { jupyterTokenOf, jupyterUrl } from './instances-jupyter.js';
 import type { InstanceRow } from './instances-store.js';
+import { instanceGpuFields, withGpuFault, type InstanceGpuState } from './instances-gpu-view.js'; // issue 33 (telemetry)
 
 export type InstanceObject = Record<string, unknown> & { id: number; actual_status: string | null; start_date: number; extra_env: string[][] };
 
@@ -36,6 +37,8 @@ function withMaintenance(inst: InstanceRow, machine: MachineInfo | undefined, no
 export function toInstanceObject(
   inst: InstanceRow, machine: MachineInfo | undefined, now: number, gateway: GatewayAddressing & PortUrlAddressing,
   secrets: Pick<SecretBox, 'open'> | null = null,
+  /** Issue 33 (telemetry): the machine's GPUs as its agent last sampled them; null: none (simulated machines). */
+  gpu: InstanceGpuState | null = null,
 ): InstanceObject {
   const offer = JSON.parse(inst.offer_snapshot) as Record<string, unknown>;
   const options = JSON.parse(inst.options) as Record<string, unknown>;
@@ -58,6 +61,7 @@ export function toInstanceObject(
   }
   const urls = running ? portUrls(gateway, inst.id, inst.runtype, Object.keys(ports)) : {};
   const jupyterToken = secrets ? jupyterTokenOf(inst, secrets) : null;
+  const gpuNow = instanceGpuFields(inst, running, gpu); // issue 33 (telemetry)
   const dph = toDollars(inst.gpu_rate_micro + inst.disk_rate_micro);
   const extraEnv = Object.entries(env).map(([k, v]) => [k, v] as [string, string]);
   return {
@@ -68,13 +72,16 @@ export function toInstanceObject(
     intended_status: inst.intended_status,
     cur_state: running ? 'running' : 'stopped',
     next_state: inst.intended_status === 'running' ? 'running' : 'stopped',
-    status_msg: withMaintenance(inst, machine, now),
+    status_msg: withGpuFault(withMaintenance(inst, machine, now), gpuNow.fault),
     label: inst.label,
     num_gpus: inst.num_gpus,
     gpu_name: str(offer.gpu_name),
     gpu_ram: num(offer.gpu_ram),
-    gpu_util: running ? 0 : null,
-    gpu_temp: null,
+    // Issue 33 (telemetry): the instance's own GPUs, sampled by the host's agent (instances-gpu-view.ts).
+    gpu_util: gpuNow.gpu_util,
+    gpu_temp: gpuNow.gpu_temp,
+    vmem_usage: gpuNow.vmem_usage,
+    gpu_mem_bw: num(offer.gpu_mem_bw),
     cpu_name: str(offer.cpu_name),
     cpu_cores_effective: num(offer.cpu_cores_effective),
     cpu_ram: num(offer.cpu_ram),

@@ -66,7 +66,7 @@ export interface MachineInfo {
   num_gpus: number;
   gpu_name: string;
   /** Fault condition injected on the machine, or null when healthy. */
-  fault: null | 'offline' | 'unknown' | 'exited' | 'stall';
+  fault: null | 'offline' | 'unknown' | 'exited' | 'stall' | 'gpu';
   /** Run by `gpuplane agent` on a real host (else by the emulator's simulated agent, src/emulator/simulated-hosts/). */
   agent: boolean;
   /** Maintenance windows the host announced (`schedule maint`), oldest first. */

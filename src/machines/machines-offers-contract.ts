@@ -21,10 +21,13 @@ export { MAX_GPUS_PER_MACHINE } from './machines-types.js';
 export const DEFAULT_ALLOCATED_STORAGE_GB = 8;
 /** A bid that displaces another must beat it by at least this much per GPU per hour ($0.001). */
 export const BID_INCREMENT_MICRO = 1000;
-/** Machine faults under which a machine takes no new renters (its host is not heartbeating). */
-export const UNRENTABLE_FAULTS = new Set(['offline', 'unknown']);
+/**
+ * Machine faults under which a machine takes no new renters: its host is not heartbeating, or (`gpu`, issue 33) its
+ * agent reports a GPU lost, NVML failing or a critical Xid (src/agent-server/agent-server-health.ts).
+ */
+export const UNRENTABLE_FAULTS = new Set(['offline', 'unknown', 'gpu']);
 
-export type MachineFault = null | 'offline' | 'unknown' | 'exited' | 'stall';
+export type MachineFault = null | 'offline' | 'unknown' | 'exited' | 'stall' | 'gpu';
 
 /** A machine as the fleet keeps it in memory (one per machine; every offer of the machine shares it). */
 export interface MachineRecord {

@@ -46,6 +46,7 @@ const unavailable = (offerId: number, why: string) => new ApiError('offer_unavai
 
 /** Why a machine takes no new renters now (the 410's message). */
 function unrentableWhy(m: MachineRecord, now: number): string {
+  if (m.fault === 'gpu') return 'its machine has a GPU fault';
   if (m.fault && UNRENTABLE_FAULTS.has(m.fault)) return `its machine is ${m.fault}`;
   if (m.deleted) return 'its machine was deleted';
   if (!m.listed) return 'its machine is not listed';
@@ -317,7 +318,25 @@ export function machinesServiceFactory({ store, clock, random, config }: Machine
 
     /** A real host's machine reported new hardware (the GPU count stays as registered). */
     async updateAgentMachine(tx: Tx, machineId: number, patch: Parameters<typeof fleet.updateHardware>[2]): Promise<void> {
+      // reliability2 is measured by the agent server (issue 33), not described by the hardware: a report keeps it.
+      if (patch.spec) {
+        const row = await fleet.machine(machineId, tx);
+        if (row) patch = { ...patch, spec: { ...patch.spec, reliability: toRecord(row).spec.reliability } };
+      }
       await fleet.updateHardware(tx, machineId, patch);
+      await fleet.bump(tx, [machineId]);
+    },
+
+    /** A real host's measured reliability2 (agent-server-health.ts), 0..1, in the machine's spec; offers show it. */
+    async setAgentReliability(tx: Tx, machineId: number, reliability: number): Promise<void> {
+      const row = await fleet.machine(machineId, tx);
+      if (!row) return;
+      const rec = toRecord(row);
+      if (rec.spec.reliability === reliability) return;
+      await fleet.updateHardware(tx, machineId, {
+        public_ipaddr: rec.public_ipaddr, direct_port_start: rec.direct_port_start, direct_port_count: rec.direct_port_count,
+        gpu_name: rec.gpu_name, spec: { ...rec.spec, reliability },
+      });
       await fleet.bump(tx, [machineId]);
     },
 

@@ -53,6 +53,7 @@ import { teamKeysNotifyMigration } from './0047-team-keys-notify.js';
 import { instancesJupyterTokenMigration } from './0048-instances-jupyter-token.js';
 import { volumeAsksMigration } from './0052-volume-asks.js'; // issue 33 (volumes)
 import { portTokensMigration } from './0049-port-tokens.js';
+import { agentGpuHealthMigration } from './0050-agent-gpu-health.js'; // issue 33 (telemetry)
 import { serverlessWorkerReportsMigration } from './0053-serverless-worker-reports.js'; // issue 33 (serverless)
 
 /**
@@ -109,6 +110,7 @@ export const OWNED_MIGRATIONS: ReadonlyArray<readonly [name: string, owner: stri
   ['0047_team_keys_notify', 'agent-server', teamKeysNotifyMigration],
   ['0048_instances_jupyter_token', 'instances', instancesJupyterTokenMigration],
   ['0049_port_tokens', 'ports', portTokensMigration],
+  ['0050_agent_gpu_health', 'agent-server', agentGpuHealthMigration], // issue 33 (telemetry)
   ['0052_volume_asks', 'volumes', volumeAsksMigration], // issue 33 (volumes)
   ['0053_serverless_worker_reports', 'serverless', serverlessWorkerReportsMigration], // issue 33 (serverless)
 ];

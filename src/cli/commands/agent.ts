@@ -16,6 +16,7 @@ export function registerAgent(program: Command): void {
     .option('--port-range <lo-hi>', 'host ports for published container ports (env GPUPLANE_AGENT_PORT_RANGE; default 40000-40999)')
     .option('--publish-ip <ip>', 'address the container ports are bound on (env GPUPLANE_AGENT_PUBLISH_IP; default 0.0.0.0)')
     .option('--heartbeat-interval <s>', 'seconds between status reports unless the server says (env GPUPLANE_AGENT_HEARTBEAT_INTERVAL; default 10)')
+    .option('--gpu-telemetry-interval <s>', 'seconds between GPU samples (nvidia-smi, kernel Xid lines); 0: off (env GPUPLANE_AGENT_GPU_TELEMETRY_INTERVAL; default 10)')
     .option('--resync-interval <s>', 'seconds between full reconcile passes (env GPUPLANE_AGENT_RESYNC_INTERVAL; default 30)')
     .option('--pids-limit <n>', 'processes and threads per container (env GPUPLANE_AGENT_PIDS_LIMIT; default 4096)')
     .option('--log-max-size <mib>', 'a container log rotates at this size, MiB (env GPUPLANE_AGENT_LOG_MAX_SIZE; default 50)')
