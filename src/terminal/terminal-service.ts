@@ -41,6 +41,8 @@ export interface TerminalInstance {
   teamId: number | null;
   machineId: number | null;
   actualStatus: string | null;
+  /** What its renter asked for: a stop asked for ends open terminals at once, before the host reports it. */
+  intendedStatus: string | null;
   /** On one of the emulator's simulated machines: no container to reach. */
   simulated: boolean;
 }
@@ -90,7 +92,12 @@ export function terminalServiceFactory(deps: TerminalDeps) {
     const inst = await deps.instances.find(o.instanceId);
     if (inst && !(await mayOpen(principal, inst, deps.mayWrite))) return { code: TERMINAL_CLOSE.signedOut, reason: 'access to this instance was taken away' };
     if (!inst) return { code: TERMINAL_CLOSE.destroyed, reason: `instance ${o.instanceId} was destroyed` };
-    if (inst.actualStatus !== 'running') return { code: TERMINAL_CLOSE.stopped, reason: `instance ${o.instanceId} stopped (${inst.actualStatus ?? 'not running'})` };
+    // A stop asked for counts at once: the host's stopping kills the shell before its report says so, and the close
+    // should say why rather than the shell's exit status.
+    if (inst.actualStatus !== 'running' || inst.intendedStatus !== 'running') {
+      const now = inst.actualStatus !== 'running' ? (inst.actualStatus ?? 'not running') : 'stopping';
+      return { code: TERMINAL_CLOSE.stopped, reason: `instance ${o.instanceId} stopped (${now})` };
+    }
     return null;
   }
 
@@ -165,8 +172,9 @@ export function terminalServiceFactory(deps: TerminalDeps) {
       if (inst.simulated || inst.machineId === null) {
         throw new ApiError('conflict', `instance ${instanceId} is on a simulated machine (emulator): there is no container to open a terminal in`);
       }
-      if (inst.actualStatus !== 'running') {
-        throw new ApiError('conflict', `instance ${instanceId} is not running (its status: ${inst.actualStatus ?? 'starting'}): start it first`);
+      if (inst.actualStatus !== 'running' || inst.intendedStatus !== 'running') {
+        const now = inst.actualStatus === 'running' ? 'stopping' : (inst.actualStatus ?? 'starting');
+        throw new ApiError('conflict', `instance ${instanceId} is not running (its status: ${now}): start it first`);
       }
       if (!tunnels) throw new ApiError('bad_gateway', 'this server has no host tunnels');
       try {
