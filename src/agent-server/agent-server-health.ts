@@ -7,9 +7,10 @@
  *
  * reliability2 is measured, over the last RELIABILITY_WINDOW_S (30 days, or the machine's age when younger, but at
  * least RELIABILITY_MIN_WINDOW_S): the share of that window the machine was up, where down is the union of the periods
- * its agent was silent past the liveness timeout and the periods it stood under a GPU fault, each GPU fault counting as
- * at least FAULT_MIN_DOWN_S (a GPU that falls off the bus and comes back at once still cost its renters their job):
- *   reliability2 = 1 - |offline ∪ gpu-fault periods, each fault ≥ 1 h| / window.
+ * its agent was silent past the liveness timeout and the periods it stood under a GPU fault, plus, for each GPU fault
+ * shorter than FAULT_MIN_DOWN_S (an hour), the rest of that hour (a GPU that falls off the bus and comes back at once
+ * still cost its renters their job):
+ *   reliability2 = 1 - (|offline ∪ gpu-fault periods| + Σ max(0, 1 h - fault length)) / window.
  * It is recomputed at each change of health or liveness.
  */
 import type { GpuTelemetryT } from '../protocol/agent-protocol-schemas.js';
@@ -36,12 +37,12 @@ export function faultOf(t: GpuTelemetryT): string | null {
 export function reliabilityOf(periods: readonly HealthPeriod[], createdAt: number, now: number): number {
   const window = Math.max(RELIABILITY_MIN_WINDOW_S, Math.min(RELIABILITY_WINDOW_S, now - createdAt));
   const from = now - window;
+  // A GPU fault shorter than FAULT_MIN_DOWN_S adds the rest of that hour on top of the time measured.
+  const shortFaults = periods
+    .filter((p) => p.kind === 'gpu' && p.started_at >= from)
+    .reduce((sum, p) => sum + Math.max(0, FAULT_MIN_DOWN_S - ((p.ended_at ?? now) - p.started_at)), 0);
   const spans = periods
-    .map((p) => {
-      let end = p.ended_at ?? now;
-      if (p.kind === 'gpu') end = Math.max(end, p.started_at + FAULT_MIN_DOWN_S);
-      return [Math.max(from, p.started_at), Math.min(now, end)] as const;
-    })
+    .map((p) => [Math.max(from, p.started_at), Math.min(now, p.ended_at ?? now)] as const)
     .filter(([a, b]) => b > a)
     .sort((x, y) => x[0] - y[0]);
   let down = 0;
@@ -55,7 +56,7 @@ export function reliabilityOf(periods: readonly HealthPeriod[], createdAt: numbe
     } else curB = Math.max(curB, b);
   }
   if (curB > curA) down += curB - curA;
-  return Math.round(Math.max(0, Math.min(1, 1 - down / window)) * 10_000) / 10_000;
+  return Math.round(Math.max(0, Math.min(1, 1 - (down + shortFaults) / window)) * 10_000) / 10_000;
 }
 
 /** A change of a machine's GPU health, for its host's audit log (after the change commits). */
