@@ -23,6 +23,8 @@ export const refOf = (id: number) => `instance:${id}`;
 export const contractOf = (id: number) => `instance-${id}`;
 
 export const OUTBID_MSG = 'outbid: a higher bid or an on-demand rental took its GPUs; it resumes when they are free again';
+/** An instance stopped for its host's maintenance window (instances-maintenance.ts): its status_msg starts so. */
+export const MAINT_STOP_PREFIX = 'host maintenance';
 /** A running instance its renter stopped: the start of its notice (stopNoticeMsg). */
 export const RENTER_STOP_MSG = 'stopped by its renter';
 /** Seconds between SIGTERM and SIGKILL unless the operator set GPUPLANE_STOP_GRACE_SECONDS (config.ts). */
@@ -291,6 +293,8 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
     for (const candidate of waiting) {
       const inst = await store.lock(candidate.id, tx);
       if (!inst || inst.actual_status !== 'stopped' || inst.intended_status !== 'running') continue;
+      // Stopped for a maintenance window: it waits for the window's end (instances-maintenance.ts), not for GPUs.
+      if (inst.status_msg?.startsWith(MAINT_STOP_PREFIX)) continue;
       try {
         await assertCredit(inst.user_id);
       } catch {
@@ -309,7 +313,7 @@ export function lifecycleFactory({ store, fleet, billing, scheduler, desiredChan
     }
   }
 
-  return { transition, transitionMany, desiredChanged, boot, reboot, halt, stop, outbid, resumeWaiting, startDiskMeter, startGpuMeter, startGpuMeters };
+  return { transition, transitionMany, desiredChanged, boot, reboot, halt, stop, outbid, resumeWaiting, startDiskMeter, startGpuMeter, startGpuMeters, noticeOf };
 }
 
 export type Lifecycle = ReturnType<typeof lifecycleFactory>;
