@@ -47,7 +47,7 @@ export interface HostingDeps {
    * `list machine`'s `vol_size` and `vol_price` (src/volumes/): 0 unlists the machine's volume offer; anything else
    * (null too: half its free disk) offers that many GB at `vol_price` (null: `price_disk`).
    */
-  volumeAsk?: (tx: Tx, machineId: number, ask: { vol_size: number | null; vol_price: number | null }) => Promise<void>;
+  volumeAsk?: (tx: Tx, machineId: number, ask: { vol_size?: number | null; vol_price?: number | null }) => Promise<void>;
   /** Default jobs run as the host's bid instances (hosting-defjob.ts). */
   defjobInstances: DefjobInstancesPort;
   /** Wakes instance event streams after a commit that changed instances. */
@@ -209,7 +209,7 @@ export function hostingServiceFactory({ store, clock, scheduler, fleet, instance
       };
       await write(async (tx) => {
         if (!(await fleet.list(tx, r.id, patch))) throw notFound(r.id);
-        await volumeAsk?.(tx, r.id, { vol_size: b.vol_size ?? null, vol_price: b.vol_price ?? null });
+        await volumeAsk?.(tx, r.id, { vol_size: b.vol_size, vol_price: b.vol_price });
         await scheduler.cancel(rollRef(r.id), { tx, kind: JOB_ROLL });
         if (listing_duration !== null) await scheduler.schedule(JOB_ROLL, now + ROLL_INTERVAL_S, { machineId: r.id }, { tx, ref: rollRef(r.id) });
       });

@@ -241,11 +241,12 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
      * it is listed with `vol_size` GB in all (null: half the machine's free disk) at `vol_price` $/GB/month (null:
      * the machine's `price_disk`), as the vastai client documents `-v` and `-z`.
      */
-    async setAsk(tx: Tx, machineId: number, ask: { vol_size: number | null; vol_price: number | null }): Promise<void> {
+    async setAsk(tx: Tx, machineId: number, ask: { vol_size?: number | null; vol_price?: number | null }): Promise<void> {
       const now = clock.now();
       await volumes.setListed(machineId, ask.vol_size !== 0, now, tx);
-      if (ask.vol_size === 0) return;
-      await volumes.setAsk({ machine_id: machineId, size_gb: ask.vol_size, price_disk_micro: ask.vol_price === null ? null : Math.round(ask.vol_price * 1e6), updated_at: now }, tx);
+      // Neither sent (a client other than vastai, which sends both, null when not given): the ask stays as it was.
+      if (ask.vol_size === 0 || (ask.vol_size === undefined && ask.vol_price === undefined)) return;
+      await volumes.setAsk({ machine_id: machineId, size_gb: ask.vol_size ?? null, price_disk_micro: ask.vol_price == null ? null : Math.round(ask.vol_price * 1e6), updated_at: now }, tx);
     },
 
     /** The agent server's desired state of a machine: its live volumes, and where each instance mounts one. */
