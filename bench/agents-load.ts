@@ -23,6 +23,19 @@ export interface LoadReport {
 /** One keep-alive socket pool per server, as many sockets as asked for (every agent holds a long-poll at once). */
 const pools = new Map<string, http.Agent>();
 
+/**
+ * Issue 33: each heartbeat carries a GPU sample of the machine's two GPUs, as a real agent's does (gpu-sampler.ts),
+ * unless GPUPLANE_BENCH_AGENTS_TELEMETRY=0. Healthy, so an idle machine's heartbeat stays one statement.
+ */
+const TELEMETRY = process.env.GPUPLANE_BENCH_AGENTS_TELEMETRY !== '0';
+const gpuSample = () => ({
+  nvml_error: null,
+  gpus: [0, 1].map((index) => ({
+    index, util: Math.round(Math.random() * 1000) / 10, mem_util: 40, mem_used: 20_480 + Math.round(Math.random() * 1000), mem_total: 24_564,
+    temp: 60 + Math.round(Math.random() * 10), power: 300.25, ecc_uncorrected: 0, xid: null, fault: null,
+  })),
+});
+
 export function request(base: string, method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
   const url = new URL(path, base);
   let agent = pools.get(base);
@@ -105,7 +118,9 @@ export function driveAgents(onSeen?: (instanceId: number, atMs: number) => void)
   const heartbeat = async (a: AgentRef): Promise<void> => {
     const s = performance.now();
     try {
-      const r = await request(a.server, 'PUT', '/api/v0/agent/status/', a.key, { agent_version: 'bench', desired_version: versions.get(a.machineId) ?? null, observed: [] });
+      const r = await request(a.server, 'PUT', '/api/v0/agent/status/', a.key, {
+        agent_version: 'bench', desired_version: versions.get(a.machineId) ?? null, observed: [], ...(TELEMETRY ? { gpu_telemetry: gpuSample() } : {}),
+      });
       if (r.status !== 200) return fail(`status ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
       if (measuring) report.heartbeatMs.push(performance.now() - s);
     } catch (err) {
