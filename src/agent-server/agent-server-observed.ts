@@ -115,8 +115,9 @@ function changeOf(inst: InstanceRow, o: ObservedInstanceT | undefined, now: numb
   if (!o) return status === null || status === 'loading' ? undefined : toLoading(MISSING_MSG);
   switch (o.state) {
     case 'running': {
-      // Running says nothing more, unless the image lacks the Jupyter its runtype starts.
-      const msg = o.jupyter_missing === true ? JUPYTER_MISSING_MSG : null;
+      // Running says nothing more, unless the image lacks the Jupyter its runtype starts, or the agent has a note for
+      // its renter (issue 33: a volume over its size on a host without quotas).
+      const msg = o.jupyter_missing === true ? JUPYTER_MISSING_MSG : (o.note ?? null);
       if (status === 'running' && samePorts(inst.ports, o.ports) && inst.status_msg === msg) return undefined;
       const wasRunning = status === 'running';
       const patch = { actual_status: 'running', status_msg: msg, ports: JSON.stringify(o.ports), running_since: wasRunning ? inst.running_since : now };

@@ -70,7 +70,13 @@ export function createReconciler(deps: ReconcilerDeps) {
   /** Whether a listing succeeded since the desired state arrived: before that, nothing is known to report. */
   let listed = false;
   const observed = (): ObservedInstanceT[] | null =>
-    desired === null || !listed ? null : observe(desired, containers, records, (id) => ({ pulling: pulling.has(id), failure: failures.get(id), pull: progress.get(id)?.summary() ?? null }));
+    desired === null || !listed ? null : withNotes(observe(desired, containers, records, (id) => ({ pulling: pulling.has(id), failure: failures.get(id), pull: progress.get(id)?.summary() ?? null })));
+  /** A running instance's note for its renter: a volume it mounts over its size (volumes.ts). */
+  const withNotes = (list: ObservedInstanceT[]): ObservedInstanceT[] => list.map((o) => {
+    const d = o.state === 'running' && volumes ? desired?.find((x) => x.instance_id === o.instance_id) : undefined;
+    const note = d ? volumes!.noteFor(d) : null;
+    return note ? { ...o, note } : o;
+  });
 
   function publish(): void {
     const now = observed();

@@ -196,6 +196,11 @@ export const ObservedInstance = Type.Object(
      * its PATH, so the entrypoint started none (SSH and onstart still run). The instance's `status_msg` says so.
      */
     jupyter_missing: Type.Optional(Type.Boolean()),
+    /**
+     * While running: what its renter should know of it (issue 33: a volume it mounts holds more than its size, on a host
+     * that cannot enforce one). The instance's `status_msg` says it. Absent from agents before it.
+     */
+    note: Type.Optional(Str(2000)),
   },
   { additionalProperties: false },
 );
