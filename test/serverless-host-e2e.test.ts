@@ -8,11 +8,15 @@
 // POST /route/ and gets the model's answer through the worker, which checked the route's signature. Then what is
 // refused: a forged signature (by the worker), a report with another worker's token (by the server).
 //
-// The server listens on the host's own address, not 127.0.0.1: the worker in its container reaches the server there, as a real worker reaches a real server's public URL. The agent runs with --no-host-firewall for the
-// same reason: its rule keeps containers off the host's own services, and here the server is one (a real host's
-// server is another machine). Docker and debootstrap must be there: where they are not, this test fails.
+// The server listens on the host's own address, not 127.0.0.1: the worker in its container reaches the server there,
+// as a real worker reaches a real server's public URL. The agent keeps its host firewall rule (containers reach no
+// service of the host: any agent on this machine installs it, for every instance bridge), and here the server is such
+// a service (a real host's server is another machine): the test opens the server's one port to the instance bridges
+// with a rule of its own above the agent's, once the agent has put its rule in, and removes it at the end. Docker,
+// iptables (root) and debootstrap must be there: where they are not, this test fails.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +41,8 @@ let image = '';
 let renterKey = '';
 let workerId = 0;
 let workerUrl = '';
+/** This file's hole in the host firewall (iptables' arguments after the verb), once made. */
+let hole: string[] | undefined;
 
 const context = () => `--- agent\n${agent?.output().slice(-4000)}\n--- server\n${server?.output().slice(-4000)}\n--- worker\n${workerLogs}`;
 let workerLogs = '';
@@ -99,9 +105,13 @@ before(async () => {
   renterKey = renter.body.api_key;
   agent = startAgent({
     url: base, stateDir: join(dir, 'state'), hardwareFile: join(dir, 'hardware.json'), ports: PORTS, apiKey: host.body.api_key,
-    extra: ['--no-host-firewall'],
   });
   machineId = (await within('registration', agent.logged('machine registered'))).machine_id;
+  // The agent put its rule in before registering: this one goes above it.
+  const rule = ['INPUT', '-i', 'gpb+', '-d', gateway!, '-p', 'tcp', '--dport', String(port), '-m', 'comment', '--comment', `gpuplane test: serverless-host-e2e ${process.pid}`, '-j', 'ACCEPT'];
+  const added = spawnSync('iptables', ['-w', '-I', ...rule.slice(0, 1), '1', ...rule.slice(1)], { encoding: 'utf8' });
+  assert.equal(added.status, 0, `iptables -I: ${added.stderr ?? added.error}`);
+  hole = rule;
   const listed = await api('PUT', '/api/v0/machines/create_asks/', host.body.api_key, { machine: machineId, price_gpu: 0.3, price_disk: 0.1, end_date: null });
   assert.equal(listed.status, 200, JSON.stringify(listed.body));
 });
@@ -113,6 +123,7 @@ after(async () => {
   }
   if (machineId) for (const c of await ours()) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
   if (machineId) for (const n of await docker.listNetworks({ filters: { label: [`gpuplane.machine_id=${machineId}`] } })) await docker.getNetwork(n.Id).remove().catch(() => undefined);
+  if (hole) spawnSync('iptables', ['-w', '-D', ...hole]);
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
