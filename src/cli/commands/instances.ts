@@ -65,6 +65,30 @@ const RECORD_FIELDS = [
 ].map((key) => ({ key, fmt: key === 'start_date' ? utc : undefined, empty: key === 'actual_status' ? PROVISIONING : undefined }));
 
 /**
+ * Issue 32: a running instance's ways in from a browser, after its record: each port's URL through the server
+ * (`port_urls`) and Jupyter's link (`jupyter_url`, token included), with how a port URL is opened (it needs a
+ * credential: the console's Open, or the port's token).
+ */
+export function webLines(inst: Record<string, unknown>): string {
+  const urls = Object.entries((inst.port_urls ?? {}) as Record<string, string>);
+  const jupyter = typeof inst.jupyter_url === 'string' ? inst.jupyter_url : null;
+  if (!urls.length && !jupyter) return '';
+  const rows: [string, string][] = urls.map(([port, url]) => [`port ${port}`, url]);
+  if (jupyter) rows.push(['jupyter_url', jupyter]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+  if (urls.length) {
+    const [port] = urls[0][0].split('/');
+    lines.push(
+      `(a port URL opens with the web console's Open, or with the port's token: ` +
+        `curl -X POST -H "Authorization: Bearer $KEY" ${'<server>'}/api/v0/instances/${String(inst.id)}/ports/${port}/token/ gives it, ` +
+        `then send it as the x-gpuplane-port-token header or open the url it gives)`,
+    );
+  }
+  return `\n\n${lines.join('\n')}`;
+}
+
+/**
  * Waits with a live status line; returns the instance, or throws (exit 3 on failure, 4 on timeout). Ctrl-C stops the
  * wait, not the instance, and prints the command that waits again (exit 130; issue 29 item 10: it said nothing).
  */
@@ -221,7 +245,7 @@ Example:
     .action(
       action(async (ctx, id: number) => {
         const inst = await ctx.client.instances.show(id);
-        ctx.out.print(inst, () => renderRecord(inst, RECORD_FIELDS));
+        ctx.out.print(inst, () => renderRecord(inst, RECORD_FIELDS) + webLines(inst as Record<string, unknown>));
       }),
     );
 
