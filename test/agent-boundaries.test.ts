@@ -16,8 +16,11 @@ test('the schema module imports typebox only', () => {
   assert.deepEqual(importsOf(join(SRC, 'protocol', 'agent-protocol-schemas.ts')), ['typebox']);
 });
 
-/** The protocol modules both sides share: the schemas, and the tunnel's targets and wire constants (issue 31). */
-const SHARED_PROTOCOL = ['agent-protocol-schemas.ts', 'tunnel-targets.ts', 'tunnel-wire.ts'].map((f) => join(SRC, 'protocol', f));
+/**
+ * The protocol modules both sides share: the schemas, and the tunnel's targets and wire constants (issue 31), and the
+ * terminal target's frames (issue 32).
+ */
+const SHARED_PROTOCOL = ['agent-protocol-schemas.ts', 'tunnel-targets.ts', 'tunnel-wire.ts', 'terminal-wire.ts'].map((f) => join(SRC, 'protocol', f));
 
 const filesUnder = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
