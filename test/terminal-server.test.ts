@@ -7,6 +7,7 @@
 // and the audit log: every session, never what was typed.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { desired, hostWithMachine, observed, report, type Host } from './agent-server-fixtures.js';
 import { rentOk } from './instances-fixtures.js';
@@ -17,6 +18,19 @@ import { TERMINAL_CLOSE } from '../src/terminal/terminal-contract.js';
 const PASSWORD = 'correct horse battery';
 const CSRF = { 'x-gpuplane-csrf': '1' };
 let n = 0;
+
+/** Sends an upgrade request as written and returns the raw answer. */
+function rawUpgrade(base: string, path: string, headers: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(base);
+    const sock = connect(Number(u.port), u.hostname);
+    let got = '';
+    sock.on('data', (d) => (got += d.toString()));
+    sock.once('error', reject);
+    sock.once('close', () => resolve(got));
+    sock.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+  });
+}
 
 function opened(a: Attempt): Opened {
   if (!a.ok) assert.fail(`refused: ${a.status} ${JSON.stringify(a.body)}`);
@@ -157,6 +171,12 @@ forEachDialect('terminal: the WebSocket on the server', (app) => {
     // Not a WebSocket upgrade at all: the request never reaches this handler's upgrade (a plain GET is a route 404).
     const plain = await fetch(`${url}/api/v0/instances/${id}/terminal/`, { headers: bearer(renter.api_key) });
     assert.equal(plain.status, 404);
+    // An upgrade that is no WebSocket handshake: 400, before any shell is started for it.
+    const hungBefore = fake.hungUp;
+    const raw = await rawUpgrade(url, `/api/v0/instances/${id}/terminal/`, { authorization: `Bearer ${renter.api_key}`, upgrade: 'websocket', connection: 'Upgrade', 'sec-websocket-version': '13', 'sec-websocket-key': 'short' });
+    assert.match(raw, /^HTTP\/1\.1 400 /);
+    assert.match(raw, /"error":"bad_request"/);
+    assert.equal(fake.hungUp, hungBefore);
     await until(async () => (await audit(renter.api_key, rented.id)).some((e) => e.args.params.outcome === 'refused' && e.args.params.status === 409), 'the refusal audited');
   });
 

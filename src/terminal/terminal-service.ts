@@ -29,6 +29,8 @@ import { TerminalSession, type SessionEnd } from './terminal-session.js';
 export const TERMINAL_SESSION_ACTION = 'instance.terminal_session';
 /** The route named in its audit records. */
 const AUDIT_ROUTE = 'GET /api/v0/instances/:id/terminal/';
+/** A WebSocket handshake's key: 16 bytes in base64 (RFC 6455 §4.2.1). */
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
 /** Longest wait between two looks at the instances' change mark. */
 const WATCH_EVERY_MS = 1000;
 /** Each open session's credential and instance are read again at least this often, changes or not. */
@@ -160,8 +162,12 @@ export function terminalServiceFactory(deps: TerminalDeps) {
     let tunnel: TunnelStream | undefined;
     try {
       if (closing) throw new ApiError('service_unavailable', 'the server is shutting down');
-      if (req.method !== 'GET' || String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
-        throw new ApiError('bad_request', 'the terminal is a WebSocket: GET with "Upgrade: websocket"');
+      // The handshake is checked here, before a shell is started for it: ws would refuse a bad one itself, but only
+      // after the stream to the host was opened.
+      const key = req.headers['sec-websocket-key'];
+      if (req.method !== 'GET' || String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket'
+        || typeof key !== 'string' || !WEBSOCKET_KEY.test(key) || req.headers['sec-websocket-version'] !== '13') {
+        throw new ApiError('bad_request', 'the terminal is a WebSocket: GET with "Upgrade: websocket", Sec-WebSocket-Version 13 and a Sec-WebSocket-Key');
       }
       const presented = presentedCredential(req, () => ownOrigins(req, config.publicUrl, config.trustProxy));
       principal = checkPrincipal(await deps.resolve(presented.secret), presented.cookie);
@@ -191,7 +197,11 @@ export function terminalServiceFactory(deps: TerminalDeps) {
       }
       const t = tunnel;
       const o: Open = { session: null as never, instanceId, secret: presented.secret, cookie: presented.cookie };
+      // The browser gone before the upgrade completed: the shell goes too.
+      const gone = () => t.stream.destroy();
+      socket.once('close', gone);
       wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+        socket.off('close', gone);
         o.session = new TerminalSession(ws, t, {
           whyEnded: () => stillAllowed(o),
           ended: (e: SessionEnd) => {
