@@ -85,15 +85,18 @@ export function openTerminal(base: string, id: number, headers: Record<string, s
 /** What the fake endpoint saw: its sessions' ends (hung up by the server, or exited). */
 export interface FakeTerminals {
   handler: TunnelHandler;
+  /** Terminal streams it was given (a shell each, on a real host). */
+  opens: number;
   hungUp: number;
   /** Every input byte it received, in order (the tests check that none of it reached the logs). */
   typed: string;
 }
 
 export function fakeTerminals(): FakeTerminals {
-  const f: FakeTerminals = { hungUp: 0, typed: '', handler: null as never };
+  const f: FakeTerminals = { opens: 0, hungUp: 0, typed: '', handler: null as never };
   f.handler = async (target, stream: Duplex): Promise<TunnelStreamEnd> => {
     if (target.kind !== 'terminal') throw new TunnelRefusal(404, `no ${target.kind} endpoint in this test`);
+    f.opens++;
     const reader = new TerminalFrameReader();
     stream.write(`welcome to ${target.instanceId}\r\n`);
     return new Promise<TunnelStreamEnd>((resolve) => {

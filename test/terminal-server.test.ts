@@ -172,11 +172,11 @@ forEachDialect('terminal: the WebSocket on the server', (app) => {
     const plain = await fetch(`${url}/api/v0/instances/${id}/terminal/`, { headers: bearer(renter.api_key) });
     assert.equal(plain.status, 404);
     // An upgrade that is no WebSocket handshake: 400, before any shell is started for it.
-    const hungBefore = fake.hungUp;
+    const opensBefore = fake.opens;
     const raw = await rawUpgrade(url, `/api/v0/instances/${id}/terminal/`, { authorization: `Bearer ${renter.api_key}`, upgrade: 'websocket', connection: 'Upgrade', 'sec-websocket-version': '13', 'sec-websocket-key': 'short' });
     assert.match(raw, /^HTTP\/1\.1 400 /);
     assert.match(raw, /"error":"bad_request"/);
-    assert.equal(fake.hungUp, hungBefore);
+    assert.equal(fake.opens, opensBefore);
     await until(async () => (await audit(renter.api_key, rented.id)).some((e) => e.args.params.outcome === 'refused' && e.args.params.status === 409), 'the refusal audited');
   });
 
