@@ -111,7 +111,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const reserved = await reservePort(config.host, config.port);
   if (config.port === 0) {
     const defaultUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:0`;
-    config = { ...config, port: reserved.port, publicUrl: config.publicUrl === defaultUrl ? defaultUrl.replace(/:0$/, `:${reserved.port}`) : config.publicUrl };
+    // The port URLs' default (`*.localhost` on the public URL's port) follows the port chosen, as the public URL does.
+    config = {
+      ...config,
+      port: reserved.port,
+      publicUrl: config.publicUrl === defaultUrl ? defaultUrl.replace(/:0$/, `:${reserved.port}`) : config.publicUrl,
+      portUrls: config.portUrls.replace(/^(https?:\/\/\*\.localhost):0$/, `$1:${reserved.port}`),
+    };
   }
   try {
     return await startOn(config, options, reserved);
