@@ -20,6 +20,7 @@ export const PAGES: PageDef[] = [
   { path: '/offers', title: 'Offers', nav: true, what: 'Search machines to rent and rent them.', load: () => import('./pages/Offers.js') },
   // Before /instances: the first path that matches wins.
   { path: '/instances/terminal', title: 'Terminal', nav: false, what: "A shell in a running instance's container.", load: () => import('./pages/Terminal.js') },
+  { path: '/ports/open', title: 'Open a port', nav: false, what: "Signs this browser in to an instance port's URL and opens it.", load: () => import('./pages/PortOpen.js') },
   { path: '/instances', title: 'Instances', nav: true, what: 'Your instances, live.', load: () => import('./pages/Instances.js') },
   { path: '/templates', title: 'Templates', nav: true, what: 'Templates, SSH keys, environment variables, volumes, serverless endpoints and workergroups.', load: () => import('./pages/Templates.js') },
   { path: '/billing', title: 'Billing', nav: true, what: 'Credit, charges, spend per day and invoices.', load: () => import('./pages/Billing.js') },
