@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { addMachine } from './instances-fixtures.js';
+import { routable } from '../src/serverless/serverless-router.js';
 
 const login = { docker_login_repo: '', docker_login_user: '', docker_login_pass: '' };
 
@@ -26,6 +27,17 @@ function status(id: number, mtoken: string, over: Record<string, unknown> = {}) 
     cur_capacity: 0, max_capacity: 0, url: 'http://127.0.0.1:40001', ...over,
   };
 }
+
+test('who is routed: a worker that reported ready anywhere; one that never reported only on a simulated host (no pyworker there), never on a real host', () => {
+  assert.equal(routable(true, true), true);
+  assert.equal(routable(true, false), true);
+  assert.equal(routable(false, false), false, 'reported loading or errored');
+  assert.equal(routable(false, true), false);
+  assert.equal(routable(null, false), true, 'a simulated host\'s worker, never reporting');
+  assert.equal(routable(undefined, false), true, 'a worker row from before 0053');
+  assert.equal(routable(null, true), false, 'a real host\'s worker before its first report');
+  assert.equal(routable(undefined, true), false);
+});
 
 forEachDialect('serverless workers: their environment, their reports, the router following them', (app) => {
   let owner: string;
@@ -90,7 +102,7 @@ forEachDialect('serverless workers: their environment, their reports, the router
     assert.deepEqual(loading.body, { success: true, ready: false });
     const waiting = await route();
     assert.equal(waiting.body.status, 'waiting');
-    assert.match(waiting.body.msg, /1 running worker\(s\) have not reported their model loaded/);
+    assert.match(waiting.body.msg, /1 running worker\(s\) have not reported their model loaded yet/);
     assert.equal((await listed()).status, 'loading');
 
     const loaded = await report(status(worker, mtoken, { loadtime: 12.5, max_perf: 4200.5, cur_load: 100, cur_perf: 300 }));

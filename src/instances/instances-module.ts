@@ -147,6 +147,7 @@ export function instancesModule(deps: InstancesModuleDeps) {
         out.push({
           id: r.id, public_ipaddr: machine.public_ipaddr, ports: JSON.parse(r.ports), env: JSON.parse(r.env),
           direct_port_start: machine.direct_port_start, direct_port_count: machine.direct_port_count,
+          agent: machine.agent, // issue 33 (serverless): a real host's worker is routed by its reports
         });
       }
       return out;
@@ -245,4 +246,6 @@ export interface WorkerAddress {
   /** The machine's declared host port range (the serverless router routes only from it). */
   direct_port_start: number;
   direct_port_count: number;
+  /** Run by `gpuplane agent` on a real host (else simulated). */
+  agent?: boolean;
 }

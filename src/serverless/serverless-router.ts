@@ -34,6 +34,8 @@ export interface WorkerAddress {
   /** The machine's declared host port range: a worker's port is routed only from it. */
   direct_port_start: number;
   direct_port_count: number;
+  /** On a real host (`gpuplane agent`): its worker is routed only once it reported ready (`reportedReady`). */
+  agent?: boolean;
 }
 
 export interface RouterInstancesPort {
@@ -68,13 +70,18 @@ export function workerTarget(w: WorkerAddress): { url: string } | 'none' | 'refu
 
 /**
  * Whether a worker may be sent requests by its own reports (serverless-workers.ts): once one says its model is loaded,
- * with no error since. Null when it never reported: a simulated host's worker runs no pyworker, and is routed once
- * running; so is a real one in the second before its first report (the pyworker then refuses with 401 until it has
- * the public key, and the SDK retries).
+ * with no error since. Null when it never reported: a worker on a real host is not routed yet (the pyworker sends its
+ * first report a second after it starts, while its model loads); a simulated host's worker runs no pyworker and never
+ * reports, and is routed once running.
  */
 export function reportedReady(w: Pick<WorkerRow, 'reported_at' | 'loaded' | 'error_msg'>): boolean | null {
   if (w.reported_at === null) return null;
   return w.loaded === 1 && w.error_msg === null;
+}
+
+/** Whether a running worker is routed, by its reports (`reportedReady`) and where it runs. */
+export function routable(readiness: boolean | null | undefined, onAgent: boolean): boolean {
+  return readiness === true || ((readiness === null || readiness === undefined) && !onAgent);
 }
 
 /** `http://IP:PORT` of a worker, or null when it is not routed to (`workerTarget`). */
@@ -101,11 +108,12 @@ export function routerFactory({ store, keys, instances, clock }: { store: Server
       const groups = (await store.workergroupsOf(ep.id)).map((w) => w.id);
       const ids = (await store.workers(groups)).map((w) => w.instance_id);
       const running = await instances.runningAddresses(store.db, ids);
-      // A worker that reports (the client's pyworker, on a real host) is ready once its reports say its model is
-      // loaded with no error; one that never reported (a simulated host's, which runs no pyworker) once it runs.
+      // A worker that reports (the client's pyworker) is ready once its reports say its model is loaded with no error;
+      // on a real host, not before it reported; on a simulated host (no pyworker), once it runs.
       const reports = new Map((await store.liveWorkerRows(ids)).map((r) => [r.instance_id, reportedReady(r)]));
-      const notReady = running.filter((w) => reports.get(w.id) === false).length;
-      const targets = running.filter((w) => reports.get(w.id) !== false).map((w) => workerTarget(w));
+      const ok = (w: WorkerAddress) => routable(reports.get(w.id), w.agent === true);
+      const notReady = running.filter((w) => !ok(w)).length;
+      const targets = running.filter(ok).map((w) => workerTarget(w));
       const ready = targets.flatMap((t) => (typeof t === 'object' ? [t.url] : []));
       const base = { success: true, endpoint: ep.endpoint_name, cost, request_idx: requestIdx };
       if (ready.length === 0) {
@@ -115,7 +123,7 @@ export function routerFactory({ store, keys, instances, clock }: { store: Server
           : running.length === 0
             ? 'no worker is running yet'
             : notReady > 0
-              ? `${notReady} running worker(s) have not reported their model loaded (or reported an error)`
+              ? `${notReady} running worker(s) have not reported their model loaded yet (or reported an error)`
               : refused > 0
                 ? `${refused} running worker(s) have a host address or port outside what their machine declared`
                 : `${running.length} running worker(s) expose no worker port (WORKER_PORT, default ${DEFAULT_WORKER_PORT}/tcp): add "-p ${DEFAULT_WORKER_PORT}:${DEFAULT_WORKER_PORT}" to the workergroup's template env`;
