@@ -239,6 +239,8 @@ export function createServices(deps: ServiceDeps) {
       return o ? { id, machine_id: o.machine_id as number | null, actual_status: o.actual_status as string | null, image_runtype: o.image_runtype as string | null } : undefined;
     },
     isAgentMachine: async (machineId) => (await fleet.machine(machineId))?.agent === true,
+    // `V.<id>` copies go through an instance that mounts the volume (issue 33).
+    volumeMounts: (principal, volumeId) => volumes.mountsOf(principal, volumeId),
     copyEndpoint: (inst) => {
       // The gateway's copy port for the instance (src/gateway/gateway-contract.ts): none for runtype args.
       const p = inst.image_runtype === null ? null : gatewayPorts(config, inst.id, inst.image_runtype);

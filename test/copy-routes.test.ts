@@ -3,7 +3,7 @@
 // host and the instance's copy port), as vast.py reads it, for every form of id the client sends ("7", "C.7", 7,
 // "local", null) and on either route; the checks of who and what may be copied, with their exact codes: someone
 // else's instance is 404, a key without instance_write 403, an instance on a simulated machine or not running 409,
-// volumes and cloud connections 503, malformed sides 400. Copies between instances are test/copy-direct.test.ts.
+// cloud connections 503, malformed sides 400 (a volume, V.<id>, is copied through an instance that mounts it: test/volumes-host-e2e.test.ts). Copies between instances are test/copy-direct.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
@@ -64,7 +64,7 @@ forEachDialect('copy routes', (app) => {
     }
   });
 
-  test('malformed sides are 400 naming the field; volumes and cloud connections are 503 saying so; no key is 401', async () => {
+  test('malformed sides are 400 naming the field; cloud connections are 503 saying so (volumes: volumes-host-e2e); no key is 401', async () => {
     const { key, id } = await onRealHost();
     const bad: [string, Record<string, unknown>, number, RegExp][] = [
       ['rsync', { src_id: null, dst_id: null, src_path: 'a', dst_path: 'b' }, 400, /both local/],
@@ -76,7 +76,6 @@ forEachDialect('copy routes', (app) => {
       ['copy_direct', { src_id: String(id), dst_id: String(id), src_path: '/a\nb', dst_path: '/b' }, 400, /body\.src_path must not hold control characters/],
       ['rsync', { src_id: null, dst_id: '9'.repeat(40), src_path: 'a', dst_path: 'b' }, 400, /body\.dst_id/],
       ['rsync', { src_id: null, dst_id: String(id), src_path: 'a'.repeat(5000), dst_path: 'b' }, 400, /src_path/],
-      ['copy_direct', { src_id: 'V.12', dst_id: String(id), src_path: '/a', dst_path: '/b' }, 503, /is a volume/],
       ['copy_direct', { src_id: 's3.101', dst_id: String(id), src_path: '/a', dst_path: '/b' }, 503, /cloud connection: cloud copy needs rclone/],
     ];
     for (const [route, body, status, msg] of bad) {

@@ -3,7 +3,7 @@
 // the host's free disk), a volume too large for the host is refused; a volume made at rent (`volume_info.create_new`)
 // is a Docker volume labelled as the agent's own and mounted at mount_path; its data outlives the instance and is there
 // in a new instance that links it; `copy` between instances reaches the volume's path; a mounted volume cannot be
-// deleted; deleting it removes the Docker volume. Docker must be running: where it is not, this test fails.
+// deleted; deleting it removes the Docker volume. `V.<id>` copy locations go through the instance that mounts it. Docker must be running: where it is not, this test fails.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -161,12 +161,25 @@ test('a volume on a real host: offered by create_asks, made at rent, outlives it
   assert.equal(out.status, 200, JSON.stringify(out.body));
   await poll('the copy out of the volume', async () => ((await inContainer(c, 'cat /workspace/note.txt 2>/dev/null')) === 'kept across instances\n' ? true : undefined));
 
+  // V.<id>: the client's volume locations, reached through the running instance that mounts it.
+  const viaV = await api('PUT', '/api/v0/commands/copy_direct/', renterKey, { client_id: 'me', src_id: `V.${vol.id}`, dst_id: `C.${c}`, src_path: '/in/c.txt', dst_path: '/workspace/via-v.txt' });
+  assert.equal(viaV.status, 200, JSON.stringify(viaV.body));
+  await poll('the copy out of V.<id>', async () => ((await inContainer(c, 'cat /workspace/via-v.txt 2>/dev/null')) === 'copied in\n' ? true : undefined));
+  const toLocal = await api('PUT', '/api/v0/commands/rsync/', renterKey, { client_id: 'me', src_id: `V.${vol.id}`, dst_id: null, src_path: '/', dst_path: '/tmp/x' });
+  assert.equal(toLocal.status, 400, JSON.stringify(toLocal.body));
+  assert.match(toLocal.body.msg, /not the local machine/);
+  const unknown = await api('PUT', '/api/v0/commands/copy_direct/', renterKey, { client_id: 'me', src_id: 'V.999999999', dst_id: `C.${c}`, src_path: '/', dst_path: '/x/' });
+  assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
+
   // Mounted: not deletable. Once its instance is destroyed: deleted, and the Docker volume with it.
   const busy = await api('DELETE', `/api/v0/volumes/?id=${vol.id}`, renterKey);
   assert.equal(busy.status, 409, JSON.stringify(busy.body));
   assert.equal((await api('DELETE', `/api/v0/instances/${b}/`, renterKey)).status, 200);
   await poll('its container removed', async () => ((await ours()).some((x) => x.Labels['gpuplane.instance_id'] === String(b)) ? undefined : true));
   assert.equal((await ourVolumes()).length, 1, 'the data is still there after the second instance');
+  const unmounted = await api('PUT', '/api/v0/commands/copy_direct/', renterKey, { client_id: 'me', src_id: `V.${vol.id}`, dst_id: `C.${c}`, src_path: '/', dst_path: '/x/' });
+  assert.equal(unmounted.status, 409, JSON.stringify(unmounted.body));
+  assert.match(unmounted.body.msg, /not mounted by a running instance/);
   const deleted = await api('DELETE', `/api/v0/volumes/?id=${vol.id}`, renterKey);
   assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
   await poll('the Docker volume removed', async () => ((await ourVolumes()).length === 0 ? true : undefined));

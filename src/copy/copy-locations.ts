@@ -9,7 +9,9 @@ import { ApiError, badRequest } from '../platform/errors.js';
 
 export type CopySide =
   | { kind: 'local' }
-  | { kind: 'instance'; id: number };
+  | { kind: 'instance'; id: number }
+  /** `V.12`: a volume, reached through a running instance that mounts it (copy-service.ts). */
+  | { kind: 'volume'; id: number };
 
 /** What an id names; throws ApiError for what this server cannot copy or cannot read. */
 export function copySide(field: 'src_id' | 'dst_id', id: unknown): CopySide {
@@ -21,9 +23,8 @@ export function copySide(field: 'src_id' | 'dst_id', id: unknown): CopySide {
   if (typeof id !== 'string') throw badRequest(`body.${field} must be an instance id ("7" or "C.7"), "local" or null`);
   const m = /^(?:C\.)?([1-9][0-9]{0,14})$/.exec(id);
   if (m && Number.isSafeInteger(Number(m[1]))) return { kind: 'instance', id: Number(m[1]) };
-  if (/^V\.[0-9]+$/.test(id)) {
-    throw new ApiError('service_unavailable', `body.${field} ${JSON.stringify(id)} is a volume: copying to or from volumes is not available on this server; copy to or from an instance (C.<id>:/path)`);
-  }
+  const v = /^V\.([1-9][0-9]{0,14})$/.exec(id);
+  if (v && Number.isSafeInteger(Number(v[1]))) return { kind: 'volume', id: Number(v[1]) };
   if (/^[a-z][a-z0-9_-]{0,31}(?:\.[0-9]+)?$/i.test(id)) {
     throw new ApiError('service_unavailable', `body.${field} ${JSON.stringify(id)} is a cloud connection: cloud copy needs rclone and stored cloud credentials, which this server does not provide; run rclone inside the instance instead`);
   }

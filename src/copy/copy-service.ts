@@ -60,6 +60,11 @@ export interface CopyServiceDeps {
   rsync?: string;
   /** Where copies between instances are staged. @default os.tmpdir() */
   tmpRoot?: string;
+  /**
+   * The caller's volume (`V.<id>`, issue 33): the instances that mount it and where, or undefined when it is not theirs
+   * or gone. Absent: this server copies no volumes.
+   */
+  volumeMounts?(principal: Principal, volumeId: number): Promise<{ instanceId: number; mountPath: string }[] | undefined>;
 }
 
 type Located = { side: CopySide; path: string };
@@ -205,16 +210,46 @@ export function copyServiceFactory(deps: CopyServiceDeps) {
     store.add(copy);
   }
 
+  /**
+   * A volume side (`V.<id>:path`) as the instance side it is: a running instance of the caller's that mounts the
+   * volume, and the path below its mount. A volume lives on its host as a Docker volume (src/agent/volumes.ts) with no
+   * SSH endpoint of its own, so a copy reaches it through a container that has it mounted.
+   */
+  async function throughInstance(principal: Principal, l: Located, field: 'src_id' | 'dst_id'): Promise<Located> {
+    if (l.side.kind !== 'volume') return l;
+    const volumeId = l.side.id;
+    if (!deps.volumeMounts) throw new ApiError('service_unavailable', `body.${field} V.${volumeId} is a volume: this server does not copy volumes; copy to or from an instance (C.<id>:/path)`);
+    const mounts = await deps.volumeMounts(principal, volumeId);
+    if (!mounts) throw new ApiError('not_found', `volume ${volumeId} not found`);
+    for (const m of mounts) {
+      const inst = await deps.instance(principal, m.instanceId);
+      if (inst?.actual_status === 'running') {
+        return { side: { kind: 'instance', id: m.instanceId }, path: `${m.mountPath.replace(/\/+$/, '')}/${l.path.replace(/^\/+/, '')}` };
+      }
+    }
+    throw new ApiError(
+      'conflict',
+      `volume ${volumeId} is not mounted by a running instance of yours: a copy reaches a volume through one; rent or start an instance that links it (volume_info), then copy again`,
+    );
+  }
+
   return {
     /** `PUT /commands/rsync/` and `PUT /commands/copy_direct/`: the same rules, by what the two sides are. */
     async copy(principal: Principal, body: Static<typeof CopyBody>, source: string): Promise<Static<typeof CopyReply>> {
-      const { src, dst } = located(body);
+      const sides = located(body);
+      // The vastai client: "Volume copy is currently only supported for copying to other volumes, instances, or cloud
+      // services, not local" (its rsync would name the volume as the daemon module, which no host serves).
+      if ((sides.src.side.kind === 'volume' && sides.dst.side.kind === 'local') || (sides.dst.side.kind === 'volume' && sides.src.side.kind === 'local')) {
+        throw badRequest('a volume (V.<id>) copies to or from an instance or another volume, not the local machine; copy through an instance that mounts it (C.<id>:<mount_path>/...)');
+      }
+      const src = await throughInstance(principal, sides.src, 'src_id');
+      const dst = await throughInstance(principal, sides.dst, 'dst_id');
       if (src.side.kind === 'local' && dst.side.kind === 'local') {
         throw badRequest('body: src_id and dst_id are both local; one side must be an instance ("7" or "C.7")');
       }
       if (src.side.kind === 'local') return endpoint(principal, 'dst', (dst.side as { id: number }).id);
-      if (dst.side.kind === 'local') return endpoint(principal, 'src', src.side.id);
-      return direct(principal, { ...src, id: src.side.id }, { ...dst, id: dst.side.id }, source);
+      if (dst.side.kind === 'local') return endpoint(principal, 'src', (src.side as { id: number }).id);
+      return direct(principal, { ...src, id: (src.side as { id: number }).id }, { ...dst, id: (dst.side as { id: number }).id }, source);
     },
 
     /** `DELETE /commands/copy_direct/` `{dst_id}`: stops the copies into that instance. */

@@ -249,6 +249,14 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
       await volumes.setAsk({ machine_id: machineId, size_gb: ask.vol_size ?? null, price_disk_micro: ask.vol_price == null ? null : Math.round(ask.vol_price * 1e6), updated_at: now }, tx);
     },
 
+    /** `vastai copy V.<id>:path` (src/copy/): the instances that mount the caller's volume, and where; undefined when not theirs. */
+    async mountsOf(principal: Principal, volumeId: number): Promise<{ instanceId: number; mountPath: string }[] | undefined> {
+      if (!Number.isSafeInteger(volumeId) || volumeId > MAX_ID) return undefined;
+      const v = await volumes.findInScope(volumeId, scopeOf(principal));
+      if (!v) return undefined;
+      return (await volumes.mountsOf([v.id])).map((m) => ({ instanceId: m.instance_id, mountPath: m.mount_path }));
+    },
+
     /** The agent server's desired state of a machine: its live volumes, and where each instance mounts one. */
     async desiredOn(machineId: number, tx: Tx): Promise<MachineVolumes> {
       const live = await volumes.liveOnMachine(machineId, tx);
