@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { addMachine } from './instances-fixtures.js';
 import { routable } from '../src/serverless/serverless-router.js';
+import { REPORT_REWRITE_S } from '../src/serverless/serverless-workers.js';
 
 const login = { docker_login_repo: '', docker_login_user: '', docker_login_pass: '' };
 
@@ -112,6 +113,15 @@ forEachDialect('serverless workers: their environment, their reports, the router
     assert.equal(w.status, 'idle');
     assert.equal(w.perf, 4200.5);
     assert.equal(w.cur_load, 100);
+    // The same report again (a busy worker sends one a second): written again only after REPORT_REWRITE_S.
+    const at = async () => (await app().store.db.selectFrom('serverless_workers').select('reported_at').where('instance_id', '=', worker).executeTakeFirstOrThrow()).reported_at;
+    const first = await at();
+    await app().advance(REPORT_REWRITE_S - 1);
+    assert.deepEqual((await report(status(worker, mtoken, { loadtime: 12.5, max_perf: 4200.5, cur_load: 100, cur_perf: 300 }))).body, { success: true, ready: true });
+    assert.equal(await at(), first);
+    await app().advance(1);
+    await report(status(worker, mtoken, { loadtime: 12.5, max_perf: 4200.5, cur_load: 100, cur_perf: 300 }));
+    assert.equal(await at(), first! + REPORT_REWRITE_S);
     // The pyworker keeps sending loadtime once loaded; a report with 0 after does not unload it (its reset clears only
     // the load figures).
     assert.deepEqual((await report(status(worker, mtoken, { loadtime: 0 }))).body, { success: true, ready: true });

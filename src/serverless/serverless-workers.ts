@@ -18,6 +18,9 @@ import { DEFAULT_WORKER_PORT } from './serverless-router.js';
 import type { ServerlessStore, WorkerRow } from './serverless-store.js';
 import { WORKER_ERROR_MAX, type DeleteRequestsBody, type WorkerReportReply, type WorkerStatusBody } from './serverless-worker-schemas.js';
 
+/** Seconds between writes of a worker's unchanged reports (`reported_at` is that coarse). */
+export const REPORT_REWRITE_S = 10;
+
 /** Prefix of a worker's MASTER_TOKEN: told apart from account (`gpk_`) and endpoint (`gpe_`) keys at a glance. */
 export const MASTER_TOKEN_PREFIX = 'gpw_';
 
@@ -64,11 +67,16 @@ export function serverlessWorkersFactory({ store, clock }: { store: ServerlessSt
       const row = await authenticate(body.id, body.mtoken);
       const error = body.error_msg ? body.error_msg.slice(0, WORKER_ERROR_MAX) : null;
       const loaded = error === null && (row.loaded === 1 || (body.loadtime ?? 0) > 0) ? 1 : 0;
-      await store.recordReport(row.instance_id, {
-        reported_at: clock.now(), loaded, error_msg: error,
-        cur_load: body.cur_load ?? 0, max_perf: body.max_perf ?? 0, cur_perf: body.cur_perf ?? 0,
+      const now = clock.now();
+      const report = {
+        loaded, error_msg: error, cur_load: body.cur_load ?? 0, max_perf: body.max_perf ?? 0, cur_perf: body.cur_perf ?? 0,
         reported_url: body.url ?? null,
-      });
+      };
+      // A busy worker reports every second: a report that changes nothing is written only every REPORT_REWRITE_S.
+      const same = (Object.keys(report) as (keyof typeof report)[]).every((k) => row[k] === report[k]);
+      if (!same || row.reported_at === null || now - row.reported_at >= REPORT_REWRITE_S) {
+        await store.recordReport(row.instance_id, { ...report, reported_at: now });
+      }
       return { success: true, ready: loaded === 1 };
     },
 
