@@ -380,6 +380,30 @@ forEachDialect('instance ports through the server', (app) => {
     assert.equal(status, 401);
   });
 
+  test("Jupyter's token opens port 8080 of a Jupyter runtype (passed on untouched), sets the cookie, and opens no other port", async () => {
+    host = await hostWithMachine(app());
+    const { id: jid } = await rentOk(app(), host.machineId * 100 + 1, { image: 'busybox', runtype: 'jupyter_proxy', env: { '-p 8000:8000': '1' } }, owner.api_key);
+    const d = await desired(app(), host);
+    const ports = { '8000/tcp': [{ HostIp: '127.0.0.1', HostPort: '41000' }], '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: '41001' }] };
+    await report(app(), host, d.instances.map((i: any) => observed(i.instance_id, i.boot, { ports })), d.version);
+    const view = (await api('GET', `/api/v0/instances/${jid}/`, owner.api_key)).body.instances;
+    const jt = view.jupyter_token as string;
+    assert.match(jt, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(view.jupyter_url, `http://${hostOf(jid, 8080)}/?token=${jt}`);
+    const r = await get(jid, 8080, `/tree?token=${jt}`);
+    assert.equal(r.status, 200, r.body);
+    assert.equal(seen!.url, `/tree?token=${jt}`, "Jupyter's parameter reaches Jupyter");
+    const cookie = cookieOf(r);
+    assert.equal((await get(jid, 8080, '/api/kernels', { cookie })).status, 200);
+    assert.equal((await get(jid, 8080, '/api/kernels', { authorization: `token ${jt}` })).status, 200);
+    assert.equal(seen!.headers.authorization, `token ${jt}`);
+    assert.equal((await get(jid, 8080, '/tree?token=wrong')).status, 401);
+    assert.equal((await get(jid, 8000, `/?token=${jt}`)).status, 401, "Jupyter's token is for its port only");
+    assert.equal((await get(jid, 8000, '/', { cookie })).status, 401);
+    // Another instance's Jupyter port does not take it either.
+    assert.equal((await get(id, 8080, `/?token=${jt}`)).status, 401, "another instance's port 8080: not its Jupyter token");
+  });
+
   test('a 5 MB upload streams through with its checksum', async () => {
     const id = await running(owner.api_key);
     const { token } = await tokenFor(id, 8000);
