@@ -194,3 +194,32 @@ forEachDialect('GPU health through the agent protocol', (app) => {
     assert.equal(extra.status, 400, extra.raw);
   });
 });
+
+// The window rolls: reliability2 is recomputed every hour for machines with down periods in it, so a fault's cost
+// shrinks as the machine ages, and is gone once the fault left the 30-day window. (A liveness timeout of a day
+// keeps the test agent, which reports once a day, online.)
+forEachDialect('reliability2 as the window rolls', (app) => {
+  test('a fault\'s cost shrinks as the machine ages and is gone after 30 days', async () => {
+    const host = await hostWithMachine(app());
+    await report(app(), host, [], null, { gpu_telemetry: HEALTHY() });
+    await report(app(), host, [], null, { gpu_telemetry: sample('nvml-mismatch.txt', 18) });
+    await app().advance(600);
+    await report(app(), host, [], null, { gpu_telemetry: HEALTHY() });
+    const r0 = (await showMachine(app(), host)).reliability2;
+    assert.equal(r0, Math.round((1 - FAULT_MIN_DOWN_S / RELIABILITY_MIN_WINDOW_S) * 1e4) / 1e4);
+    // Days pass with a heartbeat each (the liveness timeout is a day here): the machine stays online.
+    const days = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        await app().advance(86_340);
+        await report(app(), host, [], null, { gpu_telemetry: HEALTHY() });
+      }
+    };
+    await days(3);
+    const r3 = (await showMachine(app(), host)).reliability2;
+    assert.ok(r3 > r0 && r3 < 1, `after 3 days ${r3} is between ${r0} and 1`);
+    assert.ok(Math.abs(r3 - (1 - FAULT_MIN_DOWN_S / (3 * 86_340))) < 0.002, `after 3 days ${r3} is about 1 - 1 h / 3 days`);
+    await days(28); // 31 such days: past 30 days and the refresh's margin
+    assert.equal((await showMachine(app(), host)).reliability2, 1);
+    assert.deepEqual((await showMachine(app(), host)).health_events.map((e: any) => e.kind), ['gpu'], 'no silence was counted');
+  });
+}, { config: { GPUPLANE_AGENT_OFFLINE_AFTER: '86400' } });

@@ -36,6 +36,19 @@ export function agentHealthStore(db: Db) {
       return rows.map((r) => ({ kind: r.kind, reason: r.reason, started_at: Number(r.started_at), ended_at: r.ended_at === null ? null : Number(r.ended_at) }));
     },
 
+    /**
+     * Machines above `afterId` with a period that ended at or after `since` or still lasts (their reliability2 may
+     * move as the window rolls), in id order, `limit` at most.
+     */
+    async machinesWithPeriodsSince(since: number, afterId: number, limit: number, tx: Tx = db): Promise<{ machine_id: number; created_at: number }[]> {
+      const rows = await tx.selectFrom('agent_health_periods as p').innerJoin('agent_machines as a', 'a.machine_id', 'p.machine_id')
+        .select(['p.machine_id', 'a.created_at']).distinct()
+        .where('p.machine_id', '>', afterId)
+        .where((eb) => eb.or([eb('p.ended_at', 'is', null), eb('p.ended_at', '>=', since)]))
+        .orderBy('p.machine_id').limit(limit).execute();
+      return rows.map((r) => ({ machine_id: r.machine_id, created_at: Number(r.created_at) }));
+    },
+
     /** The machine's latest periods, newest first (the host's `show machine`). */
     async latest(machineIds: readonly number[], perMachine: number, tx: Tx = db): Promise<Map<number, HealthPeriod[]>> {
       const out = new Map<number, HealthPeriod[]>();

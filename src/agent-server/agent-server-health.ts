@@ -11,10 +11,13 @@
  * shorter than FAULT_MIN_DOWN_S (an hour), the rest of that hour (a GPU that falls off the bus and comes back at once
  * still cost its renters their job):
  *   reliability2 = 1 - (|offline ∪ gpu-fault periods| + Σ max(0, 1 h - fault length)) / window.
- * It is recomputed at each change of health or liveness.
+ * It is recomputed at each change of health or liveness, and every RELIABILITY_REFRESH_S for the machines whose
+ * down periods are still in the window (the window rolls: an old outage ages out, an ongoing one grows).
  */
 import type { GpuTelemetryT } from '../protocol/agent-protocol-schemas.js';
 import type { Tx } from '../platform/db/connect.js';
+import type { KvState } from '../platform/db/kv.js';
+import type { Scheduler } from '../platform/scheduler.js';
 import type { MachinesService } from '../machines/machines-service.js';
 import type { AgentHealthStore, HealthPeriod } from './agent-server-health-store.js';
 import type { AgentMachineRow, AgentStore } from './agent-server-store.js';
@@ -24,6 +27,12 @@ export const RELIABILITY_MIN_WINDOW_S = 86_400;
 export const FAULT_MIN_DOWN_S = 3_600;
 /** Health events a host sees per machine in `show machine`. */
 export const HEALTH_EVENTS_SHOWN = 10;
+/** How often reliability2 is recomputed as the window rolls (agent-server-service.ts's job). */
+export const RELIABILITY_REFRESH_S = 3600;
+/** Machines one refresh job recomputes at most; the rest in the next job, due at once. */
+const REFRESH_BATCH = 200;
+export const JOB_RELIABILITY = 'agent.reliability';
+const RELIABILITY_KV = 'agent.reliability';
 
 /** The machine's fault in one line, or null when every GPU is healthy. */
 export function faultOf(t: GpuTelemetryT): string | null {
@@ -67,12 +76,48 @@ export interface GpuHealthChange {
   before: string | null;
 }
 
-export function gpuHealth({ agents, health, fleet }: { agents: AgentStore; health: AgentHealthStore; fleet: MachinesService }) {
+export interface GpuHealthDeps {
+  agents: AgentStore;
+  health: AgentHealthStore;
+  fleet: MachinesService;
+  kv: KvState;
+  scheduler: Scheduler;
+}
+
+export function gpuHealth({ agents, health, fleet, kv, scheduler }: GpuHealthDeps) {
+  /** Starts the hourly refresh chain unless it runs (one chain across every process, held by its kv row). */
+  async function ensureRefresh(tx: Tx, now: number): Promise<void> {
+    const due = now + RELIABILITY_REFRESH_S;
+    if (await kv.claim(tx, RELIABILITY_KV, String(due))) await scheduler.schedule(JOB_RELIABILITY, due, { after: 0 }, { tx, ref: RELIABILITY_KV });
+  }
+
   async function updateReliability(tx: Tx, machineId: number, createdAt: number, now: number): Promise<void> {
     const window = Math.max(RELIABILITY_MIN_WINDOW_S, Math.min(RELIABILITY_WINDOW_S, now - createdAt));
     const r = reliabilityOf(await health.periodsSince(machineId, now - window - FAULT_MIN_DOWN_S, tx), createdAt, now);
     await fleet.setAgentReliability(tx, machineId, r);
+    if (r < 1) await ensureRefresh(tx, now);
   }
+
+  // One refresh: the machines whose periods may still be in the window, a batch at a time; then the next in an hour,
+  // or none when no machine has a period left in its window (the next fault or silence starts the chain again).
+  scheduler.register(JOB_RELIABILITY, async (payload: { after?: number }, { tx, now }: { tx: Tx; now: number }) => {
+    const after = payload?.after ?? 0;
+    // Two refreshes' margin: a period leaving the window is seen once more after it left, and its machine set to 1.
+    const due = await health.machinesWithPeriodsSince(now - RELIABILITY_WINDOW_S - FAULT_MIN_DOWN_S - 2 * RELIABILITY_REFRESH_S, after, REFRESH_BATCH, tx);
+    for (const m of due) {
+      await fleet.lockMachine(tx, m.machine_id);
+      const window = Math.max(RELIABILITY_MIN_WINDOW_S, Math.min(RELIABILITY_WINDOW_S, now - m.created_at));
+      await fleet.setAgentReliability(tx, m.machine_id, reliabilityOf(await health.periodsSince(m.machine_id, now - window - FAULT_MIN_DOWN_S, tx), m.created_at, now));
+    }
+    if (due.length === REFRESH_BATCH) {
+      await scheduler.schedule(JOB_RELIABILITY, now, { after: due[due.length - 1].machine_id }, { tx, ref: RELIABILITY_KV });
+    } else if (after === 0 && due.length === 0) {
+      await kv.remove(tx, RELIABILITY_KV);
+    } else {
+      await kv.set(tx, RELIABILITY_KV, String(now + RELIABILITY_REFRESH_S));
+      await scheduler.schedule(JOB_RELIABILITY, now + RELIABILITY_REFRESH_S, { after: 0 }, { tx, ref: RELIABILITY_KV });
+    }
+  });
 
   return {
     updateReliability,

@@ -77,7 +77,7 @@ export function agentServiceFactory(deps: AgentDeps) {
   const reads = desiredReads({ db, clock, secretBox, fleet, agents, instances: deps.instances, accountKeys: deps.accountKeys, volumes: deps.volumes, stopGraceS: config.stopGraceSeconds });
   const keys = machineKeys({ db, agents, changes });
   const health = agentHealthStore(db);
-  const gpu = gpuHealth({ agents, health, fleet });
+  const gpu = gpuHealth({ agents, health, fleet, kv, scheduler });
   const { ensureSweep } = liveness({ agents, kv, scheduler, config, fleet, instances: deps.instances, notify, health, gpuHealth: gpu });
   const { register } = registration({ db, clock, random, config, fleet, agents, kv, forgetKeysOf: keys.forget, ensureSweep });
   const { status } = statusReports({
