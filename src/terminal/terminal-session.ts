@@ -16,6 +16,12 @@ import { parseClientMessage, TERMINAL_CLOSE } from './terminal-contract.js';
 
 /** Output bytes sent to the browser but not yet written out, past which the tunnel stream is paused. */
 const OUTPUT_HIGH_WATER = 1024 * 1024;
+/**
+ * Seconds between the server's WebSocket pings: an idle shell still has traffic, so a reverse proxy's idle timeout
+ * (nginx's proxy_read_timeout, 60 s by default) does not cut it, and a browser that vanished without a close is found
+ * (no pong by the next ping: the session ends).
+ */
+const PING_EVERY_MS = 25_000;
 /** How long the agent's trailers (the exit status) are awaited once its stream ended. */
 const TRAILERS_WAIT_MS = 3000;
 
@@ -44,6 +50,7 @@ export class TerminalSession {
   private over = false;
   private exit: string | null = null;
   private readonly stream: Duplex;
+  private readonly pinger: NodeJS.Timeout;
 
   constructor(
     private readonly ws: WebSocket,
@@ -52,12 +59,21 @@ export class TerminalSession {
   ) {
     this.stream = tunnel.stream;
     this.wire();
+    let answered = true;
+    ws.on('pong', () => (answered = true));
+    this.pinger = setInterval(() => {
+      if (!answered) return this.end(TERMINAL_CLOSE.exited, 'the browser stopped answering');
+      answered = false;
+      ws.ping();
+    }, PING_EVERY_MS);
+    this.pinger.unref();
   }
 
   /** Ends the session with this close (the tunnel stream is destroyed: the agent hangs the shell up). */
   end(code: number, reason: string): void {
     if (this.over) return;
     this.over = true;
+    clearInterval(this.pinger);
     this.stream.destroy();
     if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, reason);
     else this.ws.terminate();
