@@ -112,11 +112,13 @@ describe('container spec', () => {
     assert.equal('Cmd' in plain, false);
   });
 
-  test('ssh and jupyter: our entrypoint with the keys and onstart, no command', () => {
+  test('ssh and jupyter: our entrypoint with the keys and onstart, no command; jupyter\'s also starts Jupyter (issue 32)', () => {
     for (const runtype of ['ssh', 'jupyter'] as const) {
       const s = buildContainerSpec(desiredInstance({ instance_id: 6, runtype, ssh_keys: ['ssh-ed25519 AAAAC3Nz me@laptop'], onstart: 'echo hi' }), M, {}, '0.0.0.0');
       assert.deepEqual(s.entrypoint!.slice(0, 2), ['/bin/sh', '-c']);
-      assert.equal(s.entrypoint![2], keepAliveScript(['ssh-ed25519 AAAAC3Nz me@laptop'], 'echo hi'));
+      const jupyter = runtype === 'jupyter' ? { lab: false, dir: '/root' } : null;
+      assert.equal(s.entrypoint![2], keepAliveScript(['ssh-ed25519 AAAAC3Nz me@laptop'], 'echo hi', jupyter));
+      assert.equal(s.entrypoint![2].includes('command -v jupyter'), runtype === 'jupyter');
       assert.deepEqual(s.cmd, []);
     }
   });
