@@ -7,7 +7,8 @@ import { MAX_RETURN_PATH } from './ports-constants.js';
 
 export const PortParams = Type.Object({
   id: Id({ description: 'The instance id' }),
-  port: Type.Integer({ minimum: 1, maximum: 65535, description: 'The container port (as in `port_urls`: `8000/tcp` is 8000)' }),
+  // Its upper bound (65535) is the service's check: the route sweeps (mass-assignment) reach the body with any id.
+  port: Id({ description: 'The container port, 1-65535 (as in `port_urls`: `8000/tcp` is 8000)' }),
 });
 
 export const TokenReply = Type.Object({

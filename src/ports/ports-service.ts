@@ -18,7 +18,7 @@ import type { Clock } from '../platform/clock.js';
 import { digestEqual, safeEqual, sha256Hex } from '../platform/crypto.js';
 import type { Db, Tx } from '../platform/db/connect.js';
 import { kvState } from '../platform/db/kv.js';
-import { ApiError } from '../platform/errors.js';
+import { ApiError, badRequest } from '../platform/errors.js';
 import { secretToken, type Random } from '../platform/random.js';
 import { TunnelError, type TunnelsApi } from '../tunnels/tunnels-contract.js';
 import { JUPYTER_PORT, portUrl, portUrls } from './ports-contract.js';
@@ -81,6 +81,9 @@ export type Admission =
 
 const refuse = (error: ApiError, signIn = false): Admission => ({ ok: false, error, signIn });
 
+/** The highest TCP port. */
+const MAX_PORT = 65535;
+
 /** A small map whose entries are reused for `ttl` seconds. */
 class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; at: number }>();
@@ -142,7 +145,8 @@ export function portsServiceFactory(deps: PortsDeps) {
   }
 
   /** The instance for a renter's route: theirs (or their team's, with instance_write), else 404 as the API's scope answers. */
-  async function forUser(principal: Principal, id: number): Promise<PortInstance> {
+  async function forUser(principal: Principal, id: number, port: number): Promise<PortInstance> {
+    if (port > MAX_PORT) throw badRequest(`params.port must be <= ${MAX_PORT} (a TCP port)`);
     const inst = await deps.instances.find(id);
     if (!inst || !(await allowed(inst, principal.user.id, false))) throw new ApiError('not_found', `instance ${id} not found`);
     return inst;
@@ -240,7 +244,7 @@ export function portsServiceFactory(deps: PortsDeps) {
 
     /** `POST /instances/{id}/ports/{port}/token/`: a new token for the port (the old one stops working). */
     async rotateToken(principal: Principal, id: number, port: number): Promise<{ success: true; token: string; url: string }> {
-      await forUser(principal, id);
+      await forUser(principal, id, port);
       const token = secretToken(random, PORT_TOKEN_PREFIX);
       await store.putToken({ instance_id: id, port, token_hash: sha256Hex(token), user_id: principal.user.id, created_at: now() });
       tokens.delete(`${id}:${port}`);
@@ -249,7 +253,7 @@ export function portsServiceFactory(deps: PortsDeps) {
 
     /** `POST /instances/{id}/ports/{port}/grant/`: a one-use link that signs this browser in on the port's host. */
     async grant(principal: Principal, id: number, port: number, path: string | undefined): Promise<{ success: true; url: string }> {
-      await forUser(principal, id);
+      await forUser(principal, id, port);
       const grant = secretToken(random, '');
       await store.putGrant({ grant_hash: sha256Hex(grant), instance_id: id, port, user_id: principal.user.id, expires_at: now() + GRANT_TTL_S }, now());
       const back = safeReturnPath(path);
