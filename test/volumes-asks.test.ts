@@ -85,6 +85,37 @@ forEachDialect('volumes-asks', (app) => {
     assert.equal(neg.status, 400, neg.raw);
   });
 
+  test('vastai list volume(s) (POST /api/v0/volumes/): the host offers size GB at price_disk on its machines; not theirs 404; bad bodies 400', async () => {
+    const host = await newHost(app());
+    const m1 = await hostMachine(app(), host.id, { disk_space: 400, price_disk: 0.1 });
+    const m2 = await hostMachine(app(), host.id, { disk_space: 300, price_disk: 0.1 });
+    // vast.py's `list volume ID -s 15 -p 0.1` body, and `list volumes ID ID …` with a list.
+    let res = await app().request('POST', '/api/v0/volumes/', { key: host.key, body: { size: 15, machine: m1.machine_id, price_disk: 0.12 } });
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.success, true);
+    assert.match(res.body.msg, /15 GB for volumes at \$0\.12\/GB\/month/);
+    assert.deepEqual([(await offerOf(app(), m1.machine_id)).disk_space, (await offerOf(app(), m1.machine_id)).storage_cost], [15, 0.12]);
+    res = await app().request('POST', '/api/v0/volumes', { key: host.key, body: { size: 40, machine: [m1.machine_id, m2.machine_id], price_disk: 0.2, end_date: 1_900_000_000 } });
+    assert.equal(res.status, 200, res.raw);
+    assert.match(res.body.msg, /end_date is not kept/);
+    for (const m of [m1, m2]) assert.equal((await offerOf(app(), m.machine_id)).disk_space, 40);
+
+    const other = await newHost(app());
+    const theirs = await app().request('POST', '/api/v0/volumes/', { key: other.key, body: { size: 10, machine: [m2.machine_id], price_disk: 0.1 } });
+    assert.equal(theirs.status, 404, theirs.raw);
+    assert.equal(theirs.body.error, 'not_found');
+    assert.equal((await offerOf(app(), m2.machine_id)).disk_space, 40, 'nothing changed');
+    for (const body of [{ size: -1, machine: m1.machine_id, price_disk: 0.1 }, { size: 10, machine: m1.machine_id }, { size: 10, machine: [], price_disk: 0.1 }, { size: 10, machine: m1.machine_id, price_disk: 0.1, user_id: 1 }]) {
+      const bad = await app().request('POST', '/api/v0/volumes/', { key: host.key, body });
+      assert.equal(bad.status, 400, `${JSON.stringify(body)}: ${bad.raw}`);
+      assert.equal(bad.body.success, false);
+    }
+    // Size 0: no volume offer.
+    res = await app().request('POST', '/api/v0/volumes/', { key: host.key, body: { size: 0, machine: m1.machine_id, price_disk: 0.1 } });
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(await offerOf(app(), m1.machine_id), undefined);
+  });
+
   test('a volume takes its space from the ask and is billed at vol_price from creation until deleted', async () => {
     const host = await newHost(app());
     const m = await hostMachine(app(), host.id, { disk_space: 900, price_disk: 0.1 });

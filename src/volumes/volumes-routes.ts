@@ -8,6 +8,8 @@ import {
   CreateVolumeReply,
   DeleteVolumeQuery,
   DeleteVolumeReply,
+  ListVolumeOfferBody,
+  ListVolumeOfferReply,
   UnlistVolumeBody,
   UnlistVolumeReply,
   ListVolumesQuery,
@@ -67,6 +69,21 @@ export async function volumesRoutes(app: TypedApp, { volumes }: { volumes: Volum
       },
     },
     async (request) => volumes.list(principalOf(request)),
+  );
+
+  app.post(
+    '/api/v0/volumes/',
+    {
+      // The host side (a machine's listing), as `list machine`.
+      config: { category: 'machine_write' },
+      schema: {
+        summary: 'Offer disk of your machines as volumes (`list volume`): size GB in all at price_disk $/GB/month',
+        tags,
+        body: ListVolumeOfferBody,
+        response: { 200: ListVolumeOfferReply, 404: ErrorReply, ...errors },
+      },
+    },
+    async (request) => volumes.listOffer(principalOf(request), request.body),
   );
 
   app.post(

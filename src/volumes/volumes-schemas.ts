@@ -63,3 +63,18 @@ export const UnlistVolumeReply = Type.Object({ success: Type.Literal(true), msg:
 
 export const DeleteVolumeQuery = Type.Object({ id: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: true });
 export const DeleteVolumeReply = Type.Object({ success: Type.Boolean(), msg: Type.String() });
+
+/**
+ * `vastai list volume ID [-s SIZE] [-p PRICE] [-e END]` and `list volumes ID...` (`POST /api/v0/volumes/`): the host
+ * offers SIZE GB of the machine's disk as volumes at PRICE $/GB/month, as `list machine -v SIZE -z PRICE` does.
+ */
+export const ListVolumeOfferBody = Type.Object(
+  {
+    machine: Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Array(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), { minItems: 1, maxItems: 1000 })], { description: 'machine id, or a list (list volumes)' }),
+    size: Type.Integer({ minimum: 0, maximum: 1e8, description: 'GB offered for volumes in all (0: none)' }),
+    price_disk: Type.Number({ minimum: 0, maximum: 1000, description: '$/GB/month' }),
+    end_date: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1e11 }), Type.Null()], { description: 'not kept: the offer lasts as the machine\'s listing' })),
+  },
+  { additionalProperties: false },
+);
+export const ListVolumeOfferReply = Type.Object({ success: Type.Literal(true), msg: Type.String() });

@@ -21,7 +21,7 @@ import { volumesStore, type VolumeAskRow, type VolumeRow } from './volumes-store
 import type { MachineVolumes } from './volumes-contract.js';
 import type { VolumeMountT } from '../protocol/agent-protocol-schemas.js';
 import type { Static } from 'typebox';
-import { MAX_VOLUME_NAME_CHARS, type CreateVolumeBody, type VolumeObject } from './volumes-schemas.js';
+import { MAX_VOLUME_NAME_CHARS, type CreateVolumeBody, type ListVolumeOfferBody, type VolumeObject } from './volumes-schemas.js';
 import { MAX_ID } from '../platform/schemas.js';
 
 export const VOLUME_SEARCH_DEFAULT_LIMIT = 64;
@@ -147,6 +147,19 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
     };
   }
 
+  /**
+   * The hosting feature's `list machine` (`create_asks`): `vol_size` 0 unlists the machine's volume offer; otherwise
+   * it is listed with `vol_size` GB in all (null: half the machine's free disk) at `vol_price` $/GB/month (null:
+   * the machine's `price_disk`), as the vastai client documents `-v` and `-z`.
+   */
+  async function setAsk(tx: Tx, machineId: number, ask: { vol_size?: number | null; vol_price?: number | null }): Promise<void> {
+    const now = clock.now();
+    await volumes.setListed(machineId, ask.vol_size !== 0, now, tx);
+    // Neither sent (a client other than vastai, which sends both, null when not given): the ask stays as it was.
+    if (ask.vol_size === 0 || (ask.vol_size === undefined && ask.vol_price === undefined)) return;
+    await volumes.setAsk({ machine_id: machineId, size_gb: ask.vol_size ?? null, price_disk_micro: ask.vol_price == null ? null : Math.round(ask.vol_price * 1e6), updated_at: now }, tx);
+  }
+
   const port: VolumesPort = {
     async attachAtCreate(tx, { instanceId, machineId, scope, volume }): Promise<VolumeInfo> {
       let volumeId = volume.volume_id;
@@ -233,21 +246,28 @@ export function volumesServiceFactory({ store, clock, billing, fleet, mayRent }:
       return { success: true as const, msg: `volume offer ${offerId} unlisted: no new volumes on machine ${machine.id}; existing volumes stay` };
     },
 
+    /**
+     * `list volume(s)` (`POST /api/v0/volumes/`): the host's machines offer `size` GB as volumes at `price_disk`, as
+     * `list machine -v -z` does (0: no offer). Every machine must be the caller's (an admin's: any), or nothing changes.
+     */
+    async listOffer(principal: Principal, body: Static<typeof ListVolumeOfferBody>) {
+      const ids = [...new Set(Array.isArray(body.machine) ? body.machine : [body.machine])];
+      await store.db.transaction().execute(async (tx) => {
+        for (const id of ids) {
+          const machine = id > MAX_ID ? undefined : await fleet.machine(id, tx);
+          const host = machine && (await fleet.hostUserOf?.(machine.id, tx));
+          if (!machine || (!principal.user.is_admin && host !== principal.user.id)) throw new ApiError('not_found', `machine ${id} not found`);
+          await setAsk(tx, machine.id, { vol_size: body.size, vol_price: body.size === 0 ? null : body.price_disk });
+        }
+      });
+      const what = body.size === 0 ? 'no volume offer' : `${body.size} GB for volumes at $${body.price_disk}/GB/month`;
+      return { success: true as const, msg: `machine${ids.length > 1 ? 's' : ''} ${ids.join(', ')}: ${what}${body.end_date != null ? ' (end_date is not kept: the offer lasts as the machine\'s listing)' : ''}` };
+    },
+
     /** The hosting feature's `list machine`: `vol_size` 0 unlists the machine's volume offer, anything else lists it. */
     setListed: (tx: Tx, machineId: number, listed: boolean) => volumes.setListed(machineId, listed, clock.now(), tx),
 
-    /**
-     * The hosting feature's `list machine` (`create_asks`): `vol_size` 0 unlists the machine's volume offer; otherwise
-     * it is listed with `vol_size` GB in all (null: half the machine's free disk) at `vol_price` $/GB/month (null:
-     * the machine's `price_disk`), as the vastai client documents `-v` and `-z`.
-     */
-    async setAsk(tx: Tx, machineId: number, ask: { vol_size?: number | null; vol_price?: number | null }): Promise<void> {
-      const now = clock.now();
-      await volumes.setListed(machineId, ask.vol_size !== 0, now, tx);
-      // Neither sent (a client other than vastai, which sends both, null when not given): the ask stays as it was.
-      if (ask.vol_size === 0 || (ask.vol_size === undefined && ask.vol_price === undefined)) return;
-      await volumes.setAsk({ machine_id: machineId, size_gb: ask.vol_size ?? null, price_disk_micro: ask.vol_price == null ? null : Math.round(ask.vol_price * 1e6), updated_at: now }, tx);
-    },
+    setAsk,
 
     /** `vastai copy V.<id>:path` (src/copy/): the instances that mount the caller's volume, and where; undefined when not theirs. */
     async mountsOf(principal: Principal, volumeId: number): Promise<{ instanceId: number; mountPath: string }[] | undefined> {
