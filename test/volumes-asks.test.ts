@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect, type TestApp } from './helpers/harness.js';
 import { hostMachine, listBody, newHost } from './hosting-fixtures.js';
-import { desired, hostWithMachine, report } from './agent-server-fixtures.js';
+import { desired, hostWithMachine, observed, report } from './agent-server-fixtures.js';
 import { cumulativeMicro } from '../src/billing/billing-accrual.js';
 import { OFFER_ID_STRIDE } from '../src/machines/machines-offers-contract.js';
 import { HOURS_PER_MONTH } from '../src/platform/money.js';
@@ -174,6 +174,13 @@ forEachDialect('volumes-asks', (app) => {
     const d = await desired(app(), host);
     const inst = d.instances.find((i: any) => i.instance_id === rented.body.new_contract);
     assert.deepEqual(inst.mounts, [{ volume_id: vid, mount_path: '/data' }]);
+    // The agent's note on a running instance (a volume over its size on a host without quotas) is its status_msg.
+    const note = `volume ${vid} holds 25.0 GB, over its 20 GB: this host cannot enforce the size, so delete files or the writes may fill the host's disk`;
+    await report(app(), host, [observed(inst.instance_id, inst.boot, { note })], d.version);
+    const shown = (await app().request('GET', `/api/v0/instances/${inst.instance_id}/`, { key: api_key })).body.instances;
+    assert.deepEqual([shown.actual_status, shown.status_msg], ['running', note]);
+    await report(app(), host, [observed(inst.instance_id, inst.boot)], d.version);
+    assert.equal((await app().request('GET', `/api/v0/instances/${inst.instance_id}/`, { key: api_key })).body.instances.status_msg, null, 'gone once back under');
     const badPath = await app().request('PUT', `/api/v0/asks/${host.machineId * OFFER_ID_STRIDE + 1}/`, {
       key: api_key, body: { image: 'busybox', volume_info: { volume_id: vid, mount_path: '/', create_new: false } },
     });
