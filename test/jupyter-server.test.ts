@@ -186,6 +186,35 @@ forEachDialect('jupyter runtypes', (app) => {
     assert.equal((await statusOf(app(), id, renter.api_key)).jupyter_dir, odd);
   });
 
+  test('an update to a Jupyter template gives an SSH instance a token once (the next update keeps it); its jupyter_dir is checked', async () => {
+    const host = await hostWithMachine(app());
+    const renter = await app().createUser();
+    const { id } = await rentOn(app(), host, renter.api_key, { runtype: 'ssh_proxy' });
+    assert.equal((await statusOf(app(), id, renter.api_key)).jupyter_token, null);
+    const template = (body: Record<string, unknown>) => app().request('POST', '/api/v0/template/', {
+      key: renter.api_key, body: { name: `jup-${Math.random()}`, image: 'jupyter/base-notebook', tag: 'latest', runtype: 'jupyter', use_jupyter_lab: true, docker_login_repo: '', docker_login_user: '', docker_login_pass: '', ...body },
+    });
+    const t = await template({ jupyter_dir: '/notebooks' });
+    assert.equal(t.status, 200, t.raw);
+    const up = await app().request('PUT', `/api/v0/instances/update_template/${id}/`, { key: renter.api_key, body: { id, template_hash_id: t.body.template.hash_id } });
+    assert.equal(up.status, 200, up.raw);
+    assert.equal(up.body.updated_instance.image_runtype, 'jupyter_proxy');
+    const token = up.body.updated_instance.jupyter_token;
+    assert.match(token, TOKEN);
+    const d = await desired(app(), host);
+    const inst = d.instances.find((i: { instance_id: number }) => i.instance_id === id);
+    assert.deepEqual([inst.runtype, inst.jupyter_token, inst.use_jupyter_lab, inst.jupyter_dir], ['jupyter', token, true, '/notebooks']);
+    const again = await app().request('PUT', `/api/v0/instances/update_template/${id}/`, { key: renter.api_key, body: { id, template_hash_id: t.body.template.hash_id } });
+    assert.equal(again.status, 200, again.raw);
+    assert.equal(again.body.updated_instance.jupyter_token, token);
+    const bad = await template({ jupyter_dir: '/a\nb' });
+    if (bad.status === 200) {
+      const refused = await app().request('PUT', `/api/v0/instances/update_template/${id}/`, { key: renter.api_key, body: { id, template_hash_id: bad.body.template.hash_id } });
+      assert.equal(refused.status, 400, refused.raw);
+      assert.match(refused.body.msg, /control characters/);
+    } else assert.equal(bad.status, 400, bad.raw);
+  });
+
   test('a simulated machine\'s Jupyter instance has the fields too', async () => {
     const m = await addMachine(app());
     const renter = await app().createUser();
