@@ -11,6 +11,9 @@ import type { Duplex } from 'node:stream';
 import { TunnelError, type TunnelsApi } from '../tunnels/tunnels-contract.js';
 import { ApiError } from '../platform/errors.js';
 import { IDLE_STREAM_MS, MAX_IDLE_STREAMS_PER_PORT, MAX_STREAMS_PER_PORT, PORT_TOKEN_HEADER } from './ports-constants.js';
+
+/** Pools kept before the empty ones are dropped. */
+const MAX_POOLS = 1000;
 import { cookieWithoutOurs, urlWithoutToken } from './ports-credentials.js';
 
 /** Headers of one hop only (RFC 9110 §7.6.1), never passed on; `upgrade` requests take the raw path (ports-http.ts). */
@@ -92,6 +95,12 @@ export function portProxy(deps: ProxyDeps) {
     const key = `${route.machineId}:${route.instanceId}:${route.port}`;
     let pool = pools.get(key);
     if (pool) return pool;
+    // Ports come and go with instances: past MAX_POOLS, the pools with no stream open or idle are dropped.
+    if (pools.size >= MAX_POOLS) {
+      for (const [k, p] of pools) {
+        if (!Object.keys(p.sockets).length && !Object.keys(p.freeSockets).length && !Object.keys(p.requests).length) pools.delete(k);
+      }
+    }
     // `timeout`: the agent closes a pooled stream idle that long.
     const agent = new Agent({ keepAlive: true, maxSockets: MAX_STREAMS_PER_PORT, maxFreeSockets: MAX_IDLE_STREAMS_PER_PORT, timeout: IDLE_STREAM_MS, scheduling: 'lifo' });
     agent.createConnection = ((options: { gpuplaneSource?: string }, done: (err: Error | null, s?: Duplex) => void) => {
