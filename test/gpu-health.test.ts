@@ -140,7 +140,9 @@ forEachDialect('GPU health through the agent protocol', (app) => {
     // Fault lasted 600 s but counts an hour, over the one-day minimum window of a young machine.
     const expected = Math.round((1 - FAULT_MIN_DOWN_S / RELIABILITY_MIN_WINDOW_S) * 1e4) / 1e4;
     assert.equal(offers[0].reliability2, expected);
-    assert.equal((await statusOf(app(), id, renter.api_key)).status_msg, null);
+    const recovered = await statusOf(app(), id, renter.api_key);
+    assert.equal(recovered.status_msg, null);
+    assert.equal(recovered.reliability2, expected, 'the instance shows its machine\'s reliability2 as measured now');
     const after = await showMachine(app(), host);
     assert.equal(after.gpu_fault, null);
     assert.equal(after.reliability2, expected);

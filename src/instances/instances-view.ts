@@ -114,7 +114,8 @@ export function toInstanceObject(
     template_hash_id: inst.template_hash_id,
     inet_up: num(offer.inet_up),
     inet_down: num(offer.inet_down),
-    reliability2: num(offer.reliability, 1),
+    // Issue 33 (telemetry): an agent machine's reliability2 as measured now; the rented offer's otherwise.
+    reliability2: machine?.agent ? machine.reliability : num(offer.reliability, 1),
     geolocation: str(offer.geolocation),
     cuda_max_good: num(offer.cuda_max_good),
     driver_version: str(offer.driver_version),

@@ -71,6 +71,8 @@ export interface MachineInfo {
   agent: boolean;
   /** Maintenance windows the host announced (`schedule maint`), oldest first. */
   maint: readonly MaintWindow[];
+  /** reliability2 now: measured for an agent machine (issue 33, agent-server-health.ts), the catalogue's otherwise. */
+  reliability: number;
 }
 
 export interface MachinesApi {

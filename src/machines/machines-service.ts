@@ -82,6 +82,7 @@ function machineInfo(m: MachineRecord): MachineInfo {
     fault: m.fault,
     agent: m.spec.agent === true,
     maint: m.maint,
+    reliability: m.spec.reliability,
   };
 }
 
