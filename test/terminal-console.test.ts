@@ -3,8 +3,8 @@
 // the server parses, every bad message is refused with a sentence, and what the page says when it closes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canReconnect, closedText, terminalMessage, terminalSocketUrl } from '../console/src/lib/terminal.js';
-import { parseClientMessage, TERMINAL_CLOSE, TERMINAL_PATH } from '../src/terminal/terminal-contract.js';
+import { canReconnect, closedText, INPUT_CHUNK_CHARS, inputMessages, terminalMessage, terminalSocketUrl } from '../console/src/lib/terminal.js';
+import { parseClientMessage, TERMINAL_CLOSE, TERMINAL_MESSAGE_MAX, TERMINAL_PATH } from '../src/terminal/terminal-contract.js';
 
 test("the socket's URL: ws on http, wss on https, the page's own host, the API's path", () => {
   assert.equal(terminalSocketUrl({ protocol: 'http:', host: '127.0.0.1:8080' }, 7), 'ws://127.0.0.1:8080/api/v0/instances/7/terminal/');
@@ -36,4 +36,27 @@ test('what the page says when the terminal closes, and when it offers to reconne
   assert.equal(canReconnect(TERMINAL_CLOSE.hostLost), true);
   assert.equal(canReconnect(TERMINAL_CLOSE.destroyed), false);
   assert.equal(canReconnect(TERMINAL_CLOSE.signedOut), false);
+});
+
+test('a paste of any size goes as messages the server takes, whole and in order, an emoji never cut in two', () => {
+  const paste = ('line of text 🙂 ' + 'x'.repeat(40) + '\n').repeat(60_000); // about 3.5 million characters
+  const msgs = inputMessages(paste);
+  assert.ok(msgs.length > 1);
+  let joined = '';
+  for (const m of msgs) {
+    assert.ok(Buffer.byteLength(m) <= TERMINAL_MESSAGE_MAX, `${Buffer.byteLength(m)} bytes`);
+    const parsed = parseClientMessage(m);
+    assert.ok(typeof parsed !== 'string' && parsed.type === 'input');
+    assert.ok(parsed.data.length <= INPUT_CHUNK_CHARS);
+    // No lone surrogate at either end: each message is valid text on its own.
+    assert.equal(Buffer.from(parsed.data, 'utf8').toString('utf8'), parsed.data);
+    joined += parsed.data;
+  }
+  assert.equal(joined, paste);
+  // An emoji across the boundary goes whole into the next message.
+  const edge = inputMessages('a'.repeat(INPUT_CHUNK_CHARS - 1) + '🙂b').map((m) => (parseClientMessage(m) as { data: string }).data);
+  assert.deepEqual(edge.map((d) => d.length), [INPUT_CHUNK_CHARS - 1, 3]);
+  assert.equal(edge[1], '🙂b');
+  assert.deepEqual(inputMessages(''), []);
+  assert.deepEqual(inputMessages('ls\r'), [terminalMessage({ type: 'input', data: 'ls\r' })]);
 });

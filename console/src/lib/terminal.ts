@@ -9,6 +9,22 @@ export function terminalSocketUrl(page: { protocol: string; host: string }, id: 
   return `${page.protocol === 'https:' ? 'wss:' : 'ws:'}//${page.host}${terminalPath(id)}`;
 }
 
+/** Characters per input message: a paste of any size stays far under the server's message limit (1 MiB). */
+export const INPUT_CHUNK_CHARS = 64 * 1024;
+
+/** Input as messages of at most INPUT_CHUNK_CHARS characters, never splitting a surrogate pair (an emoji). */
+export function inputMessages(data: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < data.length;) {
+    let end = Math.min(data.length, i + INPUT_CHUNK_CHARS);
+    const last = data.charCodeAt(end - 1);
+    if (end < data.length && last >= 0xd800 && last <= 0xdbff) end--;
+    out.push(terminalMessage({ type: 'input', data: data.slice(i, end) }));
+    i = end;
+  }
+  return out;
+}
+
 /** A message for the server. */
 export function terminalMessage(m: TerminalClientMessage): string {
   return JSON.stringify(m);

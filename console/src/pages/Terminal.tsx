@@ -14,7 +14,7 @@ import { FitAddon } from '@xterm/addon-fit';
 import '@xterm/xterm/css/xterm.css';
 import { api, errorText } from '../lib/api.js';
 import { Link, useLocation } from '../lib/router.js';
-import { canReconnect, closedText, terminalMessage, terminalSocketUrl } from '../lib/terminal.js';
+import { canReconnect, closedText, inputMessages, terminalMessage, terminalSocketUrl } from '../lib/terminal.js';
 import { withConstructedStyles } from '../lib/xterm-styles.js';
 
 type Phase =
@@ -63,8 +63,12 @@ export default function TerminalPage() {
     const send = (m: Parameters<typeof terminalMessage>[0]) => {
       if (ws?.readyState === WebSocket.OPEN) ws.send(terminalMessage(m));
     };
-    term.onData((data) => send({ type: 'input', data }));
-    term.onBinary((data) => send({ type: 'input', data }));
+    // A long paste goes as several messages (the server takes at most 1 MiB in one).
+    const sendInput = (data: string) => {
+      if (ws?.readyState === WebSocket.OPEN) for (const m of inputMessages(data)) ws.send(m);
+    };
+    term.onData(sendInput);
+    term.onBinary(sendInput);
     term.onResize(({ rows, cols }) => send({ type: 'resize', rows, cols }));
     const observer = new ResizeObserver(() => refit());
     observer.observe(host);
