@@ -372,6 +372,14 @@ forEachDialect('instance ports through the server', (app) => {
       ws.on('error', reject);
     });
     assert.deepEqual(got, ['hello /socket?x=1', 'echo ping through the tunnel']);
+    // The token in the URL works for an upgrade too, and the app never sees it.
+    const viaUrl = new WebSocket(`ws://127.0.0.1:${base.port}/socket?a=1&gpuplane_token=${token}`, { headers: { host: hostOf(id, 8000) } });
+    const first = await new Promise<string>((resolve, reject) => {
+      viaUrl.on('message', (m) => resolve(m.toString()));
+      viaUrl.on('error', reject);
+    });
+    viaUrl.close();
+    assert.equal(first, 'hello /socket?a=1');
     const refused = new WebSocket(`ws://127.0.0.1:${base.port}/socket`, { headers: { host: hostOf(id, 8000) } });
     const status = await new Promise<number>((resolve) => {
       refused.on('unexpected-response', (_req, res) => resolve(res.statusCode!));

@@ -20,7 +20,7 @@ import type { ApiError } from '../platform/errors.js';
 import type { TunnelsApi } from '../tunnels/tunnels-contract.js';
 import { parsePortHost } from './ports-contract.js';
 import { GRANT_PATH } from './ports-constants.js';
-import { isBrowserNavigation, presentedBy } from './ports-credentials.js';
+import { isBrowserNavigation, presentedBy, urlWithoutToken } from './ports-credentials.js';
 import { forwardHeaders, portProxy, tunnelRefusal, type PortRoute } from './ports-proxy.js';
 import type { PortsService, PortTarget } from './ports-service.js';
 
@@ -112,7 +112,7 @@ export function portsHttp(deps: PortsHttpDeps) {
     if (socket.destroyed) return void stream.destroy();
     // The request head as the app must see it: our credentials out, the forwarded headers in, the upgrade kept.
     const headers = forwardHeaders(req, forwardedProto, config.trustProxy);
-    const lines = [`${req.method} ${url} HTTP/1.1`];
+    const lines = [`${req.method} ${urlWithoutToken(url)} HTTP/1.1`];
     for (const [name, value] of Object.entries(headers)) for (const v of [value].flat()) lines.push(`${name}: ${v}`);
     lines.push(`connection: ${String(req.headers.connection ?? 'Upgrade')}`, `upgrade: ${String(req.headers.upgrade)}`);
     stream.write(`${lines.join('\r\n')}\r\n\r\n`);
