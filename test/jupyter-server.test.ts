@@ -167,6 +167,10 @@ forEachDialect('jupyter runtypes', (app) => {
     assert.ok(history.body.events.some((e: { status_msg: string | null }) => e.status_msg === JUPYTER_MISSING_MSG), history.raw);
     const fixed = await running(app(), host, id, renter.api_key);
     assert.equal(fixed.status_msg, null);
+    // A note of someone else's while it runs (a copy's progress, src/copy/) stays through reports that say nothing.
+    await app().services.instances.noteStatus(id, 'copy from instance 1:/data to /data: 40%');
+    const noted = await running(app(), host, id, renter.api_key);
+    assert.equal(noted.status_msg, 'copy from instance 1:/data to /data: 40%');
   });
 
   test('jupyter_dir: control characters and over-long values are a 400, never stored; spaces, quotes and $(...) are text', async () => {

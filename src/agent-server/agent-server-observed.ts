@@ -103,6 +103,22 @@ export async function applyReports({ store, lifecycle }: ObservedDeps, tx: Tx, r
 
 type HaltTo = { actual_status: string; status_msg: string | null };
 
+/** A note of the agent's on a volume over its size (src/agent/volumes.ts `overSizeNote`). */
+const VOLUME_NOTE = /^volume \d+ holds .* over its /;
+
+/**
+ * A running instance's status message after a report. Reaching running: none (the loading notes are over), unless the
+ * agent has something to say: the image lacks the Jupyter its runtype starts (`jupyter_missing`, issue 32), or a note
+ * (issue 33: a volume over its size on a host without quotas). While it runs, the agent's word replaces the message;
+ * when the agent has nothing to say, a message it said before goes, and a note of someone else's (a copy's progress,
+ * src/copy/, written while the instance runs) stays.
+ */
+function runningMsg(current: string | null, wasRunning: boolean, o: Pick<ObservedInstanceT, 'jupyter_missing' | 'note'>): string | null {
+  const agent = o.jupyter_missing === true ? JUPYTER_MISSING_MSG : (o.note ?? null);
+  if (!wasRunning || agent !== null) return agent;
+  return current === null || current === JUPYTER_MISSING_MSG || VOLUME_NOTE.test(current) ? null : current;
+}
+
 /** What the report says of one instance (locked) changes, or undefined when it changes nothing. */
 function changeOf(inst: InstanceRow, o: ObservedInstanceT | undefined, now: number): Change | undefined {
   const status = inst.actual_status;
@@ -115,11 +131,9 @@ function changeOf(inst: InstanceRow, o: ObservedInstanceT | undefined, now: numb
   if (!o) return status === null || status === 'loading' ? undefined : toLoading(MISSING_MSG);
   switch (o.state) {
     case 'running': {
-      // Running says nothing more, unless the image lacks the Jupyter its runtype starts, or the agent has a note for
-      // its renter (issue 33: a volume over its size on a host without quotas).
-      const msg = o.jupyter_missing === true ? JUPYTER_MISSING_MSG : (o.note ?? null);
-      if (status === 'running' && samePorts(inst.ports, o.ports) && inst.status_msg === msg) return undefined;
       const wasRunning = status === 'running';
+      const msg = runningMsg(wasRunning ? inst.status_msg : null, wasRunning, o);
+      if (wasRunning && samePorts(inst.ports, o.ports) && inst.status_msg === msg) return undefined;
       const patch = { actual_status: 'running', status_msg: msg, ports: JSON.stringify(o.ports), running_since: wasRunning ? inst.running_since : now };
       return { inst, patch, halt: false, startsMeter: !wasRunning };
     }
