@@ -3,18 +3,21 @@
 // the host's free disk), a volume too large for the host is refused; a volume made at rent (`volume_info.create_new`)
 // is a Docker volume labelled as the agent's own and mounted at mount_path; its data outlives the instance and is there
 // in a new instance that links it; `copy` between instances reaches the volume's path; a mounted volume cannot be
-// deleted; deleting it removes the Docker volume. `V.<id>` copy locations go through the instance that mounts it. Docker must be running: where it is not, this test fails.
+// deleted; deleting it removes the Docker volume. `vastai copy` with a local side (the client's rsync through the
+// gateway) reaches the volume's path; `V.<id>` copy locations go through the instance that mounts it. Docker must be running: where it is not, this test fails.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { call, serve, type Served } from './helpers/spawn.js';
 import { prepareAgentRun, startAgent, untilStatus, within as withinDeadline, type AgentProcess } from './helpers/agent-process.js';
 import { BUSYBOX_IMAGE } from './helpers/docker.js';
+import { makeKeyPair, ok, run } from './helpers/openssh.js';
 
-const PORTS = { start: 48700, end: 48799 };
+const PORTS = { start: 47500, end: 47599 };
+const GATEWAY_PORTS = '54300-54599';
 const OWNER = 'gpk_e2e_volumes_owner_key_0123456789';
 
 const docker = new Docker();
@@ -66,7 +69,9 @@ before(async () => {
   await prepareAgentRun(docker, dir, dbFile, 700_000_000);
   server = await serve({
     GPUPLANE_DATABASE_URL: `sqlite:${dbFile}`, GPUPLANE_BOOTSTRAP_API_KEY: OWNER, GPUPLANE_SECRET_KEY: 'e2e-secret-key-0123456789',
-    GPUPLANE_SIM_MACHINES: '1', GPUPLANE_AGENT_OFFLINE_AFTER: '30', GPUPLANE_GATEWAY: 'false',
+    GPUPLANE_SIM_MACHINES: '1', GPUPLANE_AGENT_OFFLINE_AFTER: '30',
+    // The gateway: `vastai copy` with a local side runs the client's rsync through it (the instance's copy port).
+    GPUPLANE_GATEWAY: 'true', GPUPLANE_GATEWAY_BIND: '127.0.0.1', GPUPLANE_GATEWAY_HOST: '127.0.0.1', GPUPLANE_GATEWAY_PORTS: GATEWAY_PORTS,
   });
 });
 
@@ -87,6 +92,8 @@ test('a volume on a real host: offered by create_asks, made at rent, outlives it
   const renter = await api('POST', '/_emu/users', OWNER, { email: 'vol-e2e-renter@example.com' });
   const hostKey: string = host.body.api_key;
   const renterKey: string = renter.body.api_key;
+  const key = await makeKeyPair(dir, 'renter');
+  assert.equal((await api('POST', '/api/v0/ssh/', renterKey, { ssh_key: key.publicKey })).status, 200);
   agent = startAgent({ url: server!.url, stateDir: join(dir, 'state'), hardwareFile: join(dir, 'hardware.json'), ports: PORTS, apiKey: hostKey });
   machineId = (await within('registration', agent.logged('machine registered'))).machine_id;
   const machine = (await api('GET', `/api/v0/machines/${machineId}`, hostKey)).body;
@@ -145,6 +152,23 @@ test('a volume on a real host: offered by create_asks, made at rent, outlives it
   const b: number = second.body.new_contract;
   await within('instance linking the volume running', untilStatus(server!.url, renterKey, b, 'running'), 120_000);
   assert.equal(await inContainer(b, 'cat /mnt/vol/note.txt'), 'kept across instances\n');
+
+  // vastai copy with a local side: the reply, then the very rsync the client runs (user vastai_kaalia, module = the
+  // instance id) through the gateway, into the volume's path and back out.
+  mkdirSync(join(dir, 'up'), { recursive: true });
+  writeFileSync(join(dir, 'up', 'local.txt'), 'from the renter\'s machine\n');
+  const shell = (p: number) => `ssh -i ${key.file} -p ${p} -o StrictHostKeyChecking=no -o UserKnownHostsFile=${join(dir, 'known_hosts')} -F /dev/null`;
+  const put = await api('PUT', '/api/v0/commands/rsync/', renterKey, { client_id: 'me', src_id: null, dst_id: String(b), src_path: `${join(dir, 'up')}/`, dst_path: '/mnt/vol/up/' });
+  assert.equal(put.status, 200, JSON.stringify(put.body));
+  const up = `rsync -arz -v --progress --rsh=ssh -e '${shell(put.body.dst_port)}' ${join(dir, 'up')}/ vastai_kaalia@${put.body.dst_addr}::${b}//mnt/vol/up/`;
+  await within('rsync up into the volume', ok(run('sh', ['-c', up], { timeoutMs: 120_000 }), up), 130_000);
+  assert.equal(await inContainer(b, 'cat /mnt/vol/up/local.txt'), 'from the renter\'s machine\n');
+  const get = await api('PUT', '/api/v0/commands/rsync/', renterKey, { client_id: 'me', src_id: String(b), dst_id: null, src_path: '/mnt/vol/note.txt', dst_path: join(dir, 'down') });
+  assert.equal(get.status, 200, JSON.stringify(get.body));
+  mkdirSync(join(dir, 'down'), { recursive: true });
+  const down = `rsync -arz -v --progress --rsh=ssh -e '${shell(get.body.src_port)}' vastai_kaalia@${get.body.src_addr}::${b}//mnt/vol/note.txt ${join(dir, 'down')}/`;
+  await within('rsync down out of the volume', ok(run('sh', ['-c', down], { timeoutMs: 120_000 }), down), 130_000);
+  assert.equal(readFileSync(join(dir, 'down', 'note.txt'), 'utf8'), 'kept across instances\n');
 
   // copy between instances reaches the volume's path (the copy goes into the container's root, where it is mounted).
   const c = (await rent({ onstart: 'mkdir -p /workspace/in && echo copied in > /workspace/in/c.txt' })).body.new_contract as number;
