@@ -53,6 +53,13 @@ export function createReconciler(deps: ReconcilerDeps) {
   /** The progress of each pull under way (by instance), and the pending report of it (throttled). */
   const progress = new Map<number, PullProgressCounter>();
   let progressTimer: NodeJS.Timeout | undefined;
+  /**
+   * The GPUs each instance was last desired to run on, and those of the containers whose stop (SIGTERM, then the
+   * grace) is under way: an outbid instance's GPUs go to the new renter at once, and the new container must not start
+   * on them while the old one may still be using them for up to its grace.
+   */
+  const lastGpus = new Map<number, number[]>();
+  const stoppingGpus = new Map<number, number[]>();
   let progressReportedAt = 0;
   const failures = new Map<number, Failure>();
   /** Host ports picked by creates in flight, until their containers show in a listing. */
@@ -176,6 +183,10 @@ export function createReconciler(deps: ReconcilerDeps) {
     deps.saveRecords(records);
   }
 
+  /** Whether `d` would run on a GPU another instance's stopping container still has (the pass after that stop makes it). */
+  const waitsForGpus = (d: DesiredInstanceT) =>
+    d.state === 'running' && [...stoppingGpus].some(([id, gpus]) => id !== d.instance_id && gpus.some((g) => d.gpu_indices.includes(g)));
+
   function launch(a: Action): void {
     if (a.kind === 'adopt') {
       setRecord(a.instanceId, a.record);
@@ -183,6 +194,10 @@ export function createReconciler(deps: ReconcilerDeps) {
     }
     const key = keyOf(a);
     if (tasks.has(key)) return;
+    if ((a.kind === 'create' || a.kind === 'recreate' || a.kind === 'start') && waitsForGpus(a.instance)) {
+      log.info({ instance_id: a.instance.instance_id, action: a.kind }, 'waiting for a stopping container to leave its GPUs');
+      return;
+    }
     const instanceId = a.kind === 'remove' ? a.instanceId : a.instance.instance_id;
     const generation = a.kind === 'remove' ? null : a.instance.generation;
     log.info({ instance_id: instanceId, action: a.kind, ...('containerId' in a ? { container_id: a.containerId.slice(0, 12) } : {}) }, 'reconcile');
@@ -261,6 +276,15 @@ export function createReconciler(deps: ReconcilerDeps) {
    */
   async function stopWithNotice(d: DesiredInstanceT, containerId: string, reason: string): Promise<void> {
     const grace = graceOf(d);
+    stoppingGpus.set(d.instance_id, lastGpus.get(d.instance_id) ?? d.gpu_indices);
+    try {
+      await noticeThenStop(d, containerId, reason, grace);
+    } finally {
+      stoppingGpus.delete(d.instance_id);
+    }
+  }
+
+  async function noticeThenStop(d: DesiredInstanceT, containerId: string, reason: string, grace: number): Promise<void> {
     if (runtime.writeFile) {
       const text = stopNotice({ instanceId: d.instance_id, reason, now: deps.now(), graceS: grace });
       await runtime.writeFile(containerId, STOP_NOTICE_PATH, text).catch((err: unknown) => {
@@ -355,6 +379,8 @@ export function createReconciler(deps: ReconcilerDeps) {
     setDesired(list: DesiredInstanceT[], volumeList?: DesiredVolumeT[]): void {
       volumes?.setDesired(volumeList);
       desired = list;
+      for (const d of list) if (d.state === 'running' && d.gpu_indices.length) lastGpus.set(d.instance_id, d.gpu_indices);
+      for (const id of lastGpus.keys()) if (!list.some((d) => d.instance_id === id)) lastGpus.delete(id);
       for (const f of failures.values()) f.retryAt = 0;
       trigger();
     },
