@@ -35,7 +35,7 @@ test('who is routed: a worker that reported ready anywhere; one that never repor
   assert.equal(routable(false, false), false, 'reported loading or errored');
   assert.equal(routable(false, true), false);
   assert.equal(routable(null, false), true, 'a simulated host\'s worker, never reporting');
-  assert.equal(routable(undefined, false), true, 'a worker row from before 0053');
+  assert.equal(routable(undefined, false), true, 'a worker row from before 0052');
   assert.equal(routable(null, true), false, 'a real host\'s worker before its first report');
   assert.equal(routable(undefined, true), false);
 });

@@ -51,10 +51,10 @@ import { instancesApiKeySealedMigration } from './0045-instances-api-key-sealed.
 import { agentTunnelsMigration } from './0046-agent-tunnels.js';
 import { teamKeysNotifyMigration } from './0047-team-keys-notify.js';
 import { instancesJupyterTokenMigration } from './0048-instances-jupyter-token.js';
-import { volumeAsksMigration } from './0052-volume-asks.js'; // issue 33 (volumes)
 import { portTokensMigration } from './0049-port-tokens.js';
 import { agentGpuHealthMigration } from './0050-agent-gpu-health.js'; // issue 33 (telemetry)
-import { serverlessWorkerReportsMigration } from './0053-serverless-worker-reports.js'; // issue 33 (serverless)
+import { volumeAsksMigration } from './0051-volume-asks.js'; // issue 33 (volumes)
+import { serverlessWorkerReportsMigration } from './0052-serverless-worker-reports.js'; // issue 33 (serverless)
 
 /**
  * Each migration with the one feature that owns what it makes: its folder under src/ (`platform` for the platform's
@@ -111,8 +111,8 @@ export const OWNED_MIGRATIONS: ReadonlyArray<readonly [name: string, owner: stri
   ['0048_instances_jupyter_token', 'instances', instancesJupyterTokenMigration],
   ['0049_port_tokens', 'ports', portTokensMigration],
   ['0050_agent_gpu_health', 'agent-server', agentGpuHealthMigration], // issue 33 (telemetry)
-  ['0052_volume_asks', 'volumes', volumeAsksMigration], // issue 33 (volumes)
-  ['0053_serverless_worker_reports', 'serverless', serverlessWorkerReportsMigration], // issue 33 (serverless)
+  ['0051_volume_asks', 'volumes', volumeAsksMigration], // issue 33 (volumes)
+  ['0052_serverless_worker_reports', 'serverless', serverlessWorkerReportsMigration], // issue 33 (serverless)
 ];
 
 export const MIGRATIONS: MigrationList = {

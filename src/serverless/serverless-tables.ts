@@ -69,7 +69,7 @@ export interface ServerlessWorkersTable {
   released_at: number | null;
   /**
    * SHA-256 of the worker's own MASTER_TOKEN (given in its environment when rented; the pyworker sends it with each
-   * report). Null for workers rented before 0053, which cannot report.
+   * report). Null for workers rented before 0052, which cannot report.
    */
   mtoken_hash: string | null;
   /** When its last report came (`POST /worker_status/`); null while it never reported. */

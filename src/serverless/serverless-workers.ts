@@ -50,7 +50,7 @@ export function serverlessWorkersFactory({ store, clock }: { store: ServerlessSt
   /** The live worker a report names, when its token is the one it was given; else a 401 that says no more. */
   async function authenticate(instanceId: number, mtoken: string): Promise<WorkerRow> {
     const row = await store.liveWorker(instanceId);
-    // Compared as digests, in constant time; a worker with no token (rented before 0053) cannot report.
+    // Compared as digests, in constant time; a worker with no token (rented before 0052) cannot report.
     if (!row || row.mtoken_hash === null || !digestEqual(row.mtoken_hash, sha256Hex(mtoken))) {
       throw new ApiError('auth_error', 'unknown worker, or not its MASTER_TOKEN');
     }

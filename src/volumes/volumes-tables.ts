@@ -39,7 +39,7 @@ export interface VolumeUnlistedTable {
 }
 
 /**
- * A host's ask for the machine's volume offer (`create_asks` `vol_size`/`vol_price`, migration 0052). No row: the
+ * A host's ask for the machine's volume offer (`create_asks` `vol_size`/`vol_price`, migration 0051). No row: the
  * machine's free disk at its `price_disk`.
  */
 export interface VolumeAsksTable {

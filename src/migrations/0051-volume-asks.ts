@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { col, type DialectMigration } from '../platform/db/migrations.js';
 
 /**
- * 0052_volume_asks (issue 33 item 2, volumes on real hosts):
+ * 0051_volume_asks (issue 33 item 2, volumes on real hosts):
  * - `volume_asks`: what a host's `list machine` (`create_asks`) says of the machine's volume offer: `vol_size`, the
  *   GB offered for volumes (null: half the machine's free disk, as the vastai client documents), and `vol_price`,
  *   $/GB/month in micro-dollars (null: the machine's `price_disk`). A machine without a row offers its free disk at

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectMigration } from '../platform/db/migrations.js';
 
 /**
- * 0053_serverless_worker_reports (issue 33 item 5: serverless on real hosts): each worker the autoscaler rents gets a
+ * 0052_serverless_worker_reports (issue 33 item 5: serverless on real hosts): each worker the autoscaler rents gets a
  * MASTER_TOKEN of its own in its environment; the client's pyworker sends it with every report
  * (`POST /worker_status/`, `POST /delete_requests/`), and only its SHA-256 is kept here. The last report's figures are
  * kept beside it: whether the model is loaded, its error, its load and measured performance, and when it reported,
