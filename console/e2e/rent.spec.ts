@@ -98,7 +98,7 @@ test('search, rent, watch it boot live, read logs, label, stop, start, reboot an
   await axe();
   await confirm.getByRole('button', { name: 'Stop' }).click();
   await server.advance(5);
-  await expect(row.getByText('stopped')).toBeVisible();
+  await expect(row.getByText('stopped', { exact: true })).toBeVisible();
   // The timeline is the instance's history: a fresh page shows the states it went through before.
   await page.reload();
   await expect(timeline.getByText('running')).toBeVisible();
