@@ -18,9 +18,9 @@ test('the schema module imports typebox only', () => {
 
 /**
  * The protocol modules both sides share: the schemas, and the tunnel's targets and wire constants (issue 31), and the
- * terminal target's frames (issue 32).
+ * terminal target's frames (issue 32), and the pull progress the agent sums and the server words (issue 33).
  */
-const SHARED_PROTOCOL = ['agent-protocol-schemas.ts', 'tunnel-targets.ts', 'tunnel-wire.ts', 'terminal-wire.ts'].map((f) => join(SRC, 'protocol', f));
+const SHARED_PROTOCOL = ['agent-protocol-schemas.ts', 'tunnel-targets.ts', 'tunnel-wire.ts', 'terminal-wire.ts', 'pull-progress.ts'].map((f) => join(SRC, 'protocol', f));
 
 const filesUnder = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
@@ -37,8 +37,9 @@ test('src/agent/ imports only itself, the SDK, the shared protocol modules, and 
   }
 });
 
-test('the tunnel\'s protocol modules import nothing (the agent carries them as they are)', () => {
-  for (const file of SHARED_PROTOCOL.slice(1)) assert.deepEqual(importsOf(file), [], relative(SRC, file));
+test('the tunnel\'s protocol modules import nothing, the pull progress only the schemas (the agent carries them as they are)', () => {
+  for (const file of SHARED_PROTOCOL.slice(1, -1)) assert.deepEqual(importsOf(file), [], relative(SRC, file));
+  assert.deepEqual(importsOf(SHARED_PROTOCOL.at(-1)!), ['./agent-protocol-schemas.js']);
 });
 
 test('the port map is the instance\'s ports shape, and nothing else', () => {

@@ -22,6 +22,7 @@ export const ROUTE_COMMANDS: Readonly<Record<string, string>> = {
   'POST /api/v0/auth/apikeys/ with team_id': '`gpuplane create api-key --team-id TEAM_ID`',
   'POST /api/v0/ssh/': '`gpuplane create ssh-key PUBLIC_KEY_FILE`',
   'POST /_emu/clock/advance': '`gpuplane emu advance SECONDS`',
+  'POST /api/v0/instances/{id}/ports/{port}/token/': '`gpuplane create port-token ID PORT`',
 };
 
 /** Longest first, so that `POST then PUT /x` is replaced before `PUT /x`. */

@@ -210,7 +210,7 @@ export function portsServiceFactory(deps: PortsDeps) {
       if (c === 'none') {
         return refuse(new ApiError('auth_error',
           `port ${port} of instance ${instanceId} needs a credential: open it from the console, or send the port's token ` +
-          `(header ${PORT_TOKEN_HEADER}, or ?${PORT_TOKEN_PARAM}= in the URL; POST /api/v0/instances/${instanceId}/ports/${port}/token/ makes one)`), true);
+          `(header ${PORT_TOKEN_HEADER}, or ?${PORT_TOKEN_PARAM}= in the URL; POST /api/v0/instances/{id}/ports/{port}/token/ makes one)`), true);
       }
       if (c === 'bad') return refuse(new ApiError('auth_error', `the port cookie is expired, or not for port ${port} of instance ${instanceId}: open the port from the console again`), true);
       if (c !== 'ok' && !c.ok) return c;

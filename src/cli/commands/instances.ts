@@ -81,8 +81,7 @@ export function webLines(inst: Record<string, unknown>): string {
     const [port] = urls[0][0].split('/');
     lines.push(
       `(a port URL opens with the web console's Open, or with the port's token: ` +
-        `curl -X POST -H "Authorization: Bearer $KEY" ${'<server>'}/api/v0/instances/${String(inst.id)}/ports/${port}/token/ gives it, ` +
-        `then send it as the x-gpuplane-port-token header or open the url it gives)`,
+        `\`gpuplane create port-token ${String(inst.id)} ${port}\` makes one; send it as the x-gpuplane-port-token header or open the url it gives)`,
     );
   }
   return `\n\n${lines.join('\n')}`;
@@ -354,6 +353,18 @@ Example:
       action(async (ctx, id: number, key: string) => {
         const r = await ctx.client.instances.attachSsh(id, key);
         ctx.out.print(r, () => `${r.msg} (key ${r.key_id})`);
+      }),
+    );
+  create
+    .command('port-token')
+    .description('make a new token of an instance port (the old one stops working): its URL through the server opens with it')
+    .argument('<id>', 'instance id', intArg('id'))
+    .argument('<port>', 'the container port (as in port_urls, e.g. 8000)', intArg('port'))
+    .addHelpText('after', '\nExample:\n  gpuplane create port-token 12 8000   (then: curl -H "x-gpuplane-port-token: TOKEN" URL)')
+    .action(
+      action(async (ctx, id: number, port: number) => {
+        const r = await ctx.client.instances.portToken(id, port);
+        ctx.out.print(r, () => `token ${r.token} (shown once)\nurl   ${r.url}`);
       }),
     );
   verb('detach', 'detach: ssh')

@@ -70,5 +70,8 @@ export function instancesApi(t: Transport) {
     sshKeys: (id: number) =>
       t.request<Static<typeof InstanceSshKeysReply>>('GET', `/api/v0/instances/${id}/ssh/`),
     detachSsh: (id: number, keyId: number) => t.request<Done>('DELETE', `/api/v0/instances/${id}/ssh/${keyId}/`, { body: {} }),
+    /** Issue 32: a new token of the instance port (the old one stops working), shown once, and its URL. */
+    portToken: (id: number, port: number) =>
+      t.request<{ success: boolean; token: string; url: string }>('POST', `/api/v0/instances/${id}/ports/${port}/token/`, { body: {} }),
   };
 }
