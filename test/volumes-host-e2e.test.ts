@@ -184,6 +184,11 @@ test('a volume on a real host: offered by create_asks, made at rent, outlives it
   const out = await api('PUT', '/api/v0/commands/copy_direct/', renterKey, { client_id: 'me', src_id: `C.${b}`, dst_id: `C.${c}`, src_path: '/mnt/vol/note.txt', dst_path: '/workspace/note.txt' });
   assert.equal(out.status, 200, JSON.stringify(out.body));
   await poll('the copy out of the volume', async () => ((await inContainer(c, 'cat /workspace/note.txt 2>/dev/null')) === 'kept across instances\n' ? true : undefined));
+  // The file is there before the copy is over (its last step): the next copy into c waits for its end, or is a 409.
+  await poll('the copy out of the volume over', async () => {
+    const msg: string | null = (await api('GET', `/api/v0/instances/${c}/`, renterKey)).body.instances?.status_msg ?? null;
+    return msg && /: (done|failed: .*)$/.test(msg) ? msg : undefined;
+  }).then((msg) => assert.match(msg, /: done$/));
 
   // V.<id>: the client's volume locations, reached through the running instance that mounts it.
   const viaV = await api('PUT', '/api/v0/commands/copy_direct/', renterKey, { client_id: 'me', src_id: `V.${vol.id}`, dst_id: `C.${c}`, src_path: '/in/c.txt', dst_path: '/workspace/via-v.txt' });

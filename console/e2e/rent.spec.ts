@@ -102,7 +102,7 @@ test('search, rent, watch it boot live, read logs, label, stop, start, reboot an
   // The timeline is the instance's history: a fresh page shows the states it went through before.
   await page.reload();
   await expect(timeline.getByText('running')).toBeVisible();
-  await expect(timeline.getByText('stopped')).toBeVisible();
+  await expect(timeline.getByText('stopped', { exact: true })).toBeVisible();
   expect(await timeline.getByRole('listitem').count()).toBeGreaterThanOrEqual(3);
 
   // Start it again, then reboot it: each confirmed, each followed live.
