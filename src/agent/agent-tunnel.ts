@@ -236,6 +236,9 @@ export function startAgentTunnel(o: AgentTunnelOptions): AgentTunnel {
     return new Promise((done) => {
       if (head.length > 0) socket.unshift(head);
       socket.setNoDelay(true);
+      // The dial's request timeout stays on its socket past the upgrade (Node's client leaves it set): the tunnel's
+      // liveness is the PING watch below, never an idle timer.
+      socket.setTimeout(0);
       socket.setKeepAlive(true, pingMs);
       let session: ServerHttp2Session | undefined;
       const take = (s: ServerHttp2Session) => (session = s);
