@@ -251,6 +251,24 @@ export function createServices(deps: ServiceDeps) {
   // Issue 31 (gateway): the SSH gateway (src/gateway/): a listener on each port of every live SSH or Jupyter instance,
   // passing a renter's connection to the instance through its host's tunnel. Built here, started by `gpuplane serve`
   // (main.ts; GPUPLANE_GATEWAY), closed with the app (app.ts).
+  // An instance as the data plane's features (gateway, ports, terminal) see it: whose it is, where it runs, and whether
+  // its machine is one of the emulator's simulated ones (no container to reach). One reading for the three.
+  const reachableOf = async (r: NonNullable<Awaited<ReturnType<typeof instances.forHosts.find>>>) => {
+    const machine = r.machine_id === null ? undefined : await fleet.machine(r.machine_id);
+    return {
+      id: r.id, runtype: r.runtype, userId: r.user_id, teamId: r.team_id, machineId: r.machine_id,
+      actualStatus: r.actual_status, intendedStatus: r.intended_status, simulated: machine?.agent !== true,
+    };
+  };
+  const reachableInstance = async (id: number) => {
+    const r = await instances.forHosts.find(id, db);
+    return r ? reachableOf(r) : undefined;
+  };
+  // Whether a team member's current role lets them act on the team's instances (a port URL, the terminal).
+  const memberMayWrite = async (teamId: number, userId: number) => {
+    const role = await teamsDb.memberPermissions(teamId, userId);
+    return role !== undefined && allows(role.permissions ? (JSON.parse(role.permissions) as PermissionDoc) : null, 'instance_write');
+  };
   const gateway = gatewayServiceFactory({
     config, db, secretBox, clock, log, audit,
     instances: {
@@ -258,15 +276,7 @@ export function createServices(deps: ServiceDeps) {
         const machineIds = (await fleet.machineRecords()).map((m) => m.id);
         return (await instances.real.store.listOnMachines(machineIds, db)).map((r) => ({ id: r.id, runtype: r.runtype }));
       },
-      find: async (id) => {
-        const r = await instances.forHosts.find(id, db);
-        if (!r) return undefined;
-        const machine = r.machine_id === null ? undefined : await fleet.machine(r.machine_id);
-        return {
-          id: r.id, runtype: r.runtype, userId: r.user_id, teamId: r.team_id, machineId: r.machine_id, actualStatus: r.actual_status,
-          simulated: machine?.agent !== true,
-        };
-      },
+      find: reachableInstance,
       changeMark: () => instances.real.store.lastEventId(),
       nextChange: (ms) => instances.hub.next(ms),
     },
@@ -280,20 +290,15 @@ export function createServices(deps: ServiceDeps) {
       find: async (id) => {
         const r = await instances.forHosts.find(id, db);
         if (!r) return undefined;
-        const machine = r.machine_id === null ? undefined : await fleet.machine(r.machine_id);
         return {
-          id: r.id, userId: r.user_id, teamId: r.team_id, machineId: r.machine_id, actualStatus: r.actual_status, runtype: r.runtype,
+          ...(await reachableOf(r)),
           published: r.ports ? Object.keys(JSON.parse(r.ports) as Record<string, unknown>) : [],
-          simulated: machine?.agent !== true,
           // Issue 32 (jupyter): Jupyter's own token opens its port 8080 (instances-jupyter.ts).
           jupyterToken: jupyterTokenOf(r, secretBox),
         };
       },
     },
-    mayWrite: async (teamId, userId) => {
-      const role = await teamsDb.memberPermissions(teamId, userId);
-      return role !== undefined && allows(role.permissions ? (JSON.parse(role.permissions) as PermissionDoc) : null, 'instance_write');
-    },
+    mayWrite: memberMayWrite,
   });
   ports.useTunnels(tunnels.api);
   // A destroyed instance's port tokens and grants go with it.
@@ -303,22 +308,11 @@ export function createServices(deps: ServiceDeps) {
   const terminal = terminalServiceFactory({
     config, log, clock, audit, resolve: auth.resolve,
     instances: {
-      find: async (id) => {
-        const r = await instances.forHosts.find(id, db);
-        if (!r) return undefined;
-        const machine = r.machine_id === null ? undefined : await fleet.machine(r.machine_id);
-        return {
-          id: r.id, userId: r.user_id, teamId: r.team_id, machineId: r.machine_id, actualStatus: r.actual_status, intendedStatus: r.intended_status,
-          simulated: machine?.agent !== true,
-        };
-      },
+      find: reachableInstance,
       changeMark: () => instances.real.store.lastEventId(),
       nextChange: (ms) => instances.hub.next(ms),
     },
-    mayWrite: async (teamId, userId) => {
-      const role = await teamsDb.memberPermissions(teamId, userId);
-      return role !== undefined && allows(role.permissions ? (JSON.parse(role.permissions) as PermissionDoc) : null, 'instance_write');
-    },
+    mayWrite: memberMayWrite,
   });
   terminal.useTunnels(tunnels.api);
   // Copies between instances go through the same tunnels (src/copy/).

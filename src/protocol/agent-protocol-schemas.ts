@@ -208,7 +208,8 @@ export const ObservedInstance = Type.Object(
 /**
  * One GPU's sample (issue 33, telemetry helper): `nvidia-smi --query-gpu` read at the agent's telemetry interval. Units
  * as nvidia-smi gives them; null where the GPU or driver cannot say (`[N/A]`). Compact on purpose: every heartbeat of
- * every machine may carry one per GPU (the 10,000-agent figures of docs/PERFORMANCE.md hold with it).
+ * every machine may carry one per GPU (the 10,000-agent bench measured no cost from it against a same-day baseline:
+ * docs/PERFORMANCE.md).
  */
 export const GpuSample = Type.Object(
   {
@@ -358,7 +359,7 @@ export const DesiredInstance = Type.Object(
     disk: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 }),
     /**
      * Seconds between SIGTERM and SIGKILL when the agent stops this container (the operator's
-     * GPUPLANE_STOP_GRACE_SECONDS). Absent (servers before it): the agent's own `--stop-timeout` (issue 33).
+     * GPUPLANE_STOP_GRACE_SECONDS). Absent (servers before it): the agent's own built-in 10 s (issue 33).
      */
     stop_grace_s: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),
     /**
