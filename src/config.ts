@@ -189,6 +189,16 @@ export interface Config {
    * @default 30
    */
   stopGraceSeconds: number;
+  /** Issue 34 item 1: `docker` runs the simulated machines' instances as real local containers (emulator mode). */
+  emuContainers: 'off' | 'docker';
+  /** Issue 34 item 2: a file saved by `gpuplane emu save` to start from (emulator mode). */
+  emuState: string | undefined;
+  /** Issue 34 item 2: a seed file (fleet, users, keys, templates, SSH keys) loaded at start (emulator mode). */
+  emuSeedFile: string | undefined;
+  /** Issue 34 item 2: a folder of init scripts run once the emulator is ready (emulator mode). */
+  emuInitDir: string | undefined;
+  /** Issue 34 item 5: a file the recorder appends every API call to (emulator mode). */
+  emuRecord: string | undefined;
 }
 
 /** Offer searches a minute one address may make without a key (GPUPLANE_ANONYMOUS_SEARCHES_PER_MINUTE). */
@@ -429,6 +439,16 @@ export const SETTINGS = {
     default: String(DEFAULT_STOP_GRACE_SECONDS),
     help: 'seconds a stopped container gets between SIGTERM and SIGKILL (a renter\'s stop, outbid, host maintenance), 0-3600',
   },
+  emuContainers: {
+    env: 'GPUPLANE_EMU_CONTAINERS',
+    flag: 'emu-containers',
+    default: 'off',
+    help: 'emulator: off, or docker to run simulated machines\' instances as real local containers (needs Docker)',
+  },
+  emuState: { env: 'GPUPLANE_EMU_STATE', flag: 'emu-state', help: 'emulator: start from this file saved by `gpuplane emu save`' },
+  emuSeedFile: { env: 'GPUPLANE_EMU_SEED_FILE', flag: 'emu-seed-file', help: 'emulator: a seed file (fleet, users and keys, templates, SSH keys) loaded at start' },
+  emuInitDir: { env: 'GPUPLANE_EMU_INIT_DIR', flag: 'emu-init-dir', help: 'emulator: a folder of scripts run, in name order, once the emulator is ready' },
+  emuRecord: { env: 'GPUPLANE_EMU_RECORD', flag: 'emu-record', help: 'emulator: append every API call (secrets redacted) to this file, for `gpuplane emu replay`' },
 } satisfies Record<keyof Config, Setting>;
 
 type Raw = Partial<Record<keyof Config, string>>;
@@ -635,5 +655,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Raw = {}): Config {
     gatewayConnectionsPerSource: int('gatewayConnectionsPerSource', 1, 1_000_000),
     portUrls,
     stopGraceSeconds: int('stopGraceSeconds', 0, 3600),
+    ...emulatorSettings(),
   };
+
+  /** Issue 34: the emulator's own settings, refused in production mode (where there is nothing for them to act on). */
+  function emulatorSettings(): Pick<Config, 'emuContainers' | 'emuState' | 'emuSeedFile' | 'emuInitDir' | 'emuRecord'> {
+    const emuContainers = oneOf('emuContainers', ['off', 'docker'] as const);
+    const files = { emuState: get('emuState'), emuSeedFile: get('emuSeedFile'), emuInitDir: get('emuInitDir'), emuRecord: get('emuRecord') };
+    if (mode === 'production') {
+      if (emuContainers !== 'off') fail('emuContainers', 'is for emulator mode only');
+      for (const [name, v] of Object.entries(files)) if (v !== undefined) fail(name as keyof Config, 'is for emulator mode only');
+    }
+    return { emuContainers, ...files };
+  }
 }

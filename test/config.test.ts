@@ -121,6 +121,11 @@ const VALID: { [K in keyof Config]: [string, Partial<Config>] } = {
   gatewayConnectionsPerSource: ['8', { gatewayConnectionsPerSource: 8 }],
   portUrls: ['https://*.ports.example.com/', { portUrls: 'https://*.ports.example.com' }],
   stopGraceSeconds: ['45', { stopGraceSeconds: 45 }],
+  emuContainers: ['docker', { emuContainers: 'docker' }],
+  emuState: ['/tmp/world.json', { emuState: '/tmp/world.json' }],
+  emuSeedFile: ['/tmp/seed.json', { emuSeedFile: '/tmp/seed.json' }],
+  emuInitDir: ['/tmp/init.d', { emuInitDir: '/tmp/init.d' }],
+  emuRecord: ['/tmp/calls.jsonl', { emuRecord: '/tmp/calls.jsonl' }],
 };
 
 describe('config: every variable, and its flag mirror', () => {
@@ -255,6 +260,15 @@ describe('config: bad values fail at start, naming the variable', () => {
       });
     }
     assert.throws(() => loadConfig({ GPUPLANE_PORT: 'http' }), /got "http"/);
+  });
+
+  test('the emulator settings are refused in production mode, naming the setting (issue 34)', () => {
+    const prod = { GPUPLANE_MODE: 'production', GPUPLANE_SECRET_KEY: 'x'.repeat(32) };
+    for (const [env, value] of [['GPUPLANE_EMU_CONTAINERS', 'docker'], ['GPUPLANE_EMU_STATE', 'w.json'], ['GPUPLANE_EMU_SEED_FILE', 's.json'], ['GPUPLANE_EMU_INIT_DIR', 'init'], ['GPUPLANE_EMU_RECORD', 'c.jsonl']]) {
+      assert.throws(() => loadConfig({ ...prod, [env]: value }), (e: Error) => e instanceof ConfigError && e.message.includes(env) && e.message.includes('emulator mode only'));
+    }
+    assert.throws(() => loadConfig({ GPUPLANE_EMU_CONTAINERS: 'podman' }), /GPUPLANE_EMU_CONTAINERS \(--emu-containers\): must be one of off, docker/);
+    assert.equal(loadConfig({}).emuContainers, 'off');
   });
 
   test('production mode without GPUPLANE_SECRET_KEY is refused', () => {
