@@ -171,6 +171,7 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
       + '(it only creates the owner on an empty database; a new admin key: gpuplane admin create-key)');
   }
   await built.services.onStart?.();
+  await built.services.emuLifecycle.beforeListen();
   options.beforeListen?.();
 
   await reserved.release();
@@ -192,6 +193,9 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
     log.info({ bind: config.gatewayBind, first, last, listening: built.services.gateway.listening().size }, `ssh gateway listening on ${config.gatewayBind} ports ${first}-${last} for the live instances`);
   }
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  // A server bound to every address is reached by its own parts (the emulator's in-process agents) on loopback.
+  const selfHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  await built.services.emuLifecycle.afterListen({ url: `http://${selfHost}:${port}` });
   logListening(log, { url, port, mode: config.mode, clock: config.clock, db: config.databaseUrl.split(':')[0] });
   flushLog();
 
@@ -204,6 +208,7 @@ async function startOn(config: Config, options: StartOptions, reserved: { releas
     async close() {
       if (closed) return;
       closed = true;
+      await built.services.emuLifecycle.close();
       await built.services.gateway.close();
       // Event streams and waits end now; they would otherwise hold the server open until their clients leave.
       built.services.instances.hub.close();

@@ -18,6 +18,7 @@ import { outboxStore } from './emulator/outbox-store.js';
 import { faultCounters } from './emulator/fault-counters-store.js';
 import { outboxMessenger, SMS_FAULTS } from './emulator/outbox-messenger.js';
 import { emulatorServiceFactory } from './emulator/emulator-service.js';
+import { emulatorLifecycle } from './emulator/emulator-lifecycle.js';
 import { productionMessenger } from './messages/messages-service.js';
 import type { Messenger } from './messages/messages-types.js';
 import { createTfa } from './tfa/tfa-wiring.js';
@@ -324,6 +325,8 @@ export function createServices(deps: ServiceDeps) {
     countInstances: instances.countByState,
     offersListed: async () => (await fleet.index.offers()).length,
   });
+  // Issue 34: what the emulator's parts do around start and stop (main.ts runs them; none in production).
+  const emuLifecycle = emulatorLifecycle();
   // The emulator control API's service (its routes exist in emulator mode only).
   const emulator = emulatorServiceFactory({
     config, store, clock, scheduler, users, keysService, outbox,
@@ -382,6 +385,7 @@ export function createServices(deps: ServiceDeps) {
     users,
     outbox,
     emulator,
+    emuLifecycle,
     tfa,
     tfaAuth,
     login,
