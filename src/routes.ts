@@ -82,5 +82,12 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
     await simMachinesRoutes(app, { simhost: services.simhost! });
     await serverlessEmuRoutes(app, services);
     await benchmarksEmuRoutes(app, services);
+    // [issue34:state] (its routes here)
+    // [issue34:seed] (its routes here)
+    // [issue34:request-faults] (its routes here)
+    // [issue34:events] (its routes here)
+    // [issue34:transitions] (its routes here)
+    // [issue34:recorder] (its routes here)
+    // [issue34:containers] (its routes here)
   }
 }

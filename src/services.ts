@@ -360,6 +360,13 @@ export function createServices(deps: ServiceDeps) {
     const counted = (name: string): FaultHandler => async (req) => ({ fault: name, remaining: await faults.add(name, req.count ?? 1) });
     for (const name of [SMS_FAULTS.sms_error, SMS_FAULTS.sms_rate_limited, STORE_UNAVAILABLE_FAULT, CHALLENGE_STORE_FAULT]) emulator.registerFault(name, counted(name));
     for (const [name, handler] of Object.entries(simhost!.faults)) emulator.registerFault(name, handler);
+    // [issue34:state] (its wiring here)
+    // [issue34:seed] (its wiring here)
+    // [issue34:request-faults] (its wiring here)
+    // [issue34:events] (its wiring here)
+    // [issue34:transitions] (its wiring here)
+    // [issue34:recorder] (its wiring here)
+    // [issue34:containers] (its wiring here)
   }
 
   // The host side: a host's machines, listings, maintenance windows, earnings (src/hosting/).

@@ -160,4 +160,10 @@ export function registerEmulator(emu: Command): void {
         ctx.out.print(r, () => 'emulator reset');
       }),
     );
+  // [issue34:state] (its commands here: one call of a register function from its own file)
+  // [issue34:seed] (its commands here: one call of a register function from its own file)
+  // [issue34:request-faults] (its commands here: one call of a register function from its own file)
+  // [issue34:events] (its commands here: one call of a register function from its own file)
+  // [issue34:transitions] (its commands here: one call of a register function from its own file)
+  // [issue34:recorder] (its commands here: one call of a register function from its own file)
 }

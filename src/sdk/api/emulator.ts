@@ -16,6 +16,13 @@ import type { EmuCreditReply } from '../../billing/billing-schemas.js';
 import type { EmuLoadReply } from '../../serverless/serverless-schemas.js';
 import type { EmuBenchmarkBody, EmuBenchmarkReply } from '../../benchmarks/benchmarks-schemas.js';
 import type { Transport } from '../transport.js';
+// [issue34:state] (its imports here)
+// [issue34:seed] (its imports here)
+// [issue34:request-faults] (its imports here)
+// [issue34:events] (its imports here)
+// [issue34:transitions] (its imports here)
+// [issue34:recorder] (its imports here)
+
 
 /** Body of `POST /_emu/users`. */
 export type EmuUserRequest = Static<typeof EmuUserBody>;
@@ -52,5 +59,11 @@ export function emulatorApi(t: Transport) {
       t.request<Static<typeof EmuLoadReply>>('POST', `/_emu/endpoints/${endpointId}/load`, { body: { load } }),
     /** `POST /_emu/reset`: back to a fresh, seeded state. */
     reset: () => t.request<Static<typeof ResetReply>>('POST', '/_emu/reset', { body: {} }),
+    // [issue34:state] (its methods here)
+    // [issue34:seed] (its methods here)
+    // [issue34:request-faults] (its methods here)
+    // [issue34:events] (its methods here)
+    // [issue34:transitions] (its methods here)
+    // [issue34:recorder] (its methods here)
   };
 }
