@@ -147,6 +147,8 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
       read.then(() => done(), done);
     });
   }
+  // [issue34:recorder] (its hooks here: emulator mode with GPUPLANE_EMU_RECORD only)
+  // [issue34:request-faults] (its hooks here: emulator mode only)
   await installOpenApi(app, deps.config.publicUrl);
 
   await registerRoutes(typed(app), services, deps.config.mode);
