@@ -1,0 +1,43 @@
+/**
+ * What the rest of the emulator may use of the transitions (issue 34 item 4): the slow-pull window, for the host event
+ * `slow_pull` (src/emulator/emu-events/). Plain functions over the caller's transaction, so an event's job opens and
+ * closes a window in its own transaction, at its virtual time.
+ *
+ * What a window does: a pull of an image that STARTS on one of its machines while the window is open (from the call
+ * until `until`) takes `pullSeconds` of service time instead of the seeded boot time; pulls under way keep their time,
+ * and an image already on the machine is not pulled again (as on a real host). Overlapping windows on a machine: the
+ * slowest counts. Precedence, the most specific first: an instance's own transition rule (`PUT /_emu/transitions`
+ * with `instance_id`), then a slow-pull window of its machine, then the kind's rule, then the seeded default.
+ * `/_emu/reset` ends every window (it empties every table).
+ */
+import type { Tx } from '../../platform/db/connect.js';
+
+export interface SlowPullWindow {
+  /** Names the window (the event's id, say): `endSlowPull(ref)` ends it, and a second call with it replaces it. */
+  ref: string;
+  machineIds: readonly number[];
+  /** How long a pull that starts on these machines during the window takes, seconds (0 or more). */
+  pullSeconds: number;
+  /** When the window closes, Unix seconds of the service clock; null: open until `endSlowPull`. */
+  until: number | null;
+}
+
+/** Opens (or replaces) a slow-pull window on machines, now. */
+export async function slowPull(tx: Tx, w: SlowPullWindow): Promise<void> {
+  await tx.deleteFrom('emu_slow_pulls').where('ref', '=', w.ref).execute();
+  const ids = [...new Set(w.machineIds)];
+  if (ids.length === 0) return;
+  await tx.insertInto('emu_slow_pulls')
+    .values(ids.map((machine_id) => ({ ref: w.ref, machine_id, pull_seconds: Math.max(0, w.pullSeconds), until: w.until })))
+    .execute();
+}
+
+/** Closes a window now (a cancelled or ended event); nothing when there is none of that ref. */
+export async function endSlowPull(tx: Tx, ref: string): Promise<void> {
+  await tx.deleteFrom('emu_slow_pulls').where('ref', '=', ref).execute();
+}
+
+/** Closes every window (the events cleared). */
+export async function endAllSlowPulls(tx: Tx): Promise<void> {
+  await tx.deleteFrom('emu_slow_pulls').execute();
+}
