@@ -30,5 +30,5 @@ export const PAGES: PageDef[] = [
   { path: '/account/teams', title: 'Teams', nav: false, what: 'Teams: members, invitations, roles.', load: () => import('./pages/Teams.js') },
   { path: '/account', title: 'Account', nav: true, what: 'Your account, sessions, security settings and teams.', load: () => import('./pages/Account.js') },
   { path: '/machines', title: 'Machines', nav: true, when: 'host', what: 'Your machines: state, GPUs, listing, maintenance, earnings.', load: () => import('./pages/Machines.js') },
-  { path: '/emulator', title: 'Emulator', nav: true, when: 'emulator', what: 'The emulator: clock, outbox, faults, reset (admins).', load: () => import('./pages/Emulator.js') },
+  { path: '/emulator', title: 'Emulator', nav: true, when: 'emulator', what: 'The emulator: clock, outbox, faults, scripted failures, transitions, reset (admins).', load: () => import('./pages/Emulator.js') },
 ];

@@ -1,6 +1,7 @@
 /**
  * Emulator panel (issue 15; contract §2): the virtual clock and its advance, the outbox of "sent" e-mails and SMS with
- * their codes, faults, and reset. Offered to admins in emulator mode. The control API answers admins only: anyone
+ * their codes, faults, scripted failures (request faults and host events) and transitions (issue 34, in
+ * pages/emulator/), and reset. Offered to admins in emulator mode. The control API answers admins only: anyone
  * else who opens this page's address gets a plain "admins only" page, and the page asks the API nothing, so it makes
  * no refused requests (issue 29 item 9).
  */
@@ -12,6 +13,9 @@ import { ErrorNote, Field } from '../components/Field.js';
 import { Confirm } from '../components/Modal.js';
 import { useAction, useLoad } from '../components/useLoad.js';
 import { useSession } from '../lib/session.js';
+import { RequestFaults } from './emulator/RequestFaults.js';
+import { HostEvents } from './emulator/HostEvents.js';
+import { Transitions } from './emulator/Transitions.js';
 
 export default function EmulatorPage() {
   const { user } = useSession();
@@ -19,7 +23,7 @@ export default function EmulatorPage() {
     return (
       <section>
         <h1>Emulator</h1>
-        <p role="status">Admins only: the emulator's controls (clock, outbox, faults, reset) are for an admin account.</p>
+        <p role="status">Admins only: the emulator's controls (clock, outbox, faults, scripted failures, transitions, reset) are for an admin account.</p>
       </section>
     );
   }
@@ -42,13 +46,19 @@ function EmulatorPanel() {
   const reset = useAction();
   const [resetDone, setResetDone] = useState(false);
   const { refresh } = useSession();
+  // Bumped when the clock moves or the world is reset: the scripted sections' lists change with it (an event falls due).
+  const [version, setVersion] = useState(0);
+  const changed = () => setVersion((v) => v + 1);
 
   const doAdvance = async (e: FormEvent) => {
     e.preventDefault();
     const s = parseDuration(advanceBy);
     if (s === null) return setAdvanceErr('Enter a duration such as 90, 15m, 2h, 1d or 1h30m.');
     setAdvanceErr(null);
-    if (await advance.run(() => api.emulator.advance(s))) await Promise.all([clock.reload(), outbox.reload()]);
+    if (await advance.run(() => api.emulator.advance(s))) {
+      changed();
+      await Promise.all([clock.reload(), outbox.reload()]);
+    }
   };
 
   const f = FAULTS[faultIdx]!;
@@ -81,7 +91,7 @@ function EmulatorPanel() {
           </form>
           <div className="actions">
             {['1h', '1d', '7d'].map((d) => (
-              <button key={d} type="button" className="small" disabled={advance.busy} onClick={async () => { if (await advance.run(() => api.emulator.advance(parseDuration(d)!))) await clock.reload(); }}>
+              <button key={d} type="button" className="small" disabled={advance.busy} onClick={async () => { if (await advance.run(() => api.emulator.advance(parseDuration(d)!))) { changed(); await clock.reload(); } }}>
                 +{d}
               </button>
             ))}
@@ -108,6 +118,12 @@ function EmulatorPanel() {
           </form>
         </div>
       </div>
+
+      <h2>Scripted failures</h2>
+      <p className="muted">Seeded: the same rules, events and seed give the same failures on every run.</p>
+      <RequestFaults version={version} />
+      <HostEvents version={version} now={clock.data?.now} onChange={() => void clock.reload()} />
+      <Transitions version={version} onChange={changed} />
 
       <h2>Outbox</h2>
       <p className="muted">Every e-mail and SMS the emulator "sent" instead of sending, newest first.</p>
@@ -153,6 +169,7 @@ function EmulatorPanel() {
           setConfirmReset(false);
           if (await reset.run(() => api.emulator.reset())) {
             setResetDone(true);
+            changed();
             await refresh();
           }
         }}

@@ -1,0 +1,28 @@
+/**
+ * The control API's scripted failures and transitions (issue 34; contract §2), for the Emulator page. Calls go through
+ * the SDK's transport, with the request and reply types of lib/emu-scripted.ts.
+ */
+import { api } from '../../lib/api.js';
+import type {
+  HostEvent, HostEventBody, RequestFaultBody, RequestFaultRule, TransitionBody, TransitionRule,
+} from '../../lib/emu-scripted.js';
+
+const t = api.transport;
+
+export const scripted = {
+  requestFaults: () => t.request<{ faults: RequestFaultRule[] }>('GET', '/_emu/request-faults'),
+  addRequestFault: (body: RequestFaultBody) => t.request<{ fault: RequestFaultRule }>('POST', '/_emu/request-faults', { body }),
+  clearRequestFault: (id: number) => t.request<unknown>('DELETE', `/_emu/request-faults/${id}`),
+  clearRequestFaults: () => t.request<unknown>('DELETE', '/_emu/request-faults'),
+
+  events: () => t.request<{ events: HostEvent[] }>('GET', '/_emu/events'),
+  addEvent: (body: HostEventBody) => t.request<{ event: HostEvent }>('POST', '/_emu/events', { body }),
+  cancelEvent: (id: number) => t.request<unknown>('DELETE', `/_emu/events/${id}`),
+  cancelEvents: () => t.request<unknown>('DELETE', '/_emu/events'),
+
+  transitions: () => t.request<{ transitions: TransitionRule[] }>('GET', '/_emu/transitions'),
+  setTransition: (body: TransitionBody) => t.request<{ transition: TransitionRule }>('PUT', '/_emu/transitions', { body }),
+  clearTransitions: () => t.request<unknown>('DELETE', '/_emu/transitions'),
+  advanceInstance: (id: number) =>
+    t.request<{ instance_id: number; actual_status: string | null }>('POST', `/_emu/instances/${id}/advance`, { body: {} }),
+};
