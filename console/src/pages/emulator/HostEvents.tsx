@@ -12,7 +12,7 @@ import { useAction, useLoad } from '../../components/useLoad.js';
 import { SelectField } from './SelectField.js';
 import { scripted } from './scripted-api.js';
 
-const KIND_OPTIONS = EVENT_KINDS.map((k) => ({ value: k.kind, label: `${k.label}: ${k.what}` }));
+const KIND_OPTIONS = EVENT_KINDS.map((k) => ({ value: k.kind, label: k.label }));
 
 export function HostEvents({ version, now, onChange }: { version: number; now: number | undefined; onChange(): void }) {
   const list = useLoad(() => scripted.events(), [version]);
@@ -63,8 +63,8 @@ export function HostEvents({ version, now, onChange }: { version: number; now: n
       <h3 id="emu-host-events">Host events</h3>
       <p className="muted">Things that happen to hosts at a time of the emulator's clock. With the virtual clock, they happen when an advance passes their time.</p>
       <form onSubmit={submit} aria-label="Add a host event" noValidate>
-        <div className="filters">
-          <SelectField label="Event" value={form.kind} options={KIND_OPTIONS} onChange={(e) => set('kind', e.target.value as HostEventForm['kind'])} />
+        <div className="filters top">
+          <SelectField label="Event" value={form.kind} options={KIND_OPTIONS} hint={EVENT_KINDS.find((k) => k.kind === form.kind)?.what} onChange={(e) => set('kind', e.target.value as HostEventForm['kind'])} />
           <Field label="Starts in" value={form.after} error={errors.after} onChange={(e) => set('after', e.target.value)} hint="0: now; 90 (seconds), 15m, 2h" />
           <SelectField label="Machines" value={form.target} options={EVENT_TARGETS} onChange={(e) => set('target', e.target.value as HostEventForm['target'])} />
           {form.target === 'fraction' && (

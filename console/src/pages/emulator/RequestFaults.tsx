@@ -66,7 +66,7 @@ export function RequestFaults({ version }: { version: number }) {
         never faulted.
       </p>
       <form onSubmit={submit} aria-label="Add a request fault" noValidate>
-        <div className="filters">
+        <div className="filters top">
           <Field label="Route" value={form.route} onChange={(e) => set('route', e.target.value)} error={errors.route}
             placeholder="/api/v0/instances/{id}/" hint="As the API reference writes it; * at the end: a prefix; * alone: every route" />
           <SelectField label="Method" value={form.method} options={METHOD_OPTIONS} onChange={(e) => set('method', e.target.value as RequestFaultForm['method'])} />

@@ -14,7 +14,7 @@ import { SelectField } from './SelectField.js';
 import { scripted } from './scripted-api.js';
 
 const SCOPE_OPTIONS = [{ value: 'kind', label: 'Every instance' }, { value: 'instance', label: 'One instance' }];
-const MODE_OPTIONS = TRANSITION_MODES.map((m) => ({ value: m.mode, label: `${m.label}: ${m.what}` }));
+const MODE_OPTIONS = TRANSITION_MODES.map((m) => ({ value: m.mode, label: m.label }));
 
 export function Transitions({ version, onChange }: { version: number; onChange(): void }) {
   const list = useLoad(() => scripted.transitions(), [version]);
@@ -78,12 +78,12 @@ export function Transitions({ version, onChange }: { version: number; onChange()
       <h2 id="emu-transitions">Transitions</h2>
       <p className="muted">How the simulated hosts take a new instance to running: at once, after a delay of the emulator's clock, or step by step when you advance it.</p>
       <form onSubmit={submit} aria-label="Set transitions" noValidate>
-        <div className="filters">
+        <div className="filters top">
           <SelectField label="For" value={form.scope} options={SCOPE_OPTIONS} onChange={(e) => set('scope', e.target.value as TransitionForm['scope'])} />
           {form.scope === 'instance' && (
             <Field label="Instance ID" type="number" min={1} value={form.instanceId} error={errors.instanceId} onChange={(e) => set('instanceId', e.target.value)} />
           )}
-          <SelectField label="Mode" value={form.mode} options={MODE_OPTIONS} onChange={(e) => set('mode', e.target.value as TransitionForm['mode'])} />
+          <SelectField label="Mode" value={form.mode} options={MODE_OPTIONS} hint={TRANSITION_MODES.find((m) => m.mode === form.mode)?.what} onChange={(e) => set('mode', e.target.value as TransitionForm['mode'])} />
           {form.mode === 'delay' && (
             <Field label="Delay" value={form.seconds} error={errors.seconds} onChange={(e) => set('seconds', e.target.value)} hint="Virtual time: 90 (seconds), 15m, 2h" />
           )}
