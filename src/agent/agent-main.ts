@@ -73,7 +73,7 @@ async function agentProcess(flags: AgentFlags): Promise<void> {
  * The data plane over the agent's Docker client: the instances' keys from the latest desired state, and on every new
  * desired state the open sessions and the containers' authorized_keys follow attach and detach (agent-data-plane.ts).
  */
-function dockerDataPlane(docker: ReturnType<typeof createDockerClient>): NonNullable<AgentDeps['dataPlane']> {
+export function dockerDataPlane(docker: ReturnType<typeof createDockerClient>): NonNullable<AgentDeps['dataPlane']> {
   return (ctx: AgentDataPlaneContext) => {
     const plane = createAgentDataPlane({
       docker,

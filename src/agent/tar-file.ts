@@ -30,17 +30,18 @@ function header(name: string, size: number, type: '0' | '5', mode: number, mtime
 }
 
 /**
- * `path` (absolute, e.g. /run/gpuplane/stop) with `content`, mode 0644, owned by root, readable by every user of the
- * container; its parent directories (mode 0755) listed first. To be extracted at `/`.
+ * `path` (absolute, e.g. /run/gpuplane/stop) with `content`, mode 0644 (or `mode`: the emulator's stand-in nvidia-smi
+ * is 0755), owned by root, readable by every user of the container; its parent directories (mode 0755) listed first.
+ * To be extracted at `/`.
  */
-export function tarOfFile(path: string, content: string | Buffer, mtime: number): Buffer {
+export function tarOfFile(path: string, content: string | Buffer, mtime: number, mode = 0o644): Buffer {
   const parts = path.replace(/^\/+/, '').split('/').filter(Boolean);
   if (parts.length === 0 || parts.some((p) => p === '.' || p === '..')) throw new Error(`tar: bad path: ${path}`);
   const blocks: Buffer[] = [];
   // Only the directories below the first: an entry for /run itself would reset its mode in images that have it.
   for (let i = 2; i < parts.length; i++) blocks.push(header(parts.slice(0, i).join('/') + '/', 0, '5', 0o755, mtime));
   const body = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-  blocks.push(header(parts.join('/'), body.length, '0', 0o644, mtime));
+  blocks.push(header(parts.join('/'), body.length, '0', mode, mtime));
   blocks.push(body, Buffer.alloc((BLOCK - (body.length % BLOCK)) % BLOCK));
   blocks.push(Buffer.alloc(BLOCK * 2)); // end of archive
   return Buffer.concat(blocks);

@@ -6,7 +6,8 @@
  * `markLost`); `recover` makes the host behave again, and its agent's report brings the instances back, with their
  * containers, as a real host coming back. On a real host's machine (`gpuplane agent`) only the control plane's side
  * can be faked: `unknown`, `offline`, `no_heartbeat` and `recover` mark the machine and its instances; its runtime's
- * faults are refused.
+ * faults are refused. A simulated machine running real containers (issue 34, src/emulator/emu-containers/) has a real
+ * agent too, but the emulator holds its runtime and its requests: every fault acts there (`AdoptedHosts`).
  */
 import { ApiError } from '../../platform/errors.js';
 import type { Clock } from '../../platform/clock.js';
@@ -41,17 +42,41 @@ export interface SimHostFaults {
   step(tx: Tx, machineId: number, now: number): Promise<number>;
 }
 
+/**
+ * Simulated machines whose instances run as real containers under a real agent in this process (issue 34): the fault
+ * acts on that agent's runtime and requests (emu-containers/emu-agents.ts). `instanceIds` undefined: the whole machine.
+ */
+export interface AdoptedHosts {
+  has(machineId: number): boolean;
+  fault(machineId: number, fault: SimHostFault, instanceIds: number[] | undefined): Promise<void>;
+}
+
 export interface SimFaultsDeps {
   instances: InstancesForHosts;
   fleet: Pick<MachinesApi, 'machine' | 'lockMachine' | 'setMachineFault'>;
   sim: SimHostFaults;
   clock: Clock;
+  /** Filled in when real containers are on (services.ts); read at each fault. */
+  adopted?: () => AdoptedHosts | undefined;
 }
 
-export function simFaultsFactory({ instances, fleet, sim: simHost, clock }: SimFaultsDeps) {
+/** An adopted machine's faults as a SimHostFaults: its agent reports what they did (no pass to make here). */
+function adoptedHost(hosts: AdoptedHosts): SimHostFaults {
+  return {
+    lockMachine: async () => undefined,
+    async fault(_tx, machineId, fault, rows, _now, wholeMachine = false) {
+      await hosts.fault(machineId, fault, wholeMachine && fault !== 'exited' ? undefined : rows.map((r) => r.id));
+    },
+    step: async () => 0,
+  };
+}
+
+export function simFaultsFactory({ instances, fleet, sim: simHost, clock, adopted }: SimFaultsDeps) {
   /** The simulated host of the machine, or undefined for a real host's (run by `gpuplane agent`). */
   async function simulatedHost(machineId: number | null, tx: Tx, fault: InstanceFault): Promise<SimHostFaults | undefined> {
     const machine = machineId === null ? undefined : await fleet.machine(machineId, tx);
+    const hosts = adopted?.();
+    if (machine?.agent && hosts?.has(machine.id)) return adoptedHost(hosts);
     const sim = machine && !machine.agent ? simHost : undefined;
     if (!sim && RUNTIME_FAULTS.includes(fault)) {
       throw new ApiError('conflict', `fault ${fault} acts on a simulated host's container runtime; machine ${machineId} is run by a real host (gpuplane agent)`);
@@ -95,6 +120,8 @@ export function simFaultsFactory({ instances, fleet, sim: simHost, clock }: SimF
     if (!(await fleet.machine(machineId, tx))) throw new ApiError('not_found', `machine ${machineId} not found`);
     const sim = await simulatedHost(machineId, tx, name);
     if (sim) await sim.lockMachine(tx, machineId);
+    // An adopted machine's agent is real: the machine's silence is its requests' (a simulated one's is the fault's).
+    if (sim && sim !== simHost && ['unknown', 'offline', 'no_heartbeat'].includes(name)) await sim.fault(tx, machineId, 'silent', [], now, true);
     if (name === 'no_heartbeat') {
       // Silent host: instances change only when the heartbeat job finds the host past its timeout (hostLost).
       await fleet.setMachineFault(tx, machineId, 'unknown');

@@ -15,7 +15,7 @@ import type { NewMachineInput } from '../emulator-schemas.js';
 import { machineFromInput } from './simhost-machine-input.js';
 import type { InstanceHostsPort, InstancesForHosts } from '../../instances/instances-hosts-contract.js';
 import { simAgentFactory, type SimReportPort } from './simhost-agent.js';
-import { simFaultsFactory, type SimHostFaults } from './simhost-faults.js';
+import { simFaultsFactory, type AdoptedHosts, type SimHostFaults } from './simhost-faults.js';
 import { emulatedHostsPort } from './simhost-hosts.js';
 import { simHeartbeatFactory } from './simhost-heartbeat.js';
 import { CRASH_EXIT_CODE, pullKey } from './simhost-runtime.js';
@@ -37,6 +37,8 @@ export interface SimhostDeps {
 }
 
 export function simhostServiceFactory({ store, fleet, reports, instances, clock, scheduler, config, notify }: SimhostDeps) {
+  /** Issue 34: the machines running real containers, whose faults act on their agents (src/emulator/emu-containers/). */
+  let adopted: AdoptedHosts | undefined;
   const sim = simhostStore(store.db, store.dialect);
   const agent = simAgentFactory({ sim, fleet, reports, scheduler, config, notify });
 
@@ -77,7 +79,11 @@ export function simhostServiceFactory({ store, fleet, reports, instances, clock,
     /** The simulated hosts' heartbeats: a host made silent is lost once past the timeout (simhost-heartbeat.ts). */
     heartbeat: simHeartbeatFactory({ store, clock, scheduler, machines: fleet.silent, hostLost: instances.hostLost }),
     /** The instance and machine faults of contract §2, by name (registered with the emulator by the root). */
-    faults: simFaultsFactory({ instances, fleet, sim: runtime, clock }),
+    faults: simFaultsFactory({ instances, fleet, sim: runtime, clock, adopted: () => adopted }),
+    /** Issue 34: the machines running real containers (GPUPLANE_EMU_CONTAINERS=docker) take their faults there. */
+    useAdopted(hosts: AdoptedHosts): void {
+      adopted = hosts;
+    },
     /**
      * The instances feature's host port in emulator mode: real hosts' machines asked through `real` (their agents),
      * the simulated ones answered here.

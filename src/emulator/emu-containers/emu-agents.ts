@@ -1,0 +1,241 @@
+/**
+ * Real containers behind simulated machines (issue 34 item 1, GPUPLANE_EMU_CONTAINERS=docker). A simulated machine
+ * that gets work is *adopted*: in the transaction that changed its desired state it gets what a registered real host
+ * has (an agent row with a machine key, `agent: true` in its spec, its address 127.0.0.1), so execute, logs, the SSH
+ * gateway, copy and port URLs all take the real hosts' path; and this process runs a real agent for it
+ * (src/agent/agent.ts, the code `gpuplane agent` runs) against the server's own URL, on Docker wrapped by the
+ * emulator's runtime (emu-runtime.ts: the stand-in nvidia-smi, the simulated pull time, the runtime's faults).
+ * Each agent has its own state directory and owner label, publishes on 127.0.0.1 within its machine's port range,
+ * and leaves the host firewall alone. The emulator's faults reach it through `faults` (simhost-faults.ts AdoptedHosts).
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../platform/clock.js';
+import { sha256Hex } from '../../platform/crypto.js';
+import type { Db, Tx } from '../../platform/db/connect.js';
+import { secretToken, type Random } from '../../platform/random.js';
+import type { MachinesService } from '../../machines/machines-service.js';
+import type { MachineRecord } from '../../machines/machines-offers-contract.js';
+import type { DesiredInstanceT } from '../../protocol/agent-protocol-schemas.js';
+import { agentStore } from '../../agent-server/agent-server-store.js';
+import { startAgent, type RunningAgent } from '../../agent/agent.js';
+import { dockerDataPlane } from '../../agent/agent-main.js';
+import { realSystem } from '../../agent/agent-system.js';
+import { createDockerClient, createDockerRuntime } from '../../agent/docker-runtime.js';
+import { declaredHardware } from '../../agent/hardware-file.js';
+import { ownerId } from '../../agent/owner.js';
+import { openStateDir } from '../../agent/state-store.js';
+import { bootSeconds } from '../simulated-hosts/simhost-runtime.js';
+import { nvidiaSmiScript } from './nvidia-smi-stub.js';
+import { emuRuntime, type EmuRuntime } from './emu-runtime.js';
+import { emuFetch, type Silence } from './emu-fetch.js';
+
+/** Registration ids of adopted machines start so: how the agents are found again after a restart. */
+export const ADOPTED_PREFIX = 'emu-containers-';
+/** How long an adoption waits for its transaction to commit before its agent starts. */
+const COMMIT_WAIT_MS = 60_000;
+
+export interface EmuContainersDeps {
+  config: Pick<Config, 'databaseUrl' | 'seed' | 'simBootSeconds'>;
+  db: Db;
+  clock: Clock;
+  random: Random;
+  log: Logger;
+  fleet: Pick<MachinesService, 'machineRecord' | 'updateAgentMachine'>;
+  version: string;
+}
+
+interface Adopted {
+  machineId: number;
+  stateDir: string;
+  owner: string;
+  silence: Silence;
+  emu?: EmuRuntime;
+  agent?: RunningAgent;
+}
+
+export function emuContainersFactory(deps: EmuContainersDeps) {
+  const { config, db, clock, random, log, fleet } = deps;
+  const agents = agentStore(db);
+  const adopted = new Map<number, Adopted>();
+  let url: string | undefined;
+  let closed = false;
+  /** File databases keep the agents' state beside them (their containers outlive a restart); others a temp dir. */
+  const file = /^sqlite:(?!:memory:)(.+)$/.exec(config.databaseUrl)?.[1];
+  const root = file ? join(dirname(resolve(file)), 'emu-containers') : mkdtempSync(join(tmpdir(), 'gpuplane-emu-containers-'));
+  const dirOf = (machineId: number) => join(root, `machine-${machineId}`);
+
+  function hardwareOf(m: MachineRecord, n = m.num_gpus) {
+    return {
+      gpu_name: m.gpu_name, num_gpus: n, gpu_ram: m.spec.gpu_ram, driver_version: m.spec.driver_version, cuda_max_good: m.spec.cuda_max_good,
+      cpu_cores: Math.max(1, m.spec.cpu_cores), cpu_ram: Math.max(1, m.spec.cpu_ram), disk_space: m.spec.disk_space,
+    };
+  }
+
+  /** Adopts the machine inside `tx` (the transaction that changed its desired state) unless it has an agent already. */
+  async function desiredChanged(tx: Tx, machineId: number): Promise<void> {
+    if (closed || adopted.has(machineId)) return;
+    const m = await fleet.machineRecord(machineId, tx);
+    // A real host's machine, or one adopted by another process (its agent runs there).
+    if (!m || m.spec.agent === true || m.deleted) return;
+    const key = secretToken(random, 'gpm_');
+    const registrationId = `${ADOPTED_PREFIX}${random.bytes(12).toString('hex')}`;
+    const addr = { publicIp: '127.0.0.1', portRange: { start: m.direct_port_start, end: m.direct_port_start + m.direct_port_count - 1 } };
+    const hw = declaredHardware(hardwareOf(m), realSystem.hostFacts(), m.spec.disk_space, addr);
+    await agents.insert({
+      machine_id: machineId, user_id: 0, registration_id: registrationId, key_hash: sha256Hex(key), agent_version: deps.version,
+      hardware_declared: 1, hardware: JSON.stringify(hw), hardware_pending: 0, last_report_at: null, offline: 0, created_at: clock.now(),
+      gpu_telemetry: null, gpu_telemetry_at: null, gpu_fault: null,
+    }, tx);
+    await fleet.updateAgentMachine(tx, machineId, {
+      public_ipaddr: '127.0.0.1', direct_port_start: m.direct_port_start, direct_port_count: m.direct_port_count,
+      gpu_name: m.gpu_name, spec: { ...m.spec, agent: true },
+    });
+    const stateDir = dirOf(machineId);
+    rmSync(stateDir, { recursive: true, force: true });
+    const state = openStateDir(stateDir);
+    state.writeCredentials({ url: url ?? 'http://127.0.0.1', registration_id: registrationId, machine_id: machineId, machine_key: key });
+    writeFileSync(join(stateDir, 'hardware.json'), JSON.stringify({ ...hardwareOf(m), public_ipaddr: '127.0.0.1', direct_port_start: addr.portRange.start, direct_port_end: addr.portRange.end }));
+    const a: Adopted = { machineId, stateDir, owner: ownerId(registrationId), silence: { machine: false, instances: new Set() } };
+    adopted.set(machineId, a);
+    log.info({ machine_id: machineId }, 'emulator: the simulated machine runs its instances as real containers');
+    void afterCommit(a, sha256Hex(key));
+  }
+
+  /** Starts the agent once the adopting transaction committed; forgets the adoption if it rolled back. */
+  async function afterCommit(a: Adopted, keyHash: string): Promise<void> {
+    const until = Date.now() + COMMIT_WAIT_MS;
+    while (!closed && Date.now() < until) {
+      const row = await agents.byMachine(a.machineId).catch(() => undefined);
+      if (row?.key_hash === keyHash) return run(a);
+      await sleep(100);
+    }
+    adopted.delete(a.machineId);
+  }
+
+  async function run(a: Adopted): Promise<void> {
+    if (closed || url === undefined || a.agent) return; // started by afterListen once the URL is known
+    const m = await fleet.machineRecord(a.machineId);
+    if (!m) return;
+    const docker = createDockerClient();
+    let desired: () => DesiredInstanceT[] = () => [];
+    const emu = emuRuntime({
+      inner: createDockerRuntime({}, docker, { allowUnlimitedDisk: true }),
+      docker, clock, owner: { machineId: a.machineId, owner: a.owner },
+      nvidiaSmi: (count) => nvidiaSmiScript({
+        gpuName: m.gpu_name, count, memoryMib: m.spec.gpu_ram, driverVersion: m.spec.driver_version, cudaVersion: m.spec.cuda_max_good,
+        computeCap: m.spec.compute_cap, machineId: a.machineId,
+      }),
+      gpuIndicesOf: (id) => desired().find((d) => d.instance_id === id)?.gpu_indices ?? [],
+      pullSeconds: (n) => bootSeconds(config.seed, config.simBootSeconds, a.machineId, n),
+    });
+    a.emu = emu;
+    const plane = dockerDataPlane(docker);
+    try {
+      a.agent = await startAgent({
+        url, stateDir: a.stateDir, hardwareFile: join(a.stateDir, 'hardware.json'), publishIp: '127.0.0.1', hostFirewall: false,
+        allowUnlimitedDisk: true, gpuTelemetryS: 0, agentVersion: deps.version, heartbeatS: 5,
+      }, {
+        runtime: emu.runtime, system: realSystem, log: log.child({ emu_machine: a.machineId }), fetch: emuFetch(a.silence),
+        dataPlane: (ctx) => {
+          desired = ctx.desired;
+          return plane(ctx);
+        },
+      });
+    } catch (err) {
+      log.error({ err, machine_id: a.machineId }, 'emulator: the agent of a machine with real containers could not start');
+      return;
+    }
+    a.agent.done.catch((err: Error) => {
+      log.warn({ machine_id: a.machineId, err: err.message }, 'emulator: the agent of a machine with real containers stopped');
+      adopted.delete(a.machineId);
+      void removeContainers(a.owner);
+    });
+  }
+
+  /** The containers and networks of an agent whose machine is gone (reset, deleted): nobody else will remove them. */
+  async function removeContainers(owner: string): Promise<void> {
+    const docker = createDockerClient();
+    const label = [`gpuplane.owner=${owner}`];
+    for (const c of await docker.listContainers({ all: true, filters: { label } }).catch(() => [])) {
+      await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+    }
+    for (const n of await docker.listNetworks({ filters: { label } }).catch(() => [])) {
+      await docker.getNetwork(n.Id).remove().catch(() => undefined);
+    }
+  }
+
+  /** After a restart on a file database: the adopted machines' agents start again from their state directories. */
+  async function resume(): Promise<void> {
+    let dirs: string[] = [];
+    try {
+      dirs = readdirSync(root).filter((d) => /^machine-\d+$/.test(d));
+    } catch {
+      return;
+    }
+    for (const d of dirs) {
+      const machineId = Number(d.slice('machine-'.length));
+      if (adopted.has(machineId)) continue;
+      const row = await agents.byMachine(machineId);
+      const cred = openStateDir(join(root, d)).readCredentials();
+      if (!row || row.key_hash === null || !row.registration_id.startsWith(ADOPTED_PREFIX) || cred?.registration_id !== row.registration_id) continue;
+      const a: Adopted = { machineId, stateDir: join(root, d), owner: ownerId(row.registration_id), silence: { machine: false, instances: new Set() } };
+      adopted.set(machineId, a);
+      await run(a);
+    }
+  }
+
+  return {
+    desiredChanged,
+    /** Which machines this process runs real containers for, and the faults on them (simhost-faults.ts). */
+    hosts: {
+      has: (machineId: number) => adopted.has(machineId),
+      async fault(machineId: number, fault: 'exited' | 'stall' | 'silent' | 'recover', instanceIds: number[] | undefined): Promise<void> {
+        const a = adopted.get(machineId);
+        if (!a) return;
+        switch (fault) {
+          case 'silent':
+            if (instanceIds === undefined) a.silence.machine = true;
+            else for (const id of instanceIds) a.silence.instances.add(id);
+            return;
+          case 'recover':
+            if (instanceIds === undefined) {
+              a.silence.machine = false;
+              a.silence.instances.clear();
+            } else for (const id of instanceIds) a.silence.instances.delete(id);
+            return void a.emu?.recover(instanceIds).catch((err: Error) => log.warn({ machine_id: machineId, err: err.message }, 'emulator: recover failed'));
+          case 'exited':
+            return void a.emu?.crash(instanceIds ?? []).catch((err: Error) => log.warn({ machine_id: machineId, err: err.message }, 'emulator: fault exited failed'));
+          case 'stall':
+            return void a.emu?.stall(instanceIds).catch((err: Error) => log.warn({ machine_id: machineId, err: err.message }, 'emulator: fault stall failed'));
+        }
+      },
+    },
+    /** The emulator's lifecycle hook (emulator-lifecycle.ts). */
+    lifecycle: {
+      name: 'containers',
+      async afterListen(server: { url: string }): Promise<void> {
+        url = server.url;
+        for (const a of adopted.values()) await run(a);
+        await resume();
+      },
+      async close(): Promise<void> {
+        closed = true;
+        const all = [...adopted.values()];
+        for (const a of all) a.emu?.close();
+        await Promise.all(all.map((a) => a.agent?.stop()));
+        // Nothing can resume them without the database's file: the containers go with the emulator.
+        if (!file) {
+          await Promise.all(all.map((a) => removeContainers(a.owner)));
+          rmSync(root, { recursive: true, force: true });
+        }
+      },
+    },
+  };
+}
+
+export type EmuContainers = ReturnType<typeof emuContainersFactory>;

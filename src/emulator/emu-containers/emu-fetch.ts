@@ -1,0 +1,28 @@
+/**
+ * What an adopted machine's agent sends the server, through the emulator (emu-agents.ts):
+ * - nothing while the machine is silent (faults `unknown`, `offline`, `no_heartbeat` on the machine): each request
+ *   fails as an unreachable server's would, so the control plane notices the silence as it would a real host's;
+ * - no word of a silent instance (those faults on one instance): left out of the observed state, as a simulated host
+ *   leaves it (simhost-agent.ts);
+ * - no hardware: the machine stays the simulated one the renter chose (its description came from the emulator's
+ *   catalogue, and the agent only declares what it needs to run).
+ */
+import type { FetchLike } from '../../sdk/transport.js';
+
+export interface Silence {
+  machine: boolean;
+  instances: Set<number>;
+}
+
+export function emuFetch(silence: Silence, base: FetchLike = (i, o) => globalThis.fetch(i, o)): FetchLike {
+  return async (input, init) => {
+    if (silence.machine) throw new TypeError('fetch failed (the emulator keeps this host silent until recover)');
+    if (init?.method === 'PUT' && /\/api\/v0\/agent\/status\/?(\?|$)/.test(new URL(input).pathname) && typeof init.body === 'string') {
+      const body = JSON.parse(init.body) as { hardware?: unknown; observed?: { instance_id: number }[] };
+      delete body.hardware;
+      if (body.observed) body.observed = body.observed.filter((o) => !silence.instances.has(o.instance_id));
+      init = { ...init, body: JSON.stringify(body) };
+    }
+    return base(input, init);
+  };
+}
