@@ -51,7 +51,15 @@ test('a rule in words: which requests, what they get, how often', () => {
   assert.equal(faultEffectText(r), '429, Retry-After 2 s');
   assert.equal(faultOddsText(r), '50% of requests, at most 3 times, seed 7');
   assert.equal(faultMatchText({ method: '*', category: 'instance_write' }), 'any method, category instance_write');
-  assert.equal(faultMatchText({ route: '*' }), 'any method every route');
+  assert.equal(faultMatchText({ route: '*' }), 'every request');
+  assert.equal(faultMatchText({ route: '*', method: 'GET' }), 'GET, every route');
+  // A listed rule: unset fields are null.
+  const listed = { id: 2, fired: 0, matched: 0, method: '*', route: null, category: 'misc', probability: 1, status: null, retry_after: null, latency_ms: 800, timeout: false, count: null, seed: null };
+  assert.equal(faultMatchText(listed), 'any method, category misc');
+  assert.equal(faultEffectText(listed), '800 ms delay');
+  assert.equal(faultOddsText(listed), 'always');
+  assert.equal(faultEffectText({ ...listed, timeout: true, latency_ms: 0 }), 'no reply (dropped after 30 s)');
+  assert.equal(faultEffectText({ ...listed, status: 502, latency_ms: 0 }), '502');
   assert.equal(faultEffectText({ status: 503, latency_ms: 500 }), '503 after 500 ms');
   assert.equal(faultEffectText({ timeout: true }), 'no reply (dropped after 30 s)');
   assert.equal(faultEffectText({ latency_ms: 800 }), '800 ms delay');

@@ -84,7 +84,7 @@ export interface RequestFaultBody {
   route?: string;
   category?: string;
   probability?: number;
-  status?: number;
+  status?: (typeof FAULT_STATUSES)[number];
   retry_after?: number;
   latency_ms?: number;
   timeout?: true;
@@ -92,9 +92,24 @@ export interface RequestFaultBody {
   seed?: number;
 }
 
-/** A rule as `GET /_emu/request-faults` lists it: the body's fields, its id, and how many requests it faulted. */
-export interface RequestFaultRule extends RequestFaultBody {
+/** A rule as the lists' words take it: a body, or a listed rule (whose unset fields are null). */
+export interface FaultLike {
+  method?: string;
+  route?: string | null;
+  category?: string | null;
+  probability?: number;
+  status?: number | null;
+  retry_after?: number | null;
+  latency_ms?: number | null;
+  timeout?: boolean | null;
+  count?: number | null;
+  seed?: number | null;
+}
+
+/** A rule as `GET /_emu/request-faults` lists it: its id, and how many requests it matched and faulted. */
+export interface RequestFaultRule extends FaultLike {
   id: number;
+  matched?: number;
   fired: number;
 }
 
@@ -118,9 +133,9 @@ export function buildRequestFault(f: RequestFaultForm): Built<RequestFaultBody, 
   }
   const latency = int(f.latencyMs, 0, 60_000, errors, 'latencyMs', 'The delay (ms)');
   if (f.outcome === 'status') {
-    const status = Number(f.status);
-    if (!(FAULT_STATUSES as readonly number[]).includes(status)) errors.status = `The status is one of ${FAULT_STATUSES.join(', ')}.`;
-    body.status = status;
+    const status = FAULT_STATUSES.find((s) => String(s) === f.status.trim());
+    if (status === undefined) errors.status = `The status is one of ${FAULT_STATUSES.join(', ')}.`;
+    else body.status = status;
     if (status === 429) {
       const retryAfter = int(f.retryAfter, 0, 86_400, errors, 'retryAfter', 'Retry-After (seconds)');
       if (retryAfter !== undefined) body.retry_after = retryAfter;
@@ -141,14 +156,15 @@ export function buildRequestFault(f: RequestFaultForm): Built<RequestFaultBody, 
 }
 
 /** Which requests a rule matches, in words: `POST /api/v0/bundles/`, `any method, category instance_write`. */
-export function faultMatchText(r: RequestFaultBody): string {
-  const method = r.method && r.method !== '*' ? r.method : 'any method';
-  const route = !r.route || r.route === '*' ? (r.route === '*' ? 'every route' : '') : r.route;
-  return [route ? `${method} ${route}` : method, r.category ? `category ${r.category}` : ''].filter(Boolean).join(', ');
+export function faultMatchText(r: FaultLike): string {
+  const anyMethod = !r.method || r.method === '*';
+  const method = anyMethod ? 'any method' : r.method!;
+  const what = r.route === '*' ? (anyMethod ? 'every request' : `${method}, every route`) : r.route ? `${method} ${r.route}` : method;
+  return [what, r.category ? `category ${r.category}` : ''].filter(Boolean).join(', ');
 }
 
 /** What a faulted request gets, in words: `429, Retry-After 2 s`, `503 after 500 ms`, `no reply (dropped after 30 s)`. */
-export function faultEffectText(r: RequestFaultBody): string {
+export function faultEffectText(r: FaultLike): string {
   const delay = r.latency_ms ? ` after ${r.latency_ms} ms` : '';
   if (r.timeout) return `no reply (dropped after ${r.latency_ms ? `${r.latency_ms} ms` : '30 s'})`;
   if (r.status === undefined || r.status === null) return r.latency_ms ? `${r.latency_ms} ms delay` : '429';
@@ -156,7 +172,7 @@ export function faultEffectText(r: RequestFaultBody): string {
 }
 
 /** How often: `always`, `50% of requests`, plus `at most 3 times` and the seed when set. */
-export function faultOddsText(r: RequestFaultBody): string {
+export function faultOddsText(r: FaultLike): string {
   const p = r.probability ?? 1;
   const parts = [p >= 1 ? 'always' : `${Math.round(p * 1000) / 10}% of requests`];
   if (r.count) parts.push(`at most ${r.count} ${r.count === 1 ? 'time' : 'times'}`);

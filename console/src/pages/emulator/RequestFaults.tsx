@@ -101,7 +101,7 @@ export function RequestFaults({ version }: { version: number }) {
             <table>
               <caption className="sr-only">Request faults</caption>
               <thead>
-                <tr><th scope="col">ID</th><th scope="col">Requests</th><th scope="col">Reply</th><th scope="col">How often</th><th scope="col">Fired</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
+                <tr><th scope="col">ID</th><th scope="col">Requests</th><th scope="col">Reply</th><th scope="col">How often</th><th scope="col">Fired</th><th scope="col">Matched</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
               </thead>
               <tbody>
                 {faults.map((r) => (
@@ -111,6 +111,7 @@ export function RequestFaults({ version }: { version: number }) {
                     <td>{faultEffectText(r)}</td>
                     <td>{faultOddsText(r)}</td>
                     <td>{r.fired ?? 0}</td>
+                    <td>{r.matched ?? '—'}</td>
                     <td>
                       <button type="button" className="small" disabled={clear.busy} aria-label={`Clear request fault ${r.id}`} onClick={() => void clearOne(r.id)}>Clear</button>
                     </td>

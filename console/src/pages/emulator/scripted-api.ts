@@ -10,10 +10,11 @@ import type {
 const t = api.transport;
 
 export const scripted = {
-  requestFaults: () => t.request<{ faults: RequestFaultRule[] }>('GET', '/_emu/request-faults'),
-  addRequestFault: (body: RequestFaultBody) => t.request<{ fault: RequestFaultRule }>('POST', '/_emu/request-faults', { body }),
-  clearRequestFault: (id: number) => t.request<unknown>('DELETE', `/_emu/request-faults/${id}`),
-  clearRequestFaults: () => t.request<unknown>('DELETE', '/_emu/request-faults'),
+  // The SDK's own (src/sdk/api/emulator.ts).
+  requestFaults: (): Promise<{ faults: RequestFaultRule[] }> => api.emulator.requestFaults(),
+  addRequestFault: (body: RequestFaultBody): Promise<{ fault: RequestFaultRule }> => api.emulator.addRequestFault(body),
+  clearRequestFault: (id: number) => api.emulator.clearRequestFaults(id),
+  clearRequestFaults: () => api.emulator.clearRequestFaults(),
 
   events: () => t.request<{ events: HostEvent[] }>('GET', '/_emu/events'),
   addEvent: (body: HostEventBody) => t.request<{ event: HostEvent }>('POST', '/_emu/events', { body }),
