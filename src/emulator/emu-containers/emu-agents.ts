@@ -32,7 +32,7 @@ import { openStateDir } from '../../agent/state-store.js';
 import { bootSeconds } from '../simulated-hosts/simhost-runtime.js';
 import { nvidiaSmiScript } from './nvidia-smi-stub.js';
 import { emuRuntime, type EmuRuntime } from './emu-runtime.js';
-import { emuFetch, type Silence } from './emu-fetch.js';
+import { EMU_HEARTBEAT_S, emuFetch, type Silence } from './emu-fetch.js';
 
 /** Registration ids of adopted machines start so: how the agents are found again after a restart. */
 export const ADOPTED_PREFIX = 'emu-containers-';
@@ -138,7 +138,7 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
     try {
       a.agent = await startAgent({
         url, stateDir: a.stateDir, hardwareFile: join(a.stateDir, 'hardware.json'), publishIp: '127.0.0.1', hostFirewall: false,
-        allowUnlimitedDisk: true, gpuTelemetryS: 0, agentVersion: deps.version, heartbeatS: 5,
+        allowUnlimitedDisk: true, gpuTelemetryS: 0, agentVersion: deps.version, heartbeatS: EMU_HEARTBEAT_S,
       }, {
         runtime: emu.runtime, system: realSystem, log: log.child({ emu_machine: a.machineId }), fetch: emuFetch(a.silence),
         dataPlane: (ctx) => {
