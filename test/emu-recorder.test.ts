@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createTestApp, DIALECTS, OWNER_KEY, type TestApp } from './helpers/harness.js';
 import { runCli } from './cli-helpers.js';
 import { Redactor, SECRET_CONTAINERS, SECRET_FIELDS } from '../src/emulator/emu-recorder/recorder-redact.js';
-import { parseRecording } from '../src/emulator/emu-recorder/recorder-replay.js';
+import { parseRecording, replay, reportText } from '../src/emulator/emu-recorder/recorder-replay.js';
 import type { RecordedCall, RecordingHeader } from '../src/emulator/emu-recorder/recorder-format.js';
 
 /**
@@ -226,6 +226,65 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('replay: how placeholders are filled and compared', () => {
+  const call = (seq: number, method: string, path: string, request: RecordedCall['request'], reply: unknown, status = 200): RecordedCall => ({
+    seq, at: 0, method, path, control: false, status, request, reply, reply_kind: 'json', reply_headers: {}, ms: 1,
+  });
+  /** A fake server: answers from `answers` in order; keeps what it was sent. */
+  function fake(answers: { status?: number; body: unknown }[]) {
+    const sent: { url: string; headers: Record<string, string>; body?: string }[] = [];
+    const fetch = async (url: string, init?: RequestInit) => {
+      sent.push({ url, headers: init?.headers as Record<string, string>, body: init?.body as string | undefined });
+      const a = answers[sent.length - 1];
+      return new Response(JSON.stringify(a.body), { status: a.status ?? 200, headers: { 'content-type': 'application/json' } });
+    };
+    return { sent, fetch };
+  }
+  const auth = (n: number) => ({ headers: { authorization: `Bearer <secret:${n}>` }, body: null });
+
+  test('the first credential is the replay key; a revealed secret is read from the reply, inside a string too; others get one stand-in each', async () => {
+    const calls = [
+      call(1, 'POST', '/api/v0/auth/apikeys/', { headers: { authorization: 'Bearer <secret:1>', 'content-type': 'application/json' }, body: { password: '<secret:2>' } }, { key: '<secret:3>' }),
+      call(2, 'GET', '/api/v0/instances/request_logs/1/', auth(3), { result_url: 'http://127.0.0.1:4000/api/v0/instances/logs/<secret:4>/' }),
+      call(3, 'GET', '/api/v0/instances/logs/<secret:4>/', auth(3), { password_again: 'x' }),
+      call(4, 'POST', '/api/v0/auth/login/', { headers: {}, body: { password: '<secret:2>' } }, { session_key: '<secret:3>' }),
+    ];
+    const f = fake([
+      { body: { key: 'gpk_made_in_the_replay' } },
+      { body: { result_url: 'http://127.0.0.1:5555/api/v0/instances/logs/tok%2Fen/' } },
+      { body: { password_again: 'x' } },
+      { body: { session_key: 'not_the_same_key' } },
+    ]);
+    const report = await replay(calls, null, { url: 'http://srv', apiKey: 'gpk_replayer', fetch: f.fetch });
+    assert.equal(f.sent[0].headers.authorization, 'Bearer gpk_replayer');
+    const standIn = JSON.parse(f.sent[0].body!).password;
+    assert.match(standIn, /^Replay_0002_stand-in$/);
+    assert.equal(f.sent[1].headers.authorization, 'Bearer gpk_made_in_the_replay');
+    // The server's own URL may differ (another port); the token is read from its place, and sent encoded.
+    assert.equal(f.sent[2].url, 'http://srv/api/v0/instances/logs/tok%2Fen/');
+    assert.equal(JSON.parse(f.sent[3].body!).password, standIn);
+    // A secret where the recording had another one (secret 3 was the created key): reported, never shown.
+    assert.deepEqual(report.differences, [{ seq: 4, method: 'POST', path: '/api/v0/auth/login/', where: '$.session_key', recorded: '<secret:3>', got: 'a different secret' }]);
+    assert.equal(report.differing, 1);
+    assert.ok(!reportText(report).includes('not_the_same_key'));
+  });
+
+  test('statuses, missing and extra fields, arrays, --ignore, and times left out for a real-clock recording', async () => {
+    const calls = [call(1, 'GET', '/api/v0/instances/', auth(1), { instances: [{ id: 1, start_date: 100, label: 'a' }], extra: 1 })];
+    const f = fake([{ status: 200, body: { instances: [{ id: 1, start_date: 200, label: 'b' }, { id: 2 }], more: true } }]);
+    const virtual = await replay(calls, null, { url: 'http://srv', apiKey: 'k', fetch: f.fetch });
+    assert.deepEqual(virtual.differences.map((d) => `${d.where}: ${d.recorded} → ${d.got}`), [
+      '$.instances.length: 1 → 2', '$.instances[0].start_date: 100 → 200', '$.instances[0].label: "a" → "b"', '$.extra: 1 → (absent)', '$.more: (absent) → true',
+    ]);
+    const header: RecordingHeader = { format: 'gpuplane-emulator-recording', version: 1, started_at: 0, clock: 'real', seed: 1, sim_machines: 20 };
+    const real = await replay(calls, header, { url: 'http://srv', apiKey: 'k', fetch: fake([{ body: { instances: [{ id: 1, start_date: 200, label: 'a' }], extra: 1 } }]).fetch });
+    assert.deepEqual(real.differences, []);
+    assert.equal(real.times_ignored, true);
+    const ignoring = await replay(calls, null, { url: 'http://srv', apiKey: 'k', ignore: ['label', 'more', 'extra'], ignoreTimes: true, fetch: fake([{ status: 201, body: { instances: [{ id: 1, start_date: 200, label: 'b' }] } }]).fetch });
+    assert.deepEqual(ignoring.differences.map((d) => `${d.where}: ${d.recorded} → ${d.got}`), ['status: 200 → 201']);
+  });
+});
 
 describe('replay: bad input', () => {
   test('a file that is not a recording, or not there: exit 2 naming the line', async () => {

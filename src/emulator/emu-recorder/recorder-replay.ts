@@ -212,7 +212,7 @@ export async function replay(calls: readonly RecordedCall[], header: RecordingHe
       return;
     }
     if (typeof rec === 'string' && typeof got === 'string') {
-      if (normalize(rec) !== normalize(got)) out.push({ where, recorded: shown(rec), got: shown(got) });
+      if (normalize(rec) !== normalize(got)) out.push({ where, recorded: shown(JSON.stringify(rec)), got: shownValue(got) });
       return;
     }
     if (!Object.is(rec, got) && !(rec === 0 && got === 0)) out.push({ where, recorded: shownValue(rec), got: shownValue(got) });
