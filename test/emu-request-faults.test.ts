@@ -154,6 +154,10 @@ forEachDialect('emulator request faults', (app, dialect) => {
       assert.equal((await fetch(`${url}/api/v0/users/current/`, { headers })).status, 200);
       const [listed] = (await t.request('GET', '/_emu/request-faults')).body.faults;
       assert.deepEqual([listed.timeout, listed.status, listed.latency_ms, listed.fired], [true, null, 200, 1]);
+      // An injected request (as a scheduled job's replay is) is rejected the same way, not left hanging.
+      await addRule(t, { route: '/api/v0/users/current/', timeout: true, latency_ms: 50, count: 1 });
+      await assert.rejects(t.request('GET', '/api/v0/users/current/'), /response destroyed before completion/);
+      await t.request('DELETE', '/_emu/request-faults');
       // Without latency_ms a timeout waits 30 s (the close of the app ends the wait).
       const rule = await addRule(t, { route: '/api/v0/users/current/', timeout: true });
       assert.equal(rule.latency_ms, 30_000);

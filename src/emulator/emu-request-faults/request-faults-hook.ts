@@ -79,8 +79,8 @@ export function installRequestFaults(app: FastifyInstance, services: RequestFaul
     if (decision.drop) {
       // No answer: the connection ends, as when a proxy times out on the client's side.
       request.log.info({ rule: decision.drop.ruleId }, 'emulator request fault: connection dropped');
+      // Destroying the response destroys its socket (an injected request, e.g. a scheduled job's, is rejected).
       reply.hijack();
-      request.raw.socket?.destroy();
       reply.raw.destroy();
       return reply;
     }
