@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import {
   buildHostEvent, buildRequestFault, buildTransition, DEFAULT_HOST_EVENT, DEFAULT_REQUEST_FAULT, DEFAULT_TRANSITION, durationText,
   eventCancellable, eventDetailText, eventDuration, eventMachinesText, eventWhenText, faultEffectText, faultMatchText, faultOddsText,
-  parseInstanceId, transitionModeText, transitionScopeText,
+  bootSecondsText, parseInstanceId, transitionModeText, transitionScopeText,
   type HostEventForm, type RequestFaultForm, type TransitionForm,
 } from '../console/src/lib/emu-scripted.js';
 
@@ -71,6 +71,9 @@ test('an outbid wave in 60 s on half the fleet; host offline for 5 min on given 
   assert.deepEqual(buildHostEvent(ev({ kind: 'host_offline', after: '0', target: 'ids', machineIds: '3, 7 7', duration: '5m', seed: '9' })).body,
     { kind: 'host_offline', machine_ids: [3, 7], duration: 300, seed: 9 });
   assert.deepEqual(buildHostEvent(ev({ kind: 'outbid_wave', after: '', target: 'machines', machines: '2' })).body, { kind: 'outbid_wave', machines: 2 });
+  // How the host goes: only for host_offline, only when chosen.
+  assert.deepEqual(buildHostEvent(ev({ kind: 'host_offline', fault: 'offline', after: '0' })).body, { kind: 'host_offline', fraction: 0.5, duration: 300, fault: 'offline' });
+  assert.deepEqual(buildHostEvent(ev({ kind: 'outbid_wave', fault: 'offline', after: '0' })).body, { kind: 'outbid_wave', fraction: 0.5 });
 });
 
 test('slow pull takes its pull seconds and duration; a GPU lost may have no duration (it stays lost) and an index', () => {
@@ -107,6 +110,10 @@ test('an event in words: when against the clock, its machines, its details; pend
   assert.equal(eventDetailText({ kind: 'slow_pull', pull_seconds: 600, duration: 600 }), 'pulls take 600 s, for 10 min');
   assert.equal(eventDetailText({ kind: 'gpu_lost', gpu_index: 0 }), 'GPU 0, stays lost');
   assert.equal(eventDetailText({ kind: 'outbid_wave' }), '—');
+  assert.equal(eventDetailText({ kind: 'outbid_wave', instance_ids: [4, 9] }), 'outbid instances 4, 9');
+  assert.equal(eventDetailText({ kind: 'host_offline', fault: 'no_heartbeat', duration: 300 }), 'no heartbeat, for 5 min');
+  // As listed: unset fields are null.
+  assert.equal(eventDetailText({ kind: 'gpu_lost', gpu_index: null, duration: null, pull_seconds: null }), 'stays lost');
   assert.equal(eventCancellable('pending'), true);
   assert.equal(eventCancellable('active'), true);
   assert.equal(eventCancellable('done'), false);
@@ -124,6 +131,10 @@ test('transitions: per kind or per instance, a delay in virtual seconds; errors 
   assert.equal(transitionModeText({ mode: 'manual' }), 'manual (advance it)');
   assert.equal(transitionModeText({ mode: 'delay', seconds: 90 }), 'after 90 s');
   assert.equal(transitionModeText({ mode: 'immediate' }), 'immediate');
+  assert.equal(transitionModeText({ mode: 'delay', seconds: null }), 'after a delay');
+  assert.equal(transitionScopeText({ kind: 'instance', instance_id: null, mode: 'manual' }), 'every instance');
+  assert.equal(bootSecondsText({ min: 30, max: 90 }), '30 to 90 s to boot');
+  assert.equal(bootSecondsText({ min: 60, max: 60 }), '1 min to boot');
   assert.equal(parseInstanceId(' 7 '), 7);
   assert.equal(parseInstanceId('0'), null);
   assert.equal(parseInstanceId('x'), null);

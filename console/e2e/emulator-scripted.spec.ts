@@ -140,7 +140,7 @@ test('host events: an outbid wave in 60 s on a chosen machine is listed pending,
   await server.api('DELETE', '/_emu/events');
 });
 
-test('transitions: manual for every instance, an instance advanced step by step to running, a per-instance delay, then back to default', async ({ page, server, screens, axe }) => {
+test('transitions: manual for every instance, an instance advanced step by step to running, a per-instance delay, then removed', async ({ page, server, screens, axe }) => {
   await userLoggedIn(page, server, { admin: true, prefix: 'tr-admin' });
   const renter = await server.api('POST', '/_emu/users', { email: `tr-renter-${Date.now()}@example.com`, password: 'correct horse battery staple', credit: 100 });
   await openEmulator(page);
@@ -184,10 +184,10 @@ test('transitions: manual for every instance, an instance advanced step by step 
   await expect(table.getByRole('row').filter({ hasText: `instance ${id}` })).toContainText('after 90 s');
   await screens('emulator-transitions');
   await axe();
-  await page.getByRole('button', { name: `Back to default for instance ${id}` }).click();
+  await page.getByRole('button', { name: `Remove the rule for instance ${id}` }).click();
   await expect(table.getByRole('row').filter({ hasText: `instance ${id}` })).toHaveCount(0);
   await page.getByRole('button', { name: 'Clear all transitions' }).click();
-  await expect(page.getByText("Default transitions: the emulator's seeded boot time.")).toBeVisible();
+  await expect(page.getByText('No rules are set.')).toBeVisible();
   expect((await server.api('GET', '/_emu/transitions')).transitions).toEqual([]);
   await server.api('DELETE', `/api/v0/instances/${id}/`, undefined, renter.api_key);
 });

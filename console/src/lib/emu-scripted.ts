@@ -198,9 +198,18 @@ export const EVENT_TARGETS = [
 ] as const;
 export type EventTarget = (typeof EVENT_TARGETS)[number]['value'];
 
+/** How a host_offline's machines go away (the emulator's machine faults); '' is the server's default. */
+export const OFFLINE_FAULTS = [
+  { value: '', label: 'Heartbeats stop (default)' },
+  { value: 'offline', label: 'Disconnects (offline)' },
+  { value: 'unknown', label: 'Stops reporting (unknown)' },
+] as const;
+
 /** The host-event form, as its inputs hold it. */
 export interface HostEventForm {
   kind: EventKind;
+  /** host_offline: the fault its machines go under ('' = the server's default, no_heartbeat). */
+  fault: '' | 'offline' | 'unknown' | 'no_heartbeat';
   /** A duration from now (empty or 0: now). */
   after: string;
   target: EventTarget;
@@ -214,7 +223,7 @@ export interface HostEventForm {
 }
 
 export const DEFAULT_HOST_EVENT: HostEventForm = {
-  kind: 'outbid_wave', after: '60', target: 'fraction', fraction: '0.5', machines: '1', machineIds: '', duration: '5m', pullSeconds: '300', gpuIndex: '', seed: '',
+  kind: 'outbid_wave', fault: '', after: '60', target: 'fraction', fraction: '0.5', machines: '1', machineIds: '', duration: '5m', pullSeconds: '300', gpuIndex: '', seed: '',
 };
 
 /** Body of `POST /_emu/events` (contract §2, issue 34). */
@@ -227,17 +236,27 @@ export interface HostEventBody {
   duration?: number;
   pull_seconds?: number;
   gpu_index?: number;
+  fault?: 'no_heartbeat' | 'offline' | 'unknown';
   seed?: number;
 }
 
 export type EventState = 'pending' | 'active' | 'done';
 
-/** An event as `GET /_emu/events` lists it. */
-export interface HostEvent extends Omit<HostEventBody, 'after'> {
+/** An event as `GET /_emu/events` lists it (unset fields are null). */
+export interface HostEvent {
   id: number;
+  kind: EventKind | string;
   at: number;
+  ends_at?: number | null;
   machine_ids: number[];
+  duration?: number | null;
+  pull_seconds?: number | null;
+  gpu_index?: number | null;
+  fault?: string | null;
+  seed?: number | null;
   state: EventState | string;
+  /** The instances it acted on (the bid instances a wave outbid). */
+  instance_ids?: number[];
 }
 
 /** Whether a kind takes a duration, and whether it must have one. */
@@ -278,6 +297,7 @@ export function buildHostEvent(f: HostEventForm): Built<HostEventBody, HostEvent
     if (p === undefined) errors.pullSeconds = 'Enter how many seconds a pull takes meanwhile.';
     else body.pull_seconds = p;
   }
+  if (f.kind === 'host_offline' && f.fault) body.fault = f.fault;
   if (f.kind === 'gpu_lost') {
     const g = int(f.gpuIndex, 0, 63, errors, 'gpuIndex', 'The GPU index');
     if (g !== undefined) body.gpu_index = g;
@@ -292,8 +312,12 @@ export function eventKindLabel(kind: string): string {
 }
 
 /** What an event does, in words beyond its kind: `for 5 min`, `pulls take 300 s, for 10 min`, `GPU 1, stays lost`. */
-export function eventDetailText(e: Pick<HostEvent, 'kind' | 'duration' | 'pull_seconds' | 'gpu_index'>): string {
+export function eventDetailText(e: Pick<HostEvent, 'kind' | 'duration' | 'pull_seconds' | 'gpu_index' | 'fault' | 'instance_ids'>): string {
   const parts: string[] = [];
+  if (e.kind === 'outbid_wave' && e.instance_ids && e.instance_ids.length > 0) {
+    parts.push(`outbid instance${e.instance_ids.length === 1 ? '' : 's'} ${e.instance_ids.join(', ')}`);
+  }
+  if (e.kind === 'host_offline' && e.fault) parts.push(e.fault.replace('_', ' '));
   if (e.kind === 'slow_pull' && e.pull_seconds) parts.push(`pulls take ${e.pull_seconds} s`);
   if (e.kind === 'gpu_lost' && e.gpu_index !== undefined && e.gpu_index !== null) parts.push(`GPU ${e.gpu_index}`);
   if (e.duration) parts.push(`for ${durationText(e.duration)}`);
@@ -348,6 +372,20 @@ export interface TransitionBody {
   instance_id?: number;
   mode: TransitionMode;
   seconds?: number;
+}
+
+/** A slow-pull window a host event opened, as `GET /_emu/transitions` lists it. */
+export interface SlowPullWindow {
+  ref: string;
+  machine_id: number;
+  pull_seconds: number;
+  until: number | null;
+}
+
+/** The seeded boot time in words: `30 s`, `30 to 90 s`. */
+export function bootSecondsText(b: { min: number; max: number } | undefined): string {
+  if (!b) return 'the seeded boot time';
+  return b.min === b.max ? `${durationText(b.min)} to boot` : `${b.min} to ${b.max} s to boot`;
 }
 
 /** A rule as `GET /_emu/transitions` lists it. */

@@ -5,7 +5,7 @@
 import { useState, type FormEvent } from 'react';
 import {
   buildHostEvent, DEFAULT_HOST_EVENT, EVENT_KINDS, EVENT_TARGETS, eventCancellable, eventDetailText, eventDuration, eventKindLabel,
-  eventMachinesText, eventStateBadge, eventWhenText, type FieldErrors, type HostEventForm,
+  eventMachinesText, eventStateBadge, eventWhenText, OFFLINE_FAULTS, type FieldErrors, type HostEventForm,
 } from '../../lib/emu-scripted.js';
 import { ErrorNote, Field } from '../../components/Field.js';
 import { useAction, useLoad } from '../../components/useLoad.js';
@@ -81,6 +81,9 @@ export function HostEvents({ version, now, onChange }: { version: number; now: n
           {duration !== 'none' && (
             <Field label="Lasts" value={form.duration} error={errors.duration} onChange={(e) => set('duration', e.target.value)}
               hint={duration === 'optional' ? 'Empty: the GPU stays lost' : '90 (seconds), 15m, 2h'} />
+          )}
+          {form.kind === 'host_offline' && (
+            <SelectField label="The host" value={form.fault} options={OFFLINE_FAULTS} onChange={(e) => set('fault', e.target.value as HostEventForm['fault'])} />
           )}
           {form.kind === 'slow_pull' && (
             <Field label="A pull takes (seconds)" type="number" min={1} value={form.pullSeconds} error={errors.pullSeconds} onChange={(e) => set('pullSeconds', e.target.value)} />

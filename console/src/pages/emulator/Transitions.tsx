@@ -4,8 +4,9 @@
  * for one, and the button that advances an instance to its next state now.
  */
 import { useState, type FormEvent } from 'react';
+import { utcTime } from '../../lib/format.js';
 import {
-  buildTransition, DEFAULT_TRANSITION, parseInstanceId, TRANSITION_MODES, transitionModeText, transitionScopeText,
+  bootSecondsText, buildTransition, DEFAULT_TRANSITION, parseInstanceId, TRANSITION_MODES, transitionModeText, transitionScopeText,
   type FieldErrors, type TransitionForm, type TransitionRule,
 } from '../../lib/emu-scripted.js';
 import { ErrorNote, Field } from '../../components/Field.js';
@@ -44,11 +45,15 @@ export function Transitions({ version, onChange }: { version: number; onChange()
       await list.reload();
     }
   };
-  const toDefault = async (r: TransitionRule) => {
+  // An instance's rule is removed (the kind's rule applies to it again); the kind's rule is removed by setting it back
+  // to the default, which is no rule at all.
+  const remove = async (r: TransitionRule) => {
     setDone(null);
-    const body = r.instance_id ? { kind: 'instance' as const, instance_id: r.instance_id, mode: 'default' as const } : { kind: 'instance' as const, mode: 'default' as const };
-    if (await clear.run(() => scripted.setTransition(body))) {
-      setDone(`Transitions of ${transitionScopeText(r)}: back to the default.`);
+    const ok = r.instance_id
+      ? (await clear.run(() => scripted.clearTransitions(r.instance_id!))) !== undefined
+      : (await clear.run(() => scripted.setTransition({ kind: 'instance', mode: 'default' }))) !== undefined;
+    if (ok) {
+      setDone(r.instance_id ? `The rule for instance ${r.instance_id} was removed.` : 'Transitions of every instance: back to the default.');
       await list.reload();
     }
   };
@@ -72,6 +77,8 @@ export function Transitions({ version, onChange }: { version: number; onChange()
     }
   };
   const rules = list.data?.transitions ?? [];
+  const slowPulls = list.data?.slow_pulls ?? [];
+  const boot = bootSecondsText(list.data?.default_boot_seconds);
 
   return (
     <section aria-labelledby="emu-transitions" className="card">
@@ -96,7 +103,7 @@ export function Transitions({ version, onChange }: { version: number; onChange()
       {done && <p role="status" className="notice">{done}</p>}
 
       <ErrorNote error={list.error ?? clear.error} />
-      {list.data && rules.length === 0 && <p>Default transitions: the emulator's seeded boot time.</p>}
+      {list.data && <p>Default: the emulator's seeded timing ({boot}).{rules.length === 0 && ' No rules are set.'}</p>}
       {rules.length > 0 && (
         <>
           <div className="table-wrap">
@@ -109,8 +116,8 @@ export function Transitions({ version, onChange }: { version: number; onChange()
                     <td>{transitionScopeText(r)}</td>
                     <td>{transitionModeText(r)}</td>
                     <td>
-                      <button type="button" className="small" disabled={clear.busy} aria-label={`Back to default for ${transitionScopeText(r)}`} onClick={() => void toDefault(r)}>
-                        Back to default
+                      <button type="button" className="small" disabled={clear.busy} aria-label={`Remove the rule for ${transitionScopeText(r)}`} onClick={() => void remove(r)}>
+                        Remove
                       </button>
                     </td>
                   </tr>
@@ -121,6 +128,17 @@ export function Transitions({ version, onChange }: { version: number; onChange()
           <div className="actions">
             <button type="button" className="danger" disabled={clear.busy} onClick={() => void clearAll()}>Clear all transitions</button>
           </div>
+        </>
+      )}
+
+      {slowPulls.length > 0 && (
+        <>
+          <h3>Slow pulls now</h3>
+          <ul aria-label="Slow pulls now">
+            {slowPulls.map((w) => (
+              <li key={`${w.ref}-${w.machine_id}`}>Machine {w.machine_id}: pulls take {w.pull_seconds} s, {w.until === null ? 'until its event ends' : `until ${utcTime(w.until)}`} ({w.ref})</li>
+            ))}
+          </ul>
         </>
       )}
 

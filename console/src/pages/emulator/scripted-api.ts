@@ -4,8 +4,15 @@
  */
 import { api } from '../../lib/api.js';
 import type {
-  HostEvent, HostEventBody, RequestFaultBody, RequestFaultRule, TransitionBody, TransitionRule,
+  HostEvent, HostEventBody, RequestFaultBody, RequestFaultRule, SlowPullWindow, TransitionBody, TransitionRule,
 } from '../../lib/emu-scripted.js';
+
+/** `GET /_emu/transitions`: the rules, the slow-pull windows host events opened, and the seeded timing. */
+export interface TransitionsList {
+  transitions: TransitionRule[];
+  slow_pulls?: SlowPullWindow[];
+  default_boot_seconds?: { min: number; max: number };
+}
 
 const t = api.transport;
 
@@ -21,9 +28,11 @@ export const scripted = {
   cancelEvent: (id: number) => t.request<unknown>('DELETE', `/_emu/events/${id}`),
   cancelEvents: () => t.request<unknown>('DELETE', '/_emu/events'),
 
-  transitions: () => t.request<{ transitions: TransitionRule[] }>('GET', '/_emu/transitions'),
+  transitions: () => t.request<TransitionsList>('GET', '/_emu/transitions'),
   setTransition: (body: TransitionBody) => t.request<{ transition: TransitionRule }>('PUT', '/_emu/transitions', { body }),
-  clearTransitions: () => t.request<unknown>('DELETE', '/_emu/transitions'),
+  /** Every rule, or (with an id) that instance's rule only. */
+  clearTransitions: (instanceId?: number) =>
+    t.request<unknown>('DELETE', '/_emu/transitions', { query: instanceId === undefined ? {} : { instance_id: instanceId } }),
   advanceInstance: (id: number) =>
     t.request<{ instance_id: number; actual_status: string | null }>('POST', `/_emu/instances/${id}/advance`, { body: {} }),
 };
