@@ -70,7 +70,7 @@ test('request faults: a 429 with Retry-After on POST /api/v0/bundles/ is listed,
   await expect(table.getByRole('row').filter({ hasText: 'category instance_write' })).toContainText('50% of requests, seed 7');
   await form.getByLabel('Permission category').selectOption('');
   await form.getByLabel('Route').fill('/api/v0/instances/*');
-  await form.getByLabel('Reply').selectOption({ label: 'No reply: the connection is dropped' });
+  await form.getByLabel('Reply').selectOption({ label: 'No reply (dropped)' });
   await form.getByLabel('Drop after (ms)').fill('100');
   await form.getByLabel('Probability').fill('1');
   await form.getByLabel('Fault seed').fill('');

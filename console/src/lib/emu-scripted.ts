@@ -54,9 +54,9 @@ export const FAULT_METHODS = ['*', 'GET', 'POST', 'PUT', 'DELETE'] as const;
 export const FAULT_STATUSES = [429, 500, 502, 503, 504] as const;
 /** What a faulted request gets: an error reply, no reply at all (the connection dropped), or only a delay. */
 export const FAULT_OUTCOMES = [
-  { value: 'status', label: 'An error reply (429 or 5xx)' },
-  { value: 'timeout', label: 'No reply: the connection is dropped' },
-  { value: 'latency', label: 'Only a delay, then the normal reply' },
+  { value: 'status', label: 'Error (429 or 5xx)', what: 'the API\'s error object, as Vast.ai sends it' },
+  { value: 'timeout', label: 'No reply (dropped)', what: 'the connection is dropped after the delay' },
+  { value: 'latency', label: 'Delay only', what: 'the normal reply, after the delay' },
 ] as const;
 export type FaultOutcome = (typeof FAULT_OUTCOMES)[number]['value'];
 

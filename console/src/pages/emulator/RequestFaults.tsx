@@ -71,7 +71,7 @@ export function RequestFaults({ version }: { version: number }) {
             placeholder="/api/v0/instances/{id}/" hint="As the API reference writes it; * at the end: a prefix; * alone: every route" />
           <SelectField label="Method" value={form.method} options={METHOD_OPTIONS} onChange={(e) => set('method', e.target.value as RequestFaultForm['method'])} />
           <SelectField label="Permission category" value={form.category} options={CATEGORY_OPTIONS} onChange={(e) => set('category', e.target.value)} />
-          <SelectField label="Reply" value={form.outcome} options={FAULT_OUTCOMES} onChange={(e) => set('outcome', e.target.value as RequestFaultForm['outcome'])} />
+          <SelectField label="Reply" value={form.outcome} options={FAULT_OUTCOMES} hint={FAULT_OUTCOMES.find((o) => o.value === form.outcome)?.what} onChange={(e) => set('outcome', e.target.value as RequestFaultForm['outcome'])} />
           {form.outcome === 'status' && (
             <SelectField label="Status" value={form.status} options={STATUS_OPTIONS} error={errors.status} onChange={(e) => set('status', e.target.value)} />
           )}
