@@ -286,6 +286,29 @@ describe('replay: how placeholders are filled and compared', () => {
   });
 });
 
+describe('what is not recorded', () => {
+  test('the emulator\'s whole state (emu save, emu restore) is recorded without its document; probes not at all', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpuplane-recorder-state-'));
+    const file = join(dir, 'state.jsonl');
+    const t = await createTestApp('sqlite', { config: { GPUPLANE_EMU_RECORD: file } });
+    try {
+      const saved = await t.request('GET', '/_emu/state');
+      assert.equal(saved.status, 200, saved.raw);
+      const restored = await t.request('PUT', '/_emu/state', { body: saved.body });
+      await t.request('GET', '/readyz', { key: null });
+      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      assert.deepEqual(lines.slice(1).map((c: RecordedCall) => [c.method, c.path, c.status, c.request.body, c.reply, c.reply_kind]), [
+        ['GET', '/_emu/state', 200, null, null, 'omitted'],
+        ['PUT', '/_emu/state', restored.status, null, null, 'omitted'],
+      ]);
+      assert.ok(!readFileSync(file, 'utf8').includes('"rows"'));
+    } finally {
+      await t.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('replay: bad input', () => {
   test('a file that is not a recording, or not there: exit 2 naming the line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gpuplane-recorder-bad-'));

@@ -36,9 +36,12 @@ export interface RecordedCall {
     /** The JSON body as parsed, secrets replaced; null without one. */
     body: unknown;
   };
-  /** The reply: JSON (secrets replaced), a text, or null (empty, or a stream or binary reply: see `reply_kind`). */
+  /**
+   * The reply: JSON (secrets replaced), a text, or null (empty, a stream or binary reply, or `omitted`: the
+   * emulator's whole state, whose body and reply are never recorded).
+   */
   reply: unknown;
-  reply_kind: 'json' | 'text' | 'empty' | 'stream' | 'binary';
+  reply_kind: 'json' | 'text' | 'empty' | 'stream' | 'binary' | 'omitted';
   reply_headers: Record<string, string>;
   /** Milliseconds the server took. */
   ms: number;

@@ -31,6 +31,8 @@ export interface RecorderOptions {
 
 /** What is kept of a request between its hooks. */
 interface Pending {
+  /** The route's bodies are not recorded (OMITTED_PREFIXES). */
+  omitted: boolean;
   body: string | undefined;
   reply: { kind: RecordedCall['reply_kind']; text?: string };
 }
@@ -41,6 +43,12 @@ type WithPending = FastifyRequest & { [PENDING]?: Pending };
 /** Route URLs (as registered) left out. */
 const SKIPPED_URLS = new Set(['/healthz', '/readyz', '/metrics']);
 const SKIPPED_PREFIXES = ['/api/v0/agent/'];
+/**
+ * Routes recorded without their bodies and replies: the emulator's whole state (issue 34 item 2, `emu save` and
+ * `emu restore`) carries every secret of the world in forms no field name gives away (the key that seals secrets,
+ * sealed values, key hashes). A replay sends them without a body (see the README).
+ */
+const OMITTED_PREFIXES = ['/_emu/state'];
 /** Without a route (a 404), only what looks like an API call is recorded (not a browser's favicon). */
 const API_PATH = /^\/(api|_emu)(\/|$)/;
 
@@ -67,17 +75,21 @@ export function installRecorder(app: FastifyInstance, options: RecorderOptions):
   };
 
   app.addHook('onRequest', (request, _reply, done) => {
-    if (recorded(request)) (request as WithPending)[PENDING] = { body: undefined, reply: { kind: 'empty' } };
+    if (recorded(request)) {
+      const url = request.routeOptions.url ?? '';
+      const omitted = OMITTED_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`));
+      (request as WithPending)[PENDING] = { omitted, body: undefined, reply: { kind: 'empty' } };
+    }
     done();
   });
   app.addHook('preValidation', (request, _reply, done) => {
     const p = (request as WithPending)[PENDING];
-    if (p && request.body !== undefined) p.body = JSON.stringify(request.body);
+    if (p && !p.omitted && request.body !== undefined) p.body = JSON.stringify(request.body);
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     const p = (request as WithPending)[PENDING];
-    if (p) p.reply = replyOf(payload, String(reply.getHeader('content-type') ?? ''));
+    if (p) p.reply = p.omitted ? { kind: 'omitted' } : replyOf(payload, String(reply.getHeader('content-type') ?? ''));
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
