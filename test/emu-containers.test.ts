@@ -7,14 +7,15 @@
 // - SSH through the gateway with the real OpenSSH client into an image with its own sshd;
 // - destroy removes the container, and the server's close removes what is left (an in-memory database).
 // Docker and OpenSSH must be there: where they are not, this test fails.
-import { test, before, after } from 'node:test';
+import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { BUSYBOX_IMAGE, buildBusyboxImage } from './helpers/docker.js';
-import { call, serve, type Served } from './helpers/spawn.js';
+import { call, freshPgDatabase, serve, type Served } from './helpers/spawn.js';
+import { DIALECTS } from './helpers/harness.js';
 import { untilStatus, within as withinDeadline } from './helpers/agent-process.js';
 import { sshdImage } from './helpers/sshd-image.js';
 import { makeKeyPair, untilSshWorks, type KeyPair } from './helpers/openssh.js';
@@ -83,117 +84,123 @@ async function logsOf(id: number, text: string): Promise<string> {
   });
 }
 
-before(async () => {
-  await docker.ping();
-  sshd = sshdImage();
-  sshd.catch(() => undefined);
-  await buildBusyboxImage(docker, dir);
-  server = await serve({
-    GPUPLANE_DATABASE_URL: 'sqlite::memory:', GPUPLANE_BOOTSTRAP_API_KEY: OWNER, GPUPLANE_SECRET_KEY: 'e2e-secret-key-0123456789',
-    GPUPLANE_MODE: 'emulator', GPUPLANE_EMU_CONTAINERS: 'docker', GPUPLANE_SIM_MACHINES: '6', GPUPLANE_SIM_BOOT_SECONDS: '4',
-    GPUPLANE_GATEWAY: 'true', GPUPLANE_GATEWAY_BIND: '127.0.0.1', GPUPLANE_GATEWAY_HOST: '127.0.0.1',
-    GPUPLANE_GATEWAY_PORTS: `${GATEWAY_PORTS.first}-${GATEWAY_PORTS.last}`, GPUPLANE_GATEWAY_FAILED_LOGINS: '1000',
+for (const dialect of DIALECTS) describe(`real containers [${dialect}]`, () => {
+  let pg: Awaited<ReturnType<typeof freshPgDatabase>> | undefined;
+  before(async () => {
+    await docker.ping();
+    sshd = sshdImage();
+    sshd.catch(() => undefined);
+    await buildBusyboxImage(docker, dir);
+    pg = dialect === 'postgres' ? await freshPgDatabase() : undefined;
+    server = await serve({
+      GPUPLANE_DATABASE_URL: pg?.url ?? 'sqlite::memory:', GPUPLANE_BOOTSTRAP_API_KEY: OWNER, GPUPLANE_SECRET_KEY: 'e2e-secret-key-0123456789',
+      GPUPLANE_MODE: 'emulator', GPUPLANE_EMU_CONTAINERS: 'docker', GPUPLANE_SIM_MACHINES: '6', GPUPLANE_SIM_BOOT_SECONDS: '4',
+      GPUPLANE_GATEWAY: 'true', GPUPLANE_GATEWAY_BIND: '127.0.0.1', GPUPLANE_GATEWAY_HOST: '127.0.0.1',
+      GPUPLANE_GATEWAY_PORTS: `${GATEWAY_PORTS.first}-${GATEWAY_PORTS.last}`, GPUPLANE_GATEWAY_FAILED_LOGINS: '1000',
+    });
+    const renter = await api('POST', '/_emu/users', OWNER, { email: 'emu-containers-renter@example.com', credit: 1000 });
+    assert.equal(renter.status, 200, JSON.stringify(renter.body));
+    renterKey = renter.body.api_key;
+    key = await makeKeyPair(dir, `renter-${dialect}`);
+    assert.equal((await api('POST', '/api/v0/ssh/', renterKey, { ssh_key: key.publicKey })).status, 200);
   });
-  const renter = await api('POST', '/_emu/users', OWNER, { email: 'emu-containers-renter@example.com', credit: 1000 });
-  assert.equal(renter.status, 200, JSON.stringify(renter.body));
-  renterKey = renter.body.api_key;
-  key = await makeKeyPair(dir, 'renter');
-  assert.equal((await api('POST', '/api/v0/ssh/', renterKey, { ssh_key: key.publicKey })).status, 200);
-});
 
-after(async () => {
-  await server?.stop();
-  // The server removes its containers as it closes (in-memory database); whatever a failure left is removed here.
-  for (const owner of owners) {
-    for (const c of await docker.listContainers({ all: true, filters: { label: [`gpuplane.owner=${owner}`] } })) {
-      await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+  after(async () => {
+    await server?.stop();
+    await pg?.drop();
+    // The server removes its containers as it closes (in-memory database); whatever a failure left is removed here.
+    for (const owner of owners) {
+      for (const c of await docker.listContainers({ all: true, filters: { label: [`gpuplane.owner=${owner}`] } })) {
+        await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+      }
+      for (const n of await docker.listNetworks({ filters: { label: [`gpuplane.owner=${owner}`] } })) await docker.getNetwork(n.Id).remove().catch(() => undefined);
     }
-    for (const n of await docker.listNetworks({ filters: { label: [`gpuplane.owner=${owner}`] } })) await docker.getNetwork(n.Id).remove().catch(() => undefined);
-  }
-  rmSync(dir, { recursive: true, force: true });
-});
-
-test('a simulated machine runs the instance as a real container: pull time, onstart, nvidia-smi, logs, execute, -p port, faults, destroy', { timeout: 300_000 }, async () => {
-  // One with direct ports, for the -p mapping.
-  const offer = (await freeOffers()).find((o) => o.direct_port_count > o.num_gpus)!;
-  assert.ok(offer, 'an offer with direct ports');
-  const machineId: number = offer.machine_id;
-  const onstart = [
-    'echo "onstart-ran cvd=$CUDA_VISIBLE_DEVICES nvd=$NVIDIA_VISIBLE_DEVICES"',
-    'nvidia-smi -L',
-    'nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader',
-    'nvidia-smi --query-gpu=count --format=csv,noheader,nounits | head -n 1 | sed "s/^/gpu-count=/"',
-    'mkdir -p /www && echo hello-from-the-port > /www/index.html && httpd -p 8080 -h /www',
-  ].join('\n');
-  const rented = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, {
-    image: BUSYBOX_IMAGE, runtype: 'ssh', disk: 1, onstart, env: { '-p 8080:8080': '1', GREETING: 'hi' },
   });
-  assert.equal(rented.status, 200, JSON.stringify(rented.body));
-  const id: number = rented.body.new_contract;
 
-  // The simulated pull (4 s, GPUPLANE_SIM_BOOT_SECONDS) holds the container back.
-  await pause(1500);
-  assert.deepEqual(await containersOf(machineId), [], 'no container while the image is being pulled');
-  const view = await within(`instance ${id} running`, untilStatus(server!.url, renterKey, id, 'running'));
-  assert.equal(view.public_ipaddr, '127.0.0.1');
+  test('a simulated machine runs the instance as a real container: pull time, onstart, nvidia-smi, logs, execute, -p port, faults, destroy', { timeout: 300_000 }, async () => {
+    // One with direct ports, for the -p mapping.
+    const offer = (await freeOffers()).find((o) => o.direct_port_count > o.num_gpus)!;
+    assert.ok(offer, 'an offer with direct ports');
+    const machineId: number = offer.machine_id;
+    const onstart = [
+      'echo "onstart-ran cvd=$CUDA_VISIBLE_DEVICES nvd=$NVIDIA_VISIBLE_DEVICES"',
+      'nvidia-smi -L',
+      'nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader',
+      'nvidia-smi --query-gpu=count --format=csv,noheader,nounits | head -n 1 | sed "s/^/gpu-count=/"',
+      'mkdir -p /www && echo hello-from-the-port > /www/index.html && httpd -p 8080 -h /www',
+    ].join('\n');
+    const rented = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, {
+      image: BUSYBOX_IMAGE, runtype: 'ssh', disk: 1, onstart, env: { '-p 8080:8080': '1', GREETING: 'hi' },
+    });
+    assert.equal(rented.status, 200, JSON.stringify(rented.body));
+    const id: number = rented.body.new_contract;
 
-  const [c] = await containersOf(machineId);
-  assert.ok(c, 'a real container');
-  assert.equal(c.Labels['gpuplane.instance_id'], String(id));
-  const inspected = await docker.getContainer(c.Id).inspect();
-  const n: number = offer.num_gpus;
-  assert.ok(inspected.Config.Env.includes(`CUDA_VISIBLE_DEVICES=${Array.from({ length: n }, (_, i) => i).join(',')}`), inspected.Config.Env.join(' '));
-  assert.ok(!(inspected.HostConfig.DeviceRequests ?? []).length, 'no GPU device request: there is no GPU here');
+    // The simulated pull (4 s, GPUPLANE_SIM_BOOT_SECONDS) holds the container back.
+    await pause(1500);
+    assert.deepEqual(await containersOf(machineId), [], 'no container while the image is being pulled');
+    const view = await within(`instance ${id} running`, untilStatus(server!.url, renterKey, id, 'running'));
+    assert.equal(view.public_ipaddr, '127.0.0.1');
 
-  // onstart ran; the stand-in nvidia-smi told the machine's GPUs (request_logs is the container's real log).
-  const log = await logsOf(id, 'gpu-count=');
-  assert.match(log, /onstart-ran cvd=[0-9,]+ nvd=[0-9,]+/);
-  const listed = log.split('\n').filter((l) => /^GPU \d+: /.test(l));
-  assert.equal(listed.length, n, log);
-  for (const l of listed) assert.match(l, new RegExp(`^GPU \\d+: NVIDIA ${offer.gpu_name} \\(UUID: GPU-[0-9a-f-]+\\)$`));
-  assert.match(log, new RegExp(`NVIDIA ${offer.gpu_name}, ${Math.round(offer.gpu_ram)} MiB, ${offer.driver_version.replace(/\./g, '\\.')}`));
-  assert.match(log, new RegExp(`gpu-count=${n}\\n`));
+    const [c] = await containersOf(machineId);
+    assert.ok(c, 'a real container');
+    assert.equal(c.Labels['gpuplane.instance_id'], String(id));
+    const inspected = await docker.getContainer(c.Id).inspect();
+    const n: number = offer.num_gpus;
+    assert.ok(inspected.Config.Env.includes(`CUDA_VISIBLE_DEVICES=${Array.from({ length: n }, (_, i) => i).join(',')}`), inspected.Config.Env.join(' '));
+    assert.ok(!(inspected.HostConfig.DeviceRequests ?? []).length, 'no GPU device request: there is no GPU here');
 
-  // execute runs in the container.
-  assert.match(await within('execute', execute(id, 'ls /usr/local/bin')), /^nvidia-smi$/m);
+    // onstart ran; the stand-in nvidia-smi told the machine's GPUs (request_logs is the container's real log).
+    const log = await logsOf(id, 'gpu-count=');
+    assert.match(log, /onstart-ran cvd=[0-9,]+ nvd=[0-9,]+/);
+    const listed = log.split('\n').filter((l) => /^GPU \d+: /.test(l));
+    assert.equal(listed.length, n, log);
+    for (const l of listed) assert.match(l, new RegExp(`^GPU \\d+: NVIDIA ${offer.gpu_name} \\(UUID: GPU-[0-9a-f-]+\\)$`));
+    assert.match(log, new RegExp(`NVIDIA ${offer.gpu_name}, ${Math.round(offer.gpu_ram)} MiB, ${offer.driver_version.replace(/\./g, '\\.')}`));
+    assert.match(log, new RegExp(`gpu-count=${n}\\n`));
 
-  // The -p port answers on loopback, at the host port the instance shows.
-  const binding = view.ports['8080/tcp']?.[0];
-  assert.ok(binding, JSON.stringify(view.ports));
-  assert.equal(binding.HostIp, '127.0.0.1');
-  const page = await until('the port answers', async () => {
-    const r = await fetch(`http://127.0.0.1:${binding.HostPort}/`).catch(() => undefined);
-    return r?.status === 200 ? r.text() : undefined;
+    // execute runs in the container.
+    assert.match(await within('execute', execute(id, 'ls /usr/local/bin')), /^nvidia-smi$/m);
+
+    // The -p port answers on loopback, at the host port the instance shows.
+    const binding = view.ports['8080/tcp']?.[0];
+    assert.ok(binding, JSON.stringify(view.ports));
+    assert.equal(binding.HostIp, '127.0.0.1');
+    const page = await until('the port answers', async () => {
+      const r = await fetch(`http://127.0.0.1:${binding.HostPort}/`).catch(() => undefined);
+      return r?.status === 200 ? r.text() : undefined;
+    });
+    assert.equal(page, 'hello-from-the-port\n');
+
+    // Fault exited: the container stops and the instance shows exited; recover runs it again.
+    assert.equal((await api('POST', '/_emu/faults', OWNER, { fault: 'exited', instance_id: id })).status, 200);
+    const exited = await within('exited', untilStatus(server!.url, renterKey, id, 'exited'));
+    assert.equal((await docker.getContainer(c.Id).inspect()).State.Running, false);
+    assert.ok(exited);
+    assert.equal((await api('POST', '/_emu/faults', OWNER, { fault: 'recover', instance_id: id })).status, 200);
+    await within('running again', untilStatus(server!.url, renterKey, id, 'running'));
+    assert.equal((await docker.getContainer(c.Id).inspect()).State.Running, true);
+
+    // Destroy removes the container.
+    assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
+    await until('container removed', async () => ((await containersOf(machineId)).length === 0 ? true : undefined));
   });
-  assert.equal(page, 'hello-from-the-port\n');
 
-  // Fault exited: the container stops and the instance shows exited; recover runs it again.
-  assert.equal((await api('POST', '/_emu/faults', OWNER, { fault: 'exited', instance_id: id })).status, 200);
-  const exited = await within('exited', untilStatus(server!.url, renterKey, id, 'exited'));
-  assert.equal((await docker.getContainer(c.Id).inspect()).State.Running, false);
-  assert.ok(exited);
-  assert.equal((await api('POST', '/_emu/faults', OWNER, { fault: 'recover', instance_id: id })).status, 200);
-  await within('running again', untilStatus(server!.url, renterKey, id, 'running'));
-  assert.equal((await docker.getContainer(c.Id).inspect()).State.Running, true);
-
-  // Destroy removes the container.
-  assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
-  await until('container removed', async () => ((await containersOf(machineId)).length === 0 ? true : undefined));
+  test('SSH through the gateway into a real container of a simulated machine (real ssh), nvidia-smi inside', { timeout: 600_000 }, async () => {
+    const image = await within('the sshd image', sshd, 480_000);
+    const [offer] = await freeOffers();
+    const rented = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { image, runtype: 'ssh_proxy', disk: 2, onstart: 'touch /root/onstart-done' });
+    assert.equal(rented.status, 200, JSON.stringify(rented.body));
+    const id: number = rented.body.new_contract;
+    const view = await within(`instance ${id} running`, untilStatus(server!.url, renterKey, id, 'running'), 120_000);
+    assert.equal(view.ssh_host, '127.0.0.1');
+    const t = { host: view.ssh_host as string, port: view.ssh_port as number, key, knownHosts: join(dir, `known_hosts-${dialect}`) };
+    await untilSshWorks(t, 'test -f /root/onstart-done', 90_000, context);
+    const out = await untilSshWorks(t, 'nvidia-smi --query-gpu=name --format=csv,noheader', 30_000, context);
+    assert.equal(out.stdout.trim().split('\n').length, offer.num_gpus, out.stdout);
+    assert.match(out.stdout, new RegExp(`^NVIDIA ${offer.gpu_name}$`, 'm'));
+    assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
+    await until('container removed', async () => ((await containersOf(offer.machine_id)).length === 0 ? true : undefined));
+  });
 });
 
-test('SSH through the gateway into a real container of a simulated machine (real ssh), nvidia-smi inside', { timeout: 600_000 }, async () => {
-  const image = await within('the sshd image', sshd, 480_000);
-  const [offer] = await freeOffers();
-  const rented = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { image, runtype: 'ssh_proxy', disk: 2, onstart: 'touch /root/onstart-done' });
-  assert.equal(rented.status, 200, JSON.stringify(rented.body));
-  const id: number = rented.body.new_contract;
-  const view = await within(`instance ${id} running`, untilStatus(server!.url, renterKey, id, 'running'), 120_000);
-  assert.equal(view.ssh_host, '127.0.0.1');
-  const t = { host: view.ssh_host as string, port: view.ssh_port as number, key, knownHosts: join(dir, 'known_hosts') };
-  await untilSshWorks(t, 'test -f /root/onstart-done', 90_000, context);
-  const out = await untilSshWorks(t, 'nvidia-smi --query-gpu=name --format=csv,noheader', 30_000, context);
-  assert.equal(out.stdout.trim().split('\n').length, offer.num_gpus, out.stdout);
-  assert.match(out.stdout, new RegExp(`^NVIDIA ${offer.gpu_name}$`, 'm'));
-  assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
-  await until('container removed', async () => ((await containersOf(offer.machine_id)).length === 0 ? true : undefined));
-});
+after(() => rmSync(dir, { recursive: true, force: true }));
