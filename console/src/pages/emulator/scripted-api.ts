@@ -1,6 +1,6 @@
 /**
- * The control API's scripted failures and transitions (issue 34; contract §2), for the Emulator page. Calls go through
- * the SDK's transport, with the request and reply types of lib/emu-scripted.ts.
+ * The control API's scripted failures and transitions (issue 34; contract §2), for the Emulator page: the SDK's methods
+ * (src/sdk/api/emulator.ts), typed as lib/emu-scripted.ts reads them; the SDK's transport for what it does not wrap.
  */
 import { api } from '../../lib/api.js';
 import type {
@@ -23,10 +23,10 @@ export const scripted = {
   clearRequestFault: (id: number) => api.emulator.clearRequestFaults(id),
   clearRequestFaults: () => api.emulator.clearRequestFaults(),
 
-  events: () => t.request<{ events: HostEvent[] }>('GET', '/_emu/events'),
-  addEvent: (body: HostEventBody) => t.request<{ event: HostEvent }>('POST', '/_emu/events', { body }),
-  cancelEvent: (id: number) => t.request<unknown>('DELETE', `/_emu/events/${id}`),
-  cancelEvents: () => t.request<unknown>('DELETE', '/_emu/events'),
+  events: (): Promise<{ events: HostEvent[] }> => api.emulator.events(),
+  addEvent: (body: HostEventBody): Promise<{ event: HostEvent }> => api.emulator.addEvent(body),
+  cancelEvent: (id: number) => api.emulator.clearEvent(id),
+  cancelEvents: () => api.emulator.clearEvents(),
 
   transitions: () => t.request<TransitionsList>('GET', '/_emu/transitions'),
   setTransition: (body: TransitionBody) => t.request<{ transition: TransitionRule }>('PUT', '/_emu/transitions', { body }),
