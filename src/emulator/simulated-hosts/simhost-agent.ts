@@ -8,7 +8,8 @@
  *
  * A pass is due after a desired-state change of the machine (PROVISION_DELAY_S later: the host accepting the work)
  * and when a pull finishes; one job kind runs every machine due, in one transaction, and schedules itself for the
- * next. The machines of one run are stepped together, set-based (`passes`): on PostgreSQL every statement is a round
+ * next. The emulator's transition rules (issue 34, emu-transitions/) time a boot otherwise: at once, after a delay,
+ * or when advanced; such a boot waits at a gate kept as a pull is (transitions-rules.ts), so the step stays one. The machines of one run are stepped together, set-based (`passes`): on PostgreSQL every statement is a round
  * trip, and a run's statements no longer grow with its instances (docs/PERFORMANCE.md). A real
  * agent's retries, backoffs and periodic resync have no counterpart: a simulated action never fails.
  */
@@ -22,6 +23,7 @@ import { PROVISION_DELAY_S } from '../../instances/instances-hosts-contract.js';
 import type { DesiredRead } from '../../agent-server/agent-server-service.js';
 import { bootSeconds, pullKey, simRuntime, type SimRuntime } from './simhost-runtime.js';
 import type { SimContainerRow, SimhostStore, SimInstanceRow } from './simhost-store.js';
+import { effectiveRule, gateInstance, gateKey, MANUAL_GATE_AT, type LoadedTransitions } from '../emu-transitions/transitions-rules.js';
 
 export const JOB_SIM_STEP = 'simhost.step';
 /** Rounds of one job run: the second takes the work that came due while the first ran. */
@@ -68,6 +70,8 @@ interface MachinePass {
   gone: number[];
   /** When pulls started in this pass finish: the machine's agent passes again then. */
   due: Set<number>;
+  /** Boots held at their transition gate (delay, manual); reported as loading. */
+  waiting: Set<number>;
 }
 
 export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify }: SimAgentDeps) {
@@ -103,14 +107,20 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
     const machines = locked.filter((m): m is MachineInfo => m !== undefined && !m.agent && !isSilent(m.fault));
     if (machines.length === 0) return 0;
     const desired = await reports.desiredOf(machines, tx);
-    const loaded = await sim.load(tx, machines.map((m) => m.id));
+    const loaded = await sim.load(tx, machines.map((m) => m.id), now);
     const done = machines.map((machine) => passOf(machine, desired.get(machine.id)!, {
       containers: loaded.containers.get(machine.id)!, images: loaded.images.get(machine.id)!, known: loaded.instances.get(machine.id)!,
+      transitions: loaded.transitions,
     }, now));
     await save(tx, done);
     return reports.applyReports(tx, done.map((p) => ({
-      observed: observe(p.current.state.instances, p.runtime.list(), p.records, (id) => ({ pulling: p.pulling.has(id), failure: undefined }))
-        .filter((o) => !p.silent.has(o.instance_id)),
+      observed: observe(p.current.state.instances, p.runtime.list(), p.records, (id) => ({ pulling: p.pulling.has(id) || p.waiting.has(id), failure: undefined }))
+        .filter((o) => !p.silent.has(o.instance_id))
+        // A boot at its gate with its container there (a start, a reboot) is being started, for the boot asked for:
+        // loading, not exited.
+        .map((o) => (p.waiting.has(o.instance_id) && o.state !== 'pulling'
+          ? { ...o, state: 'created' as const, boot: p.current.state.instances.find((d) => d.instance_id === o.instance_id)?.boot ?? o.boot, exit_code: null, ports: {} }
+          : o)),
       // Silent instances (faults unknown, offline) are left as they are, and not reported.
       current: p.silent.size ? { ...p.current, rows: p.current.rows.filter((r) => !p.silent.has(r.id)) } : p.current,
     })), now);
@@ -129,7 +139,7 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
   function passOf(
     machine: MachineInfo,
     current: DesiredRead,
-    loaded: { containers: SimContainerRow[]; images: Map<string, number | null>; known: SimInstanceRow[] },
+    loaded: { containers: SimContainerRow[]; images: Map<string, number | null>; known: SimInstanceRow[]; transitions: LoadedTransitions },
     now: number,
   ): MachinePass {
     const runtime = simRuntime(machine, now, loaded);
@@ -148,14 +158,48 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
     const pulling = new Set<number>();
     const due = new Set<number>();
     const rowOf = new Map(current.rows.map((r) => [r.id, r]));
+    const ruleOf = (d: DesiredInstanceT) => effectiveRule(loaded.transitions, d.instance_id, machine.id);
+    const waiting = new Set<number>();
+    const waitingGates = new Set<string>();
 
-    /** Pulls the image unless the machine has it; whether it has it now. */
+    /**
+     * Whether a boot under a `delay` or `manual` rule waits at its gate (set at the first pass that sees it: `delay`
+     * N opens N seconds after the desired change, counting the provisioning delay before this pass; `manual` when
+     * advanced). A gate left manual by a rule that is manual no more opens now. A stopped instance boots nothing.
+     */
+    const held = (d: DesiredInstanceT): boolean => {
+      const rule = ruleOf(d);
+      if (d.state !== 'running' || (rule.mode !== 'delay' && rule.mode !== 'manual')) return false;
+      const key = gateKey(d);
+      let at = runtime.gateAt(key) ?? undefined;
+      const open = (t: number) => {
+        const isOpen = runtime.setGate(key, t);
+        if (t > now && t < MANUAL_GATE_AT) due.add(t);
+        return isOpen;
+      };
+      let isOpen: boolean;
+      if (at === undefined) isOpen = open(rule.mode === 'manual' ? MANUAL_GATE_AT : now + Math.max(0, rule.seconds - PROVISION_DELAY_S));
+      else if (at >= MANUAL_GATE_AT && rule.mode !== 'manual') isOpen = open((at = now));
+      else isOpen = runtime.setGate(key, at);
+      if (isOpen) return false;
+      waiting.add(d.instance_id);
+      waitingGates.add(key);
+      return true;
+    };
+
+    /** Pulls the image unless the machine has it; whether it has it now. A boot timed by a rule does not wait for it. */
     const image = (d: DesiredInstanceT): boolean => {
       const key = pullKey(d);
       if (runtime.hasImage(key)) return true;
+      const rule = ruleOf(d);
+      if (rule.mode !== 'default') {
+        runtime.markPulled(key);
+        return true;
+      }
       const row = rowOf.get(d.instance_id);
-      // The boot took this long in all: provisioning, then the pull (the container starts at once).
-      const seconds = Math.max(0, bootSeconds(config.seed, config.simBootSeconds, d.instance_id, row?.state_version ?? 0) - PROVISION_DELAY_S);
+      // The boot took this long in all: provisioning, then the pull (the container starts at once); a slow-pull
+      // window of the machine's (a host event) sets the pull's own time.
+      const seconds = rule.pullSeconds ?? Math.max(0, bootSeconds(config.seed, config.simBootSeconds, d.instance_id, row?.state_version ?? 0) - PROVISION_DELAY_S);
       const readyAt = runtime.pull(key, seconds);
       if (readyAt !== null && readyAt > now) due.add(readyAt);
       if (runtime.hasImage(key)) return true;
@@ -182,17 +226,20 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
           if (a.instanceId !== null && a.reason === 'orphan') records.delete(a.instanceId);
           return;
         case 'create':
-          if (image(a.instance)) create(a.instance);
+          if (!held(a.instance) && image(a.instance)) create(a.instance);
           return;
         case 'recreate':
           // The old container runs on until the new image is here.
-          if (!image(a.instance)) return;
+          if (held(a.instance) || !image(a.instance)) return;
           runtime.remove(a.containerId);
           return create(a.instance);
         case 'start':
+          if (held(a.instance)) return;
           return start(a.instance, a.containerId);
         case 'restart':
           runtime.stop(a.containerId);
+          // Held: stopped now, started when its gate opens (the plan then asks for a start).
+          if (held(a.instance)) return;
           return start(a.instance, a.containerId);
         case 'stop':
           setRecord(a.instance.instance_id, { generation: a.instance.generation, boot: records.get(a.instance.instance_id)?.boot ?? a.instance.boot, stopped: true });
@@ -212,7 +259,13 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
     const desiredIds = new Set(desired.map((d) => d.instance_id));
     const gone = known.filter((r) => !desiredIds.has(r.instance_id)).map((r) => r.instance_id);
     const changedRecords = [...changed].filter((id) => desiredIds.has(id) && records.has(id)).map((id) => ({ instanceId: id, ...records.get(id)! }));
-    return { machine, current, runtime, records, changedRecords, pulling, silent, crashed, gone, due };
+    // A gate lasts while its boot waits: once passed, or when the boot is no longer wanted, it goes. Silent instances
+    // keep theirs (nothing is done for them).
+    for (const key of runtime.imageKeys()) {
+      const id = gateInstance(key);
+      if (id !== undefined && !waitingGates.has(key) && !silent.has(id)) runtime.dropPull(key);
+    }
+    return { machine, current, runtime, records, changedRecords, pulling, silent, crashed, gone, due, waiting };
   }
 
   /**

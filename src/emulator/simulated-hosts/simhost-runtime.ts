@@ -125,6 +125,30 @@ export function simRuntime(machine: MachineInfo, now: number, loaded: { containe
     },
 
     /**
+     * The image is on the machine from now, unless it is there or being pulled (a boot timed by a transition rule
+     * does not wait for its pull: emu-transitions/).
+     */
+    markPulled(key: string): void {
+      if (!images.has(key) && !stalled) images.set(key, now);
+    },
+
+    /** When a boot's gate opens (transitions-rules.ts `gateKey`): undefined when it has none, null while the machine stalls. */
+    gateAt(key: string): number | null | undefined {
+      return images.get(key);
+    },
+
+    /** Sets when a boot's gate opens; whether it is open now (a stalled machine opens none). */
+    setGate(key: string, at: number): boolean {
+      images.set(key, at);
+      return at <= now && !stalled;
+    },
+
+    /** The keys of the images, pulls and gates on the machine. */
+    imageKeys(): string[] {
+      return [...images.keys()];
+    },
+
+    /**
      * Creates the instance's container. `created` (not started); `running`: created and started at once (most creates
      * are of instances meant to run); `exited`: it crashed as it started.
      */

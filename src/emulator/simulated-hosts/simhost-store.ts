@@ -7,6 +7,7 @@ import type { DialectName, Tx } from '../../platform/db/connect.js';
 import { prepared } from '../../platform/db/prepared.js';
 import { rowsTable } from '../../platform/db/values.js';
 import type { SimContainersTable, SimInstancesTable } from './simhost-tables.js';
+import { MANUAL_GATE_AT, gatePrefix, type LoadedTransitions, type TransitionMode } from '../emu-transitions/transitions-rules.js';
 
 export type SimContainerRow = Selectable<SimContainersTable>;
 export type SimInstanceRow = Selectable<SimInstancesTable>;
@@ -16,6 +17,8 @@ export interface LoadedRuntimes {
   containers: Map<number, SimContainerRow[]>;
   images: Map<number, Map<string, number | null>>;
   instances: Map<number, SimInstanceRow[]>;
+  /** The transition rules and slow-pull windows that bear on these machines (issue 34, emu-transitions/). */
+  transitions: LoadedTransitions;
 }
 
 /** What a pass changed of its machines' runtimes (simhost-runtime.ts `changes`), written back by `saveRuntimes`. */
@@ -42,6 +45,29 @@ const byMachine = <R extends { machine_id: number }>(ids: readonly number[], row
  * another (`claimDue` takes only locks it gets at once), and that machine's work slipped to a later run.
  */
 const MACHINE_RUNTIME_LOCK = sql<number>`(cast(${0x73696d} as integer) # hashtext(current_schema()))`; // "sim"
+
+/**
+ * The transition rules and slow-pull windows of the emulator's control API (emu-transitions/transitions-tables.ts)
+ * that bear on these machines at `now`, in one statement: the kind's rule, the rules of instances on them, and their
+ * open windows. Read here as the agent's input, like its desired state: the rules decide when it acts.
+ */
+async function transitionsOf(tx: Tx, machineIds: number[], now: number): Promise<LoadedTransitions> {
+  const ids = sql.join(machineIds.map((id) => sql`${id}`));
+  const rows = (await sql<{ src: string; id: number | null; mode: string | null; seconds: number | null }>`
+    SELECT 'rule' AS src, instance_id AS id, mode, seconds FROM emu_transitions
+      WHERE kind = 'instance' AND (instance_id IS NULL OR instance_id IN (SELECT id FROM instances WHERE machine_id IN (${ids})))
+    UNION ALL
+    SELECT 'slow' AS src, machine_id AS id, NULL AS mode, pull_seconds AS seconds FROM emu_slow_pulls
+      WHERE machine_id IN (${ids}) AND (until IS NULL OR until > ${now})`.execute(tx)).rows;
+  const t: LoadedTransitions = { kind: undefined, instances: new Map(), slowPulls: new Map() };
+  for (const r of rows) {
+    const seconds = r.seconds === null ? null : Number(r.seconds);
+    if (r.src === 'slow') t.slowPulls.set(Number(r.id), Math.max(t.slowPulls.get(Number(r.id)) ?? 0, seconds ?? 0));
+    else if (r.id === null) t.kind = { mode: r.mode as TransitionMode, seconds };
+    else t.instances.set(Number(r.id), { mode: r.mode as TransitionMode, seconds });
+  }
+  return t;
+}
 
 export function simhostStore(db: Tx, dialect: DialectName) {
   const pg = dialect === 'postgres';
@@ -106,14 +132,17 @@ export function simhostStore(db: Tx, dialect: DialectName) {
     /** When the earliest work of any machine is due (a row `t`, null when none): for `Scheduler.ensureAtFirst`. */
     firstDue: db.selectFrom('sim_due').select((eb) => eb.fn.min('due_at').as('t')),
 
-    /** The runtimes of these machines (containers in id order, images, the agent's records), in three statements. */
-    async load(tx: Tx, machineIds: readonly number[]): Promise<LoadedRuntimes> {
+    /**
+     * The runtimes of these machines (containers in id order, images, the agent's records) and the transition rules
+     * and slow-pull windows open at `now` that bear on them, in four statements.
+     */
+    async load(tx: Tx, machineIds: readonly number[], now: number): Promise<LoadedRuntimes> {
       const ids = [...machineIds];
       const containers = await tx.selectFrom('sim_containers').selectAll().where('machine_id', 'in', ids).orderBy('id').execute();
       const images = await tx.selectFrom('sim_images').selectAll().where('machine_id', 'in', ids).execute();
       const instances = await tx.selectFrom('sim_instances').selectAll().where('machine_id', 'in', ids).execute();
       const imageMaps = new Map([...byMachine(ids, images)].map(([id, rows]) => [id, new Map(rows.map((r) => [r.image, r.ready_at === null ? null : Number(r.ready_at)]))]));
-      return { containers: byMachine(ids, containers), images: imageMaps, instances: byMachine(ids, instances) };
+      return { containers: byMachine(ids, containers), images: imageMaps, instances: byMachine(ids, instances), transitions: await transitionsOf(tx, ids, now) };
     },
 
     /**
@@ -197,6 +226,42 @@ export function simhostStore(db: Tx, dialect: DialectName) {
           generation: eb.ref('excluded.generation'), boot: eb.ref('excluded.boot'), stopped: eb.ref('excluded.stopped'),
         })))
         .execute();
+    },
+
+    /** The gates of an instance's boots on its machine (emu-transitions/transitions-rules.ts), with when each opens. */
+    async gatesOf(tx: Tx, machineId: number, instanceId: number): Promise<{ key: string; readyAt: number | null }[]> {
+      const rows = await tx.selectFrom('sim_images').select(['image', 'ready_at']).where('machine_id', '=', machineId)
+        .where('image', 'like', `${gatePrefix(instanceId)}%`).execute();
+      return rows.map((r) => ({ key: r.image, readyAt: r.ready_at === null ? null : Number(r.ready_at) }));
+    },
+
+    /** When the machine's pull of an image (its key) is done: undefined when none is under way or done, null while it hangs. */
+    async pullReadyAt(tx: Tx, machineId: number, key: string): Promise<number | null | undefined> {
+      const row = await tx.selectFrom('sim_images').select('ready_at').where('machine_id', '=', machineId).where('image', '=', key).executeTakeFirst();
+      return row === undefined ? undefined : row.ready_at === null ? null : Number(row.ready_at);
+    },
+
+    /** Gates and pulls (by key) of the machine done at `now` (an advance); hung pulls (fault `stall`) stay hung. */
+    async finishNow(tx: Tx, machineId: number, keys: readonly string[], now: number): Promise<void> {
+      if (keys.length === 0) return;
+      await tx.updateTable('sim_images').set({ ready_at: now }).where('machine_id', '=', machineId).where('image', 'in', [...keys])
+        .where('ready_at', 'is not', null).where('ready_at', '>', now).execute();
+    },
+
+    /** Whether the machine's agent has work due (at any time): a desired change not yet acted on, or a pull's end. */
+    async hasDue(tx: Tx, machineId: number): Promise<boolean> {
+      return (await tx.selectFrom('sim_due').select('machine_id').where('machine_id', '=', machineId).limit(1).execute()).length > 0;
+    },
+
+    /**
+     * Machines with a boot waiting for its advance (a manual gate) get a pass at `now`: it starts the boots whose rule
+     * is no longer manual (the rules changed). The machines, so that the caller makes sure of a step.
+     */
+    async recheckManualGates(tx: Tx, now: number): Promise<number[]> {
+      const rows = await tx.selectFrom('sim_images').select('machine_id').distinct().where('ready_at', '>=', MANUAL_GATE_AT).execute();
+      const ids = rows.map((r) => r.machine_id);
+      if (ids.length) await tx.insertInto('sim_due').values(ids.map((machine_id) => ({ machine_id, due_at: now }))).execute();
+      return ids;
     },
 
     async removeInstances(tx: Tx, instanceIds: number[]): Promise<void> {
