@@ -1,6 +1,6 @@
 /**
  * The control API's scripted failures and transitions (issue 34; contract §2), for the Emulator page: the SDK's methods
- * (src/sdk/api/emulator.ts), typed as lib/emu-scripted.ts reads them; the SDK's transport for what it does not wrap.
+ * (src/sdk/api/emulator.ts), typed as lib/emu-scripted.ts reads them.
  */
 import { api } from '../../lib/api.js';
 import type {
@@ -14,10 +14,7 @@ export interface TransitionsList {
   default_boot_seconds?: { min: number; max: number };
 }
 
-const t = api.transport;
-
 export const scripted = {
-  // The SDK's own (src/sdk/api/emulator.ts).
   requestFaults: (): Promise<{ faults: RequestFaultRule[] }> => api.emulator.requestFaults(),
   addRequestFault: (body: RequestFaultBody): Promise<{ fault: RequestFaultRule }> => api.emulator.addRequestFault(body),
   clearRequestFault: (id: number) => api.emulator.clearRequestFaults(id),
@@ -28,11 +25,9 @@ export const scripted = {
   cancelEvent: (id: number) => api.emulator.clearEvent(id),
   cancelEvents: () => api.emulator.clearEvents(),
 
-  transitions: () => t.request<TransitionsList>('GET', '/_emu/transitions'),
-  setTransition: (body: TransitionBody) => t.request<{ transition: TransitionRule }>('PUT', '/_emu/transitions', { body }),
+  transitions: (): Promise<TransitionsList> => api.emulator.transitions(),
+  setTransition: (body: TransitionBody): Promise<{ transition: TransitionRule }> => api.emulator.setTransition(body),
   /** Every rule, or (with an id) that instance's rule only. */
-  clearTransitions: (instanceId?: number) =>
-    t.request<unknown>('DELETE', '/_emu/transitions', { query: instanceId === undefined ? {} : { instance_id: instanceId } }),
-  advanceInstance: (id: number) =>
-    t.request<{ instance_id: number; actual_status: string | null }>('POST', `/_emu/instances/${id}/advance`, { body: {} }),
+  clearTransitions: (instanceId?: number) => api.emulator.clearTransitions(instanceId),
+  advanceInstance: (id: number) => api.emulator.advanceInstance(id),
 };
