@@ -270,6 +270,17 @@ describe('replay: how placeholders are filled and compared', () => {
     assert.ok(!reportText(report).includes('not_the_same_key'));
   });
 
+  test('a file appended to by a second server start: that start\'s first credential is the replay key again', async () => {
+    const head = JSON.stringify({ format: 'gpuplane-emulator-recording', version: 1, started_at: 0, clock: 'virtual', seed: 1, sim_machines: 20 });
+    const line = (seq: number, n: number) => JSON.stringify(call(seq, 'GET', '/api/v0/users/current/', auth(n), { id: 1 }));
+    const parsed = parseRecording([head, line(1, 1), line(2, 1), head, line(3, 2), ''].join('\n'));
+    assert.deepEqual([...parsed.sessionStarts], [0, 2]);
+    const f = fake([{ body: { id: 1 } }, { body: { id: 1 } }, { body: { id: 1 } }]);
+    const report = await replay(parsed.calls, parsed.header, { url: 'http://srv', apiKey: 'gpk_k', fetch: f.fetch, sessionStarts: parsed.sessionStarts });
+    assert.deepEqual(f.sent.map((x) => x.headers.authorization), ['Bearer gpk_k', 'Bearer gpk_k', 'Bearer gpk_k']);
+    assert.equal(report.differing, 0);
+  });
+
   test('statuses, missing and extra fields, arrays, --ignore, and times left out for a real-clock recording', async () => {
     const calls = [call(1, 'GET', '/api/v0/instances/', auth(1), { instances: [{ id: 1, start_date: 100, label: 'a' }], extra: 1 })];
     const f = fake([{ status: 200, body: { instances: [{ id: 1, start_date: 200, label: 'b' }, { id: 2 }], more: true } }]);

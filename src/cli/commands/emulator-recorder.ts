@@ -41,7 +41,7 @@ export function registerEmulatorRecorder(emu: Command): void {
           throw err;
         }
         const report = await replay(parsed.calls, parsed.header, {
-          url: ctx.url, apiKey: ctx.client.transport.apiKey, ignore: o.ignore, ignoreTimes: o.ignoreTimes,
+          url: ctx.url, apiKey: ctx.client.transport.apiKey, ignore: o.ignore, ignoreTimes: o.ignoreTimes, sessionStarts: parsed.sessionStarts,
         });
         ctx.out.print(report, () => reportText(report));
         if (report.differing > 0) ctx.run.exitCode = 1;

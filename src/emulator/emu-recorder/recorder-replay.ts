@@ -4,7 +4,8 @@
  * recording's format and placeholder).
  *
  * Secrets: the recording holds placeholders (`<secret:N>`), and the replay gives each a value:
- * - the first credential the recording presents (its first `Authorization`) is the replay's API key (`--api-key`);
+ * - the first credential the recording presents (its first `Authorization`, and the first after each server start
+ *   that appended to it) is the replay's API key (`--api-key`);
  * - a secret a recorded reply revealed (a key created, a session key) is what the replay's reply has at the same
  *   place (a placeholder inside a longer string, e.g. a log URL's token, is read from the same string);
  * - any other (a password the client chose, a secret the recorder saw before it restarted) gets a stand-in, the same
@@ -56,14 +57,21 @@ export interface ReplayOptions {
   ignore?: readonly string[];
   /** Leave time fields out even when the recording's clock was virtual. */
   ignoreTimes?: boolean;
+  /**
+   * Where each server start's calls begin (parseRecording): a file appended to by several starts numbers the same key
+   * anew after each (the recorder keeps no secret), so each start's first credential is the replay's key again.
+   */
+  sessionStarts?: ReadonlySet<number>;
 }
 
 export class RecordingError extends Error {}
 
 /** A recording file's text → its header and calls (lines of other recordings' formats are refused). */
-export function parseRecording(text: string): { header: RecordingHeader | null; calls: RecordedCall[] } {
+export function parseRecording(text: string): { header: RecordingHeader | null; calls: RecordedCall[]; sessionStarts: Set<number> } {
   let header: RecordingHeader | null = null;
   const calls: RecordedCall[] = [];
+  /** Indexes (in `calls`) of the first call after each header: where a server start's calls begin. */
+  const sessionStarts = new Set<number>();
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const t = lines[i].trim();
@@ -78,6 +86,7 @@ export function parseRecording(text: string): { header: RecordingHeader | null; 
     if (isHeader(v)) {
       if (v.version !== RECORDING_VERSION) throw new RecordingError(`line ${i + 1}: recording version ${String(v.version)}, this gpuplane reads version ${RECORDING_VERSION}`);
       header ??= v;
+      sessionStarts.add(calls.length);
       continue;
     }
     const c = v as RecordedCall;
@@ -86,7 +95,7 @@ export function parseRecording(text: string): { header: RecordingHeader | null; 
     }
     calls.push(c);
   }
-  return { header, calls };
+  return { header, calls, sessionStarts };
 }
 
 const PLACEHOLDER_ONLY = /^<secret:(\d+)>$/;
@@ -123,7 +132,8 @@ export async function replay(calls: readonly RecordedCall[], header: RecordingHe
     return v;
   };
 
-  for (const call of calls) {
+  for (const [index, call] of calls.entries()) {
+    if (options.sessionStarts?.has(index)) credentialMapped = false;
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(call.request?.headers ?? {})) {
       if (name === 'authorization' && !credentialMapped) {
