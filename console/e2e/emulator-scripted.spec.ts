@@ -82,7 +82,7 @@ test('request faults: a 429 with Retry-After on POST /api/v0/bundles/ is listed,
   expect((await server.api('GET', '/_emu/request-faults')).faults).toEqual([]);
 });
 
-test('host events: an outbid wave in 60 s on a chosen machine is listed pending, falls due when the clock passes it, and one is cancelled', async ({ page, server, screens, axe }) => {
+test('host events: an outbid wave in 60 s on a chosen machine falls due when the clock passes it, one is cancelled, a slow pull shows its window', async ({ page, server, screens, axe }) => {
   await userLoggedIn(page, server, { admin: true, prefix: 'ev-admin' });
   const { offers } = await server.api('POST', '/api/v0/bundles/', { rentable: { eq: true }, limit: 1 });
   const machineId: number = offers[0].machine_id;
@@ -137,6 +137,28 @@ test('host events: an outbid wave in 60 s on a chosen machine is listed pending,
   await expect(page.getByRole('button', { name: `Cancel event ${offline.id}` })).toHaveCount(0);
   const after = (await server.api('GET', '/_emu/events')).events.find((e: { id: number }) => e.id === offline.id);
   expect(after === undefined || after.state !== 'pending').toBe(true);
+
+  // A slow pull from now on the machine: once the clock reaches it, the Transitions section lists its window; ending
+  // every event closes it.
+  await form.getByLabel('Event', { exact: true }).selectOption('slow_pull');
+  await form.getByLabel('Starts in').fill('0');
+  await form.getByLabel('Machines', { exact: true }).selectOption('ids');
+  await form.getByLabel('Machine IDs').fill(String(machineId));
+  await form.getByLabel('Lasts').fill('10m');
+  await form.getByLabel('A pull takes (seconds)').fill('600');
+  await form.getByRole('button', { name: 'Add event' }).click();
+  await expect(page.getByRole('status').filter({ hasText: /\(Slow pull\) scheduled/ })).toBeVisible();
+  await page.getByLabel('Advance by').fill('1');
+  await page.getByRole('button', { name: 'Advance clock' }).click();
+  const slowRow = table.getByRole('row').filter({ hasText: 'Slow pull' });
+  await expect(slowRow).toContainText('active');
+  await expect(slowRow).toContainText('pulls take 600 s, for 10 min');
+  const windows = page.getByRole('list', { name: 'Slow pulls now' });
+  await expect(windows).toContainText(`Machine ${machineId}: pulls take 600 s`);
+  await page.getByRole('button', { name: 'Cancel all events' }).click();
+  await expect(page.getByText('Every event was cancelled or ended.')).toBeVisible();
+  await expect(windows).toHaveCount(0);
+  expect((await server.api('GET', '/_emu/transitions')).slow_pulls).toEqual([]);
   await server.api('DELETE', '/_emu/events');
 });
 

@@ -122,7 +122,7 @@ function EmulatorPanel() {
       <h2>Scripted failures</h2>
       <p className="muted">Seeded: the same rules, events and seed give the same failures on every run.</p>
       <RequestFaults version={version} />
-      <HostEvents version={version} now={clock.data?.now} onChange={() => void clock.reload()} />
+      <HostEvents version={version} now={clock.data?.now} onChange={changed} />
       <Transitions version={version} onChange={changed} />
 
       <h2>Outbox</h2>
