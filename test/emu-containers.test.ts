@@ -201,6 +201,27 @@ for (const dialect of DIALECTS) describe(`real containers [${dialect}]`, () => {
     assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
     await until('container removed', async () => ((await containersOf(offer.machine_id)).length === 0 ? true : undefined));
   });
+
+  test('/_emu/reset takes the real containers with it; a rent after it runs in a new one', { timeout: 300_000 }, async () => {
+    const [offer] = await freeOffers();
+    const rented = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { image: BUSYBOX_IMAGE, runtype: 'ssh', disk: 1 });
+    assert.equal(rented.status, 200, JSON.stringify(rented.body));
+    await within('running', untilStatus(server!.url, renterKey, rented.body.new_contract, 'running'));
+    const [before] = await containersOf(offer.machine_id);
+    assert.ok(before);
+    const reset = await api('POST', '/_emu/reset', OWNER, {});
+    assert.equal(reset.status, 200, JSON.stringify(reset.body));
+    await until('containers removed by the reset', async () => ((await containersOf(offer.machine_id)).length === 0 ? true : undefined));
+    const renter = await api('POST', '/_emu/users', OWNER, { email: 'emu-containers-after-reset@example.com', credit: 1000 });
+    renterKey = renter.body.api_key;
+    const [again] = await freeOffers();
+    const second = await api('PUT', `/api/v0/asks/${again.id}/`, renterKey, { image: BUSYBOX_IMAGE, runtype: 'ssh', disk: 1 });
+    assert.equal(second.status, 200, JSON.stringify(second.body));
+    await within('running after the reset', untilStatus(server!.url, renterKey, second.body.new_contract, 'running'));
+    const [c] = await containersOf(again.machine_id);
+    assert.ok(c && c.Id !== before.Id);
+    assert.equal(c.Labels['gpuplane.instance_id'], String(second.body.new_contract));
+  });
 });
 
 after(() => rmSync(dir, { recursive: true, force: true }));

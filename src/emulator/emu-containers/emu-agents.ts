@@ -114,7 +114,7 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
       if (row?.key_hash === keyHash) return run(a);
       await sleep(100);
     }
-    adopted.delete(a.machineId);
+    if (adopted.get(a.machineId) === a) adopted.delete(a.machineId);
   }
 
   async function run(a: Adopted): Promise<void> {
@@ -152,7 +152,7 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
     }
     a.agent.done.catch((err: Error) => {
       log.warn({ machine_id: a.machineId, err: err.message }, 'emulator: the agent of a machine with real containers stopped');
-      adopted.delete(a.machineId);
+      if (adopted.get(a.machineId) === a) adopted.delete(a.machineId);
       void removeContainers(a.owner);
     });
   }
@@ -214,6 +214,19 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
             return void a.emu?.stall(instanceIds).catch((err: Error) => log.warn({ machine_id: machineId, err: err.message }, 'emulator: fault stall failed'));
         }
       },
+    },
+    /**
+     * `/_emu/reset` empties the database: the adopted machines are simulated again, and their agents and containers go
+     * (at once here, so a rent right after the reset adopts its machine anew).
+     */
+    async reset(): Promise<void> {
+      const all = [...adopted.values()];
+      adopted.clear();
+      for (const a of all) {
+        a.emu?.close();
+        void Promise.resolve(a.agent?.stop()).then(() => removeContainers(a.owner), () => removeContainers(a.owner))
+          .finally(() => rmSync(a.stateDir, { recursive: true, force: true }));
+      }
     },
     /** The emulator's lifecycle hook (emulator-lifecycle.ts). */
     lifecycle: {
