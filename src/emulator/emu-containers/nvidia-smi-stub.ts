@@ -87,6 +87,7 @@ if [ -n "$query" ]; then
     case "$f" in
       index|name|gpu_name|uuid|gpu_uuid|count|driver_version|compute_cap|memory.total|memory.free|memory.used) ;;
       utilization.gpu|utilization.memory|temperature.gpu|power.draw|power.limit|pci.bus_id|persistence_mode) ;;
+      pcie.link.gen.max|pcie.link.gen.current|pcie.link.width.max|pcie.link.width.current) ;;
       *) echo "Field \\"$f\\" is not a valid field to query." >&2; exit 2 ;;
     esac
   done
@@ -122,6 +123,8 @@ if [ -n "$query" ]; then
         power.limit) v="300.00" ;;
         pci.bus_id) v="00000000:0$((i+1)):00.0" ;;
         persistence_mode) v="Enabled" ;;
+        pcie.link.gen.*) v="4" ;;
+        pcie.link.width.*) v="16" ;;
       esac
       if [ "$units" = 1 ]; then
         case "$f" in
