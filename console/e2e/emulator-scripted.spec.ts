@@ -82,10 +82,13 @@ test('request faults: a 429 with Retry-After on POST /api/v0/bundles/ is listed,
   expect((await server.api('GET', '/_emu/request-faults')).faults).toEqual([]);
 });
 
-test('host events: an outbid wave in 60 s on a chosen machine falls due when the clock passes it, one is cancelled, a slow pull shows its window', async ({ page, server, screens, axe }) => {
+test('host events: an outbid wave in 60 s on a chosen machine outbids its bid instance when the clock passes it, one is cancelled, a slow pull shows its window', async ({ page, server, screens, axe }) => {
   await userLoggedIn(page, server, { admin: true, prefix: 'ev-admin' });
-  const { offers } = await server.api('POST', '/api/v0/bundles/', { rentable: { eq: true }, limit: 1 });
-  const machineId: number = offers[0].machine_id;
+  // A machine of its own with an interruptible (bid) instance on it, for the wave to outbid.
+  const machine = await server.api('POST', '/_emu/machines', { num_gpus: 1, min_bid: 0.2 });
+  const machineId: number = machine.machine_id;
+  const renter = await server.api('POST', '/_emu/users', { email: `ev-renter-${Date.now()}@example.com`, password: 'correct horse battery staple', credit: 100 });
+  const { new_contract: bidId } = await server.api('PUT', `/api/v0/asks/${machine.offer_ids[0]}/`, { client_id: 'me', image: 'busybox:latest', disk: 8, price: 0.3 }, renter.api_key);
   await openEmulator(page);
   const form = page.getByRole('form', { name: 'Add a host event' });
 
@@ -125,11 +128,12 @@ test('host events: an outbid wave in 60 s on a chosen machine falls due when the
   await screens('emulator-host-events');
   await axe();
 
-  // The clock passes the wave (the page's own advance): it is no longer pending.
+  // The clock passes the wave (the page's own advance): it is done, and says which instance it outbid.
   await page.getByLabel('Advance by').fill('2m');
   await page.getByRole('button', { name: 'Advance clock' }).click();
-  await expect(waveRow).not.toContainText('pending');
-  await expect.poll(async () => (await server.api('GET', '/_emu/events')).events.find((e: { id: number }) => e.id === wave.id).state).not.toBe('pending');
+  await expect(waveRow).toContainText('done');
+  await expect(waveRow).toContainText(`outbid instance ${bidId}`);
+  expect((await server.api('GET', `/api/v0/instances/${bidId}/`, undefined, renter.api_key)).instances.actual_status).toBe('stopped');
 
   // The offline one is cancelled before its time: it never happens.
   await page.getByRole('button', { name: `Cancel event ${offline.id}` }).click();
@@ -160,6 +164,7 @@ test('host events: an outbid wave in 60 s on a chosen machine falls due when the
   await expect(windows).toHaveCount(0);
   expect((await server.api('GET', '/_emu/transitions')).slow_pulls).toEqual([]);
   await server.api('DELETE', '/_emu/events');
+  await server.api('DELETE', `/api/v0/instances/${bidId}/`, undefined, renter.api_key);
 });
 
 test('transitions: manual for every instance, an instance advanced step by step to running, a per-instance delay, then removed', async ({ page, server, screens, axe }) => {
