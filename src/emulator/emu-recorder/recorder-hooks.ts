@@ -84,7 +84,7 @@ export function installRecorder(app: FastifyInstance, options: RecorderOptions):
   });
   app.addHook('preValidation', (request, _reply, done) => {
     const p = (request as WithPending)[PENDING];
-    if (p && !p.omitted && request.body !== undefined) p.body = JSON.stringify(request.body);
+    if (p && !p.omitted && request.body !== undefined) p.body = bodyText(request.body);
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
@@ -146,6 +146,16 @@ export function installRecorder(app: FastifyInstance, options: RecorderOptions):
       reply_headers: replyHeaders,
       ms: Math.round(reply.elapsedTime * 10) / 10,
     };
+  }
+}
+
+/** The body as parsed, as JSON text: bytes (an upload) are noted by their size, not kept. */
+function bodyText(body: unknown): string {
+  if (Buffer.isBuffer(body)) return JSON.stringify(`<binary body: ${body.length} bytes>`);
+  try {
+    return JSON.stringify(body) ?? JSON.stringify('<body not recorded>');
+  } catch {
+    return JSON.stringify('<body not recorded>');
   }
 }
 

@@ -85,7 +85,7 @@ export class Redactor {
   /** A path with query: token path segments and secret parameters replaced. */
   url(url: string): string {
     for (const prefix of TOKEN_PATHS) {
-      if (url.startsWith(prefix)) url = prefix + url.slice(prefix.length).replace(/^[^/?#]+/, (s) => this.secret(decodeURIComponent(s)));
+      if (url.startsWith(prefix)) url = prefix + url.slice(prefix.length).replace(/^[^/?#]+/, (s) => this.secret(safeDecode(s)));
     }
     return url.replace(PARAM_IN_TEXT, (_m, name: string, value: string) => name + this.secret(safeDecode(value)));
   }
