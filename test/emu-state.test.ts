@@ -182,6 +182,13 @@ for (const dialect of DIALECTS) {
       await refused({ ...doc, rows: { ...doc.rows, users: [...doc.rows.users, doc.rows.users[0]] } }, 400, /^body\.rows\.users: the database refused/);
     });
 
+    test('a world without the caller\'s key (revoked, or none) is refused: 409, the caller would be locked out', async () => {
+      const keys = doc.rows.api_keys.map((k: any) => (k.is_bootstrap === 1 ? { ...k, revoked_at: k.created_at } : k));
+      await refused({ ...doc, rows: { ...doc.rows, api_keys: keys } }, 409, /no live key equal to the one this request came with/);
+      const { api_keys: _gone, ...noKeys } = doc.rows;
+      await refused({ ...doc, rows: noKeys }, 409, /GPUPLANE_BOOTSTRAP_API_KEY/);
+    });
+
     test('only an admin key may save or load', async () => {
       assert.equal((await t.request('GET', '/_emu/state', { key: userKey })).status, 403);
       assert.equal((await t.request('PUT', '/_emu/state', { key: userKey, body: doc })).status, 403);

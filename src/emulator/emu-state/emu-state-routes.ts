@@ -30,9 +30,9 @@ export async function emuStateRoutes(app: TypedApp, { emuState }: { emuState: Em
         tags,
         summary: 'Replace the whole emulated world with a saved one (same ids, keys, instances, charges and clock)',
         body: StateDocument,
-        response: { 200: StateLoaded, 413: ErrorReply, ...errors },
+        response: { 200: StateLoaded, 409: ErrorReply, 413: ErrorReply, ...errors },
       },
     },
-    async (request) => emuState.load(request.body),
+    async (request) => emuState.load(request.body, { callerKeyHash: request.principal?.key.key_hash }),
   );
 }

@@ -175,10 +175,23 @@ export function emuStateServiceFactory({ store, clock, scheduler, random, secret
     return out;
   }
 
-  /** Replaces the world with the document's, in one transaction; then the clock. */
-  async function load(doc: StateDocument): Promise<StateLoaded> {
+  /**
+   * Replaces the world with the document's, in one transaction; then the clock. `callerKeyHash`: the digest of the
+   * key the request came with, which must be a live key of the saved world (else the caller would lock themselves out).
+   */
+  async function load(doc: StateDocument, opts: { callerKeyHash?: string } = {}): Promise<StateLoaded> {
     const tables = await sqlStore.tables(store.db);
     const prepared = prepare(doc, tables);
+    if (opts.callerKeyHash !== undefined) {
+      const keys = (doc.rows.api_keys ?? []) as Row[];
+      if (!keys.some((k) => k.key_hash === opts.callerKeyHash && (k.revoked_at ?? null) === null)) {
+        throw new ApiError(
+          'conflict',
+          'the saved world has no live key equal to the one this request came with, so that key would stop working once it is loaded: '
+            + 'load it with a key of the saved world (start the emulators with the same GPUPLANE_BOOTSTRAP_API_KEY)',
+        );
+      }
+    }
     const order = insertOrder(
       prepared.map((p) => p.table.name),
       await sqlStore.references(store.db),
