@@ -231,6 +231,14 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
     /** The emulator's lifecycle hook (emulator-lifecycle.ts). */
     lifecycle: {
       name: 'containers',
+      async beforeListen(): Promise<void> {
+        // Without a daemon every rental would hang at its adoption: say so at the start instead.
+        try {
+          await createDockerClient().ping();
+        } catch (err) {
+          throw new Error(`GPUPLANE_EMU_CONTAINERS=docker needs a Docker daemon this server can reach (/var/run/docker.sock or DOCKER_HOST): ${(err as Error).message}`);
+        }
+      },
       async afterListen(server: { url: string }): Promise<void> {
         url = server.url;
         for (const a of adopted.values()) await run(a);
