@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestApp, DIALECTS, OWNER_KEY, T0, type TestApp } from './helpers/harness.js';
 import type { DialectName } from '../src/platform/db/connect.js';
+import { emuStateFor } from '../src/emulator/emu-state/emu-state-wiring.js';
 
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEw6kqUqCcIAqqvG2F1vJPrkmYx8bLBIl6RCsvx7mW0N state@test';
 /** A fresh emulator differs from the saved one: another secret key (sealed values are sealed again), a later clock. */
@@ -193,6 +194,15 @@ for (const dialect of DIALECTS) {
       assert.equal((await t.request('GET', '/_emu/state', { key: userKey })).status, 403);
       assert.equal((await t.request('PUT', '/_emu/state', { key: userKey, body: doc })).status, 403);
       assert.equal((await t.request('GET', '/_emu/state', { key: null })).status, 401);
+    });
+
+    test('parts that keep something in memory hear of each load, after it committed; not of a refused one', async () => {
+      let heard = 0;
+      emuStateFor(t.services.deps).onLoaded(() => void heard++);
+      assert.equal((await t.request('PUT', '/_emu/state', { body: { ...doc, version: 3 } })).status, 400);
+      assert.equal(heard, 0);
+      assert.equal((await t.request('PUT', '/_emu/state', { body: doc })).status, 200);
+      assert.equal(heard, 1);
     });
 
     test('a document above the API\'s usual 1 MiB is taken', async () => {

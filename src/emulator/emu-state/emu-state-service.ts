@@ -44,6 +44,8 @@ const CACHE_TOKENS: Record<string, string[]> = { fleet_state: ['epoch'] };
 const KEPT_KV = new Set([SECRET_KEY_KV]);
 
 type Row = Record<string, unknown>;
+/** Runs after a load (`onLoaded`). */
+export type LoadedHook = () => Promise<void> | void;
 
 function compareValues(a: unknown, b: unknown): number {
   if (a === b) return 0;
@@ -88,6 +90,7 @@ function insertOrder(names: string[], refs: Array<{ child: string; parent: strin
 export function emuStateServiceFactory({ store, clock, scheduler, random, secretBox, log }: EmuStateDeps) {
   const sqlStore = emuStateStore(store.dialect);
   const kv = kvState(store.db);
+  const loadedHooks: LoadedHook[] = [];
 
   /** The whole world as a document. */
   async function save(): Promise<StateDocument> {
@@ -220,6 +223,7 @@ export function emuStateServiceFactory({ store, clock, scheduler, random, secret
       clock.restore(doc.clock.now);
       await scheduler.saveVirtualNow();
     }
+    for (const hook of loadedHooks) await hook();
     log?.info({ tables: prepared.length, rows, saved_from: doc.saved_from, clock: clock.now() }, 'emulator state loaded');
     return { success: true, tables: prepared.length, rows, clock: { kind: clock.kind, now: clock.now() } };
   }
@@ -227,6 +231,13 @@ export function emuStateServiceFactory({ store, clock, scheduler, random, secret
   return {
     save,
     load,
+    /**
+     * A part that keeps something of the world in memory beyond what the database tells it (e.g. agents started for
+     * machines) hears of each load here, once the new world has committed and the clock is set.
+     */
+    onLoaded(hook: LoadedHook): void {
+      loadedHooks.push(hook);
+    },
     /** Loads the document in `file` (GPUPLANE_EMU_STATE at start); a refusal names the file. */
     async loadFile(file: string): Promise<StateLoaded> {
       let doc: StateDocument;
