@@ -4,6 +4,11 @@ import type { HostEvent, HostEventRequest } from '../../sdk/api/emulator.js';
 import { action, intArg, numberArg } from '../context.js';
 import { columnsOption, counted, renderRecord, utc, type Column } from '../output.js';
 
+/** Ids shown in a table cell: the first few, then how many in all (`--raw` lists every one). */
+const SHOWN_IDS = 8;
+const idList = (v: unknown) =>
+  !Array.isArray(v) || v.length === 0 ? '-' : v.length <= SHOWN_IDS ? v.join(',') : `${v.slice(0, SHOWN_IDS).join(',')},… (${v.length})`;
+
 const dash = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
 
 const eventColumns: Column[] = [
@@ -12,9 +17,9 @@ const eventColumns: Column[] = [
   { key: 'state', header: 'State' },
   { key: 'at', header: 'At (UTC)', fmt: utc },
   { key: 'ends_at', header: 'Ends (UTC)', fmt: (v) => (v === null ? '-' : utc(v)) },
-  { key: 'machine_ids', header: 'Machines', fmt: (v) => (Array.isArray(v) && v.length ? v.join(',') : '-') },
+  { key: 'machine_ids', header: 'Machines', fmt: (v) => idList(v) },
   { key: 'detail', header: 'Detail' },
-  { key: 'instance_ids', header: 'Instances', fmt: (v) => (Array.isArray(v) && v.length ? v.join(',') : '-') },
+  { key: 'instance_ids', header: 'Instances', fmt: (v) => idList(v) },
   { key: 'seed', header: 'Seed', align: 'right' },
 ];
 
