@@ -56,6 +56,8 @@ interface Adopted {
   silence: Silence;
   emu?: EmuRuntime;
   agent?: RunningAgent;
+  /** Set as its agent starts: the adoption's commit and the server's listening may both start it. */
+  started?: boolean;
 }
 
 export function emuContainersFactory(deps: EmuContainersDeps) {
@@ -118,7 +120,8 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
   }
 
   async function run(a: Adopted): Promise<void> {
-    if (closed || url === undefined || a.agent) return; // started by afterListen once the URL is known
+    if (closed || url === undefined || a.started) return; // started by afterListen once the URL is known
+    a.started = true;
     const m = await fleet.machineRecord(a.machineId);
     if (!m) return;
     const docker = createDockerClient();
