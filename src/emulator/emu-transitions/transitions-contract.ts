@@ -11,6 +11,7 @@
  * `/_emu/reset` ends every window (it empties every table).
  */
 import type { Tx } from '../../platform/db/connect.js';
+import { transitionsStore } from './transitions-store.js';
 
 export interface SlowPullWindow {
   /** Names the window (the event's id, say): `endSlowPull(ref)` ends it, and a second call with it replaces it. */
@@ -24,20 +25,15 @@ export interface SlowPullWindow {
 
 /** Opens (or replaces) a slow-pull window on machines, now. */
 export async function slowPull(tx: Tx, w: SlowPullWindow): Promise<void> {
-  await tx.deleteFrom('emu_slow_pulls').where('ref', '=', w.ref).execute();
-  const ids = [...new Set(w.machineIds)];
-  if (ids.length === 0) return;
-  await tx.insertInto('emu_slow_pulls')
-    .values(ids.map((machine_id) => ({ ref: w.ref, machine_id, pull_seconds: Math.max(0, w.pullSeconds), until: w.until })))
-    .execute();
+  await transitionsStore.putSlowPull(tx, w.ref, [...new Set(w.machineIds)], Math.max(0, w.pullSeconds), w.until);
 }
 
 /** Closes a window now (a cancelled or ended event); nothing when there is none of that ref. */
 export async function endSlowPull(tx: Tx, ref: string): Promise<void> {
-  await tx.deleteFrom('emu_slow_pulls').where('ref', '=', ref).execute();
+  await transitionsStore.endSlowPulls(tx, ref);
 }
 
 /** Closes every window (the events cleared). */
 export async function endAllSlowPulls(tx: Tx): Promise<void> {
-  await tx.deleteFrom('emu_slow_pulls').execute();
+  await transitionsStore.endSlowPulls(tx);
 }

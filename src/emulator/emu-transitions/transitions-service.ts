@@ -18,6 +18,7 @@ import { JOB_SIM_STEP } from '../simulated-hosts/simhost-agent.js';
 import { pullKey } from '../simulated-hosts/simhost-runtime.js';
 import { simhostStore } from '../simulated-hosts/simhost-store.js';
 import type { TransitionMode } from './transitions-rules.js';
+import { transitionsStore } from './transitions-store.js';
 
 export interface TransitionsDeps {
   store: Store;
@@ -91,11 +92,8 @@ export function transitionsServiceFactory({ store, clock, scheduler, config, ins
         const scope = scopeOf(kind, req.instance_id);
         const row = { scope, kind, instance_id: req.instance_id ?? null, mode: req.mode, seconds, updated_at: now };
         // The kind's `default` is no rule at all; an instance's `default` stands (the seeded timing, whatever the kind's).
-        if (req.mode === 'default' && req.instance_id === undefined) await tx.deleteFrom('emu_transitions').where('scope', '=', scope).execute();
-        else {
-          await tx.insertInto('emu_transitions').values(row)
-            .onConflict((oc) => oc.column('scope').doUpdateSet({ mode: row.mode, seconds: row.seconds, updated_at: row.updated_at })).execute();
-        }
+        if (req.mode === 'default' && req.instance_id === undefined) await transitionsStore.removeRule(tx, scope);
+        else await transitionsStore.putRule(tx, row);
         await recheck(tx, now);
         return { success: true as const, transition: view(row) };
       });
@@ -104,10 +102,9 @@ export function transitionsServiceFactory({ store, clock, scheduler, config, ins
     /** `GET /_emu/transitions`: the rules (the kind's first), the slow-pull windows open now, and the seeded timing. */
     async list() {
       const now = clock.now();
-      const rows = await store.db.selectFrom('emu_transitions').selectAll().execute();
+      const rows = await transitionsStore.rules(store.db);
       rows.sort((a, b) => (a.instance_id ?? 0) - (b.instance_id ?? 0) || a.kind.localeCompare(b.kind));
-      const slow = await store.db.selectFrom('emu_slow_pulls').selectAll()
-        .where((eb) => eb.or([eb('until', 'is', null), eb('until', '>', now)])).orderBy('machine_id').orderBy('ref').execute();
+      const slow = await transitionsStore.openSlowPulls(store.db, now);
       return {
         transitions: rows.map(view),
         slow_pulls: slow.map((s) => ({ ref: s.ref, machine_id: s.machine_id, pull_seconds: Number(s.pull_seconds), until: s.until === null ? null : Number(s.until) })),
@@ -118,9 +115,7 @@ export function transitionsServiceFactory({ store, clock, scheduler, config, ins
     /** `DELETE /_emu/transitions`: every rule (or one instance's) goes; the seeded timing is back. */
     async clear(instanceId?: number): Promise<{ success: true; removed: number }> {
       return instances.write(async (tx) => {
-        let q = tx.deleteFrom('emu_transitions');
-        if (instanceId !== undefined) q = q.where('instance_id', '=', instanceId);
-        const removed = Number((await q.executeTakeFirst()).numDeletedRows);
+        const removed = await transitionsStore.removeRules(tx, instanceId);
         await recheck(tx, clock.now());
         return { success: true as const, removed };
       });

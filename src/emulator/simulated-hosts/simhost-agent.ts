@@ -107,7 +107,8 @@ export function simAgentFactory({ sim, fleet, reports, scheduler, config, notify
     const machines = locked.filter((m): m is MachineInfo => m !== undefined && !m.agent && !isSilent(m.fault));
     if (machines.length === 0) return 0;
     const desired = await reports.desiredOf(machines, tx);
-    const loaded = await sim.load(tx, machines.map((m) => m.id), now);
+    const instanceIds = [...desired.values()].flatMap((d) => d.state.instances.map((i) => i.instance_id));
+    const loaded = await sim.load(tx, machines.map((m) => m.id), instanceIds, now);
     const done = machines.map((machine) => passOf(machine, desired.get(machine.id)!, {
       containers: loaded.containers.get(machine.id)!, images: loaded.images.get(machine.id)!, known: loaded.instances.get(machine.id)!,
       transitions: loaded.transitions,

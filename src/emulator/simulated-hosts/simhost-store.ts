@@ -48,14 +48,15 @@ const MACHINE_RUNTIME_LOCK = sql<number>`(cast(${0x73696d} as integer) # hashtex
 
 /**
  * The transition rules and slow-pull windows of the emulator's control API (emu-transitions/transitions-tables.ts)
- * that bear on these machines at `now`, in one statement: the kind's rule, the rules of instances on them, and their
- * open windows. Read here as the agent's input, like its desired state: the rules decide when it acts.
+ * that bear on these machines at `now`, in one statement: the kind's rule, the rules of their instances
+ * (`instanceIds`, as their desired states list them), and their open windows. Read here as the agent's input, like its desired state: the rules decide when it acts.
  */
-async function transitionsOf(tx: Tx, machineIds: number[], now: number): Promise<LoadedTransitions> {
+async function transitionsOf(tx: Tx, machineIds: number[], instanceIds: readonly number[], now: number): Promise<LoadedTransitions> {
   const ids = sql.join(machineIds.map((id) => sql`${id}`));
+  const own = instanceIds.length ? sql`instance_id IS NULL OR instance_id IN (${sql.join(instanceIds.map((id) => sql`${id}`))})` : sql`instance_id IS NULL`;
   const rows = (await sql<{ src: string; id: number | null; mode: string | null; seconds: number | null }>`
     SELECT 'rule' AS src, instance_id AS id, mode, seconds FROM emu_transitions
-      WHERE kind = 'instance' AND (instance_id IS NULL OR instance_id IN (SELECT id FROM instances WHERE machine_id IN (${ids})))
+      WHERE kind = 'instance' AND (${own})
     UNION ALL
     SELECT 'slow' AS src, machine_id AS id, NULL AS mode, pull_seconds AS seconds FROM emu_slow_pulls
       WHERE machine_id IN (${ids}) AND (until IS NULL OR until > ${now})`.execute(tx)).rows;
@@ -134,15 +135,15 @@ export function simhostStore(db: Tx, dialect: DialectName) {
 
     /**
      * The runtimes of these machines (containers in id order, images, the agent's records) and the transition rules
-     * and slow-pull windows open at `now` that bear on them, in four statements.
+     * and slow-pull windows open at `now` that bear on them and their instances (`instanceIds`), in four statements.
      */
-    async load(tx: Tx, machineIds: readonly number[], now: number): Promise<LoadedRuntimes> {
+    async load(tx: Tx, machineIds: readonly number[], instanceIds: readonly number[], now: number): Promise<LoadedRuntimes> {
       const ids = [...machineIds];
       const containers = await tx.selectFrom('sim_containers').selectAll().where('machine_id', 'in', ids).orderBy('id').execute();
       const images = await tx.selectFrom('sim_images').selectAll().where('machine_id', 'in', ids).execute();
       const instances = await tx.selectFrom('sim_instances').selectAll().where('machine_id', 'in', ids).execute();
       const imageMaps = new Map([...byMachine(ids, images)].map(([id, rows]) => [id, new Map(rows.map((r) => [r.image, r.ready_at === null ? null : Number(r.ready_at)]))]));
-      return { containers: byMachine(ids, containers), images: imageMaps, instances: byMachine(ids, instances), transitions: await transitionsOf(tx, ids, now) };
+      return { containers: byMachine(ids, containers), images: imageMaps, instances: byMachine(ids, instances), transitions: await transitionsOf(tx, ids, instanceIds, now) };
     },
 
     /**
