@@ -224,9 +224,12 @@ export function emuEventsServiceFactory(deps: EmuEventsDeps) {
     return ids;
   }
 
-  /** Ends (if active) and removes one event, inside `tx`. */
+  /**
+   * Ends (if active) and removes one event, inside `tx`, its row locked. Its jobs were cancelled before the lock: a job
+   * of it running now (PostgreSQL) holds its job row and waits for the event's; the cancel waits for that job instead.
+   * A job it left (one that ran meanwhile and scheduled the end) finds no event and does nothing.
+   */
   async function clearOne(tx: Tx, e: HostEventRow, now: number, later: Later): Promise<HostEventT> {
-    await scheduler.cancel(refOf(e.id), { tx });
     let ended = e;
     if (e.state === 'active') {
       await finish(tx, e, now, later);
@@ -285,6 +288,7 @@ export function emuEventsServiceFactory(deps: EmuEventsDeps) {
       const later: Later = [];
       const event = await instances.write(async (tx) => {
         later.length = 0;
+        await scheduler.cancel(refOf(id), { tx });
         const e = await events.lock(tx, id);
         if (!e) throw new ApiError('not_found', `event ${id} not found`);
         return clearOne(tx, e, clock.now(), later);
@@ -299,7 +303,9 @@ export function emuEventsServiceFactory(deps: EmuEventsDeps) {
       const cleared = await instances.write(async (tx) => {
         later.length = 0;
         const out: HostEventT[] = [];
-        for (const { id } of await events.list(tx)) {
+        const all = await events.list(tx);
+        for (const { id } of all) await scheduler.cancel(refOf(id), { tx });
+        for (const { id } of all) {
           const e = await events.lock(tx, id);
           if (e) out.push(await clearOne(tx, e, clock.now(), later));
         }
