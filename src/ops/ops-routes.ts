@@ -20,7 +20,7 @@ export async function opsRoutes(app: TypedApp, { ops }: { ops: OpsService }): Pr
     config: OPS,
     schema: {
       tags,
-      summary: 'Readiness: the database answers (no key needed); 503 service_unavailable with the reason when it does not',
+      summary: 'Readiness: start-up done (the emulator: its state or seed file and init scripts) and the database answers (no key needed); 503 service_unavailable with the reason when not',
       response: { 200: ReadyReply, 503: ErrorReply },
     },
   }, async () => ops.readiness());

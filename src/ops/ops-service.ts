@@ -86,14 +86,46 @@ export function opsServiceFactory(deps: OpsDeps) {
     gauges.lag.set({}, oldestDueAt === null ? 0 : Math.max(0, deps.clock.now() - oldestDueAt));
   }
 
+  // Issue 34 item 6: start-up work that runs after the server listens (the emulator's init scripts) holds readiness
+  // until it is done: each hold is a reason `/readyz` gives in its 503, and `whenReady` resolves once none is left.
+  const holds = new Map<number, string>();
+  let nextHold = 0;
+  let readyWaiters: (() => void)[] = [];
+  /** Facts about the start-up reported with a 200 (e.g. `emulator_init`: which init scripts failed). */
+  const readyDetails: Record<string, unknown> = {};
+
   return {
     health: () => ({ success: true as const, status: 'up' as const }),
+
+    /** Readiness answers 503 with `reason` until the returned release is called (once; later calls do nothing). */
+    holdReadiness(reason: string): () => void {
+      const id = nextHold++;
+      holds.set(id, reason);
+      return () => {
+        if (!holds.delete(id) || holds.size) return;
+        const waiters = readyWaiters;
+        readyWaiters = [];
+        for (const w of waiters) w();
+      };
+    },
+
+    /** Resolves once no start-up work holds readiness (at once when none does). */
+    whenReady(): Promise<void> {
+      return holds.size ? new Promise((resolve) => readyWaiters.push(resolve)) : Promise.resolve();
+    },
+
+    /** Adds a fact to the ready reply, under `name` (a field of ReadyReply). */
+    setReadyDetail(name: 'emulator_init', value: unknown): void {
+      readyDetails[name] = value;
+    },
 
     version: () => ({ success: true as const, version: deps.version }),
 
     async readiness() {
+      const held = [...holds.values()];
+      if (held.length) throw new ApiError('service_unavailable', `not ready yet: ${held.join('; ')}`);
       await pingWithin();
-      return { success: true as const, status: 'ready' as const, version: deps.version, database: store.dialect };
+      return { success: true as const, status: 'ready' as const, version: deps.version, database: store.dialect, ...readyDetails };
     },
 
     /** With GPUPLANE_METRICS_TOKEN set, the scrape must present it as a Bearer token. */
