@@ -93,6 +93,31 @@ forEachDialect('emulator transitions', (app) => {
     assert.equal(r.body.actual_status, 'running');
   });
 
+  test('a reboot under delay: the container stops at the host\'s pass and starts again N seconds after the reboot', async () => {
+    await fresh(app());
+    assert.equal((await setRule(app(), { mode: 'immediate' })).status, 200);
+    const m = await addMachine(app());
+    const { id } = await rentOk(app(), offerFor(m, 1), { image: 'transitions/reboot:1' });
+    await app().advance(PROVISION_DELAY_S);
+    assert.equal(await status(app(), id), 'running');
+    const [before] = (await app().services.simhost!.containers(m.machine_id)).filter((c) => c.instance_id === id);
+    assert.equal((await setRule(app(), { mode: 'delay', seconds: 10 })).status, 200);
+    const t0 = app().clock.now();
+    assert.equal((await app().request('PUT', `/api/v0/instances/reboot/${id}/`, { body: {} })).status, 200);
+    await app().advance(PROVISION_DELAY_S);
+    const c1 = (await app().services.simhost!.containers(m.machine_id)).filter((c) => c.instance_id === id);
+    assert.deepEqual(c1.map((c) => [c.id, c.status]), [[before.id, 'exited']], 'stopped, waiting at its gate');
+    assert.equal(await status(app(), id), 'loading');
+    await app().advance(10 - PROVISION_DELAY_S - 0.5);
+    assert.equal(await status(app(), id), 'loading');
+    await app().advance(0.5);
+    assert.equal(await status(app(), id), 'running');
+    const c2 = (await app().services.simhost!.containers(m.machine_id)).filter((c) => c.instance_id === id);
+    assert.deepEqual(c2.map((c) => [c.id, c.status]), [[before.id, 'running']], 'the same container, started again');
+    const evs = await events(app(), id, t0);
+    assert.deepEqual(evs[evs.length - 1], ['running', 10]);
+  });
+
   test('per-instance rules override the kind\'s; an instance\'s default is the seeded timing; clear lets a waiting boot go on', async () => {
     await fresh(app());
     assert.equal((await setRule(app(), { mode: 'manual' })).status, 200);
