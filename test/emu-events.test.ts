@@ -102,16 +102,27 @@ forEachDialect('emulator: host events', (app, dialect) => {
     assert.equal((await statusOf(app(), id)).actual_status, 'running');
   });
 
-  test('gpu_lost: the machine is not offered while its GPU is lost, and is again when it comes back', async () => {
-    const m = await addMachine(app(), { num_gpus: 2 });
-    const ev = await postOk({ kind: 'gpu_lost', after: 30, duration: 120, gpu_index: 1, machine_ids: [m.machine_id] });
-    assert.equal(ev.gpu_index, 1);
+  test('gpu_lost: the machine is not offered and the renter of that GPU sees the fault while it is lost', async () => {
+    const m = await addMachine(app(), { num_gpus: 3 });
+    const a = await rentOk(app(), offerFor(m, 1));
+    const b = await rentOk(app(), offerFor(m, 1));
+    await app().advance(BOOT_MAX_S);
+    const gpusOf = async (id: number) =>
+      JSON.parse((await app().store.db.selectFrom('instances').select('gpu_indexes').where('id', '=', id).executeTakeFirstOrThrow()).gpu_indexes) as number[];
+    const [onLost, other] = (await gpusOf(a.id))[0] < (await gpusOf(b.id))[0] ? [b, a] : [a, b];
+    const lostGpu = (await gpusOf(onLost.id))[0];
+    const ev = await postOk({ kind: 'gpu_lost', after: 30, duration: 120, gpu_index: lostGpu, machine_ids: [m.machine_id] });
+    assert.equal(ev.gpu_index, lostGpu);
+    assert.equal((await statusOf(app(), onLost.id)).status_msg, null, 'not before its time');
     await app().advance(30);
     const refused = await rent(app(), offerFor(m, 1));
     assert.equal(refused.status, 410, refused.raw);
     assert.match(refused.body.msg, /GPU fault/);
+    assert.equal((await statusOf(app(), onLost.id)).status_msg, 'GPU fault on the host: Xid 79: GPU has fallen off the bus');
+    assert.equal((await statusOf(app(), other.id)).status_msg, null, 'the other GPU\'s renter sees nothing');
     await app().advance(120);
     assert.equal((await eventOf(ev.id)).state, 'done');
+    assert.equal((await statusOf(app(), onLost.id)).status_msg, null, 'the GPU is back');
     assert.equal((await rent(app(), offerFor(m, 1))).status, 200);
   });
 

@@ -11,8 +11,8 @@
  *   `recover` after `duration`.
  * - `slow_pull`: a slow-pull window of the transitions (emu-transitions/transitions-contract.ts): pulls that start on
  *   its machines meanwhile take `pull_seconds`.
- * - `gpu_lost`: the machine fault `gpu` of issue 33 (the machine is not offered, a rent of it is 410); back after
- *   `duration`.
+ * - `gpu_lost`: the machine fault `gpu` of issue 33 (the machine is not offered, a rent of it is 410), and the renter
+ *   of the lost GPU sees it in `status_msg` as from a real host's sample (`withLostGpus`); back after `duration`.
  * The machines are given, or drawn from the fleet by a seed (the event's, else one from GPUPLANE_SEED and the event's
  * id), so a run repeats exactly.
  */
@@ -25,11 +25,14 @@ import type { Scheduler } from '../../platform/scheduler.js';
 import type { MachinesApi } from '../../machines/machines-contract.js';
 import type { InstanceRow, InstancesForHosts } from '../../instances/instances-hosts-contract.js';
 import { endSlowPull, slowPull } from '../emu-transitions/transitions-contract.js';
+import type { GpuTelemetryT } from '../../protocol/agent-protocol-schemas.js';
 import type { EventInput, EventKind, HostEventT } from './events-schemas.js';
 import { eventsStore, type HostEventRow } from './events-store.js';
 
 /** The job kind, as stored in every database. */
 export const JOB_HOST_EVENT = 'emu.host_event';
+/** What a lost GPU says in its sample, as a real host's agent reports Xid 79 (src/agent/gpu-telemetry.ts). */
+export const LOST_GPU_FAULT = 'Xid 79: GPU has fallen off the bus';
 /** How long a pull takes during a `slow_pull` unless the event says. */
 export const DEFAULT_PULL_SECONDS = 300;
 const refOf = (id: number) => `emu-event:${id}`;
@@ -276,6 +279,33 @@ export function emuEventsServiceFactory(deps: EmuEventsDeps) {
       const e = await events.get(id);
       if (!e) throw new ApiError('not_found', `event ${id} was cleared meanwhile`);
       return { success: true, event: view(e) };
+    },
+
+    /**
+     * The instances' view of their machines' GPUs (issue 33's `gpuStates`, read for each list of instances) with the
+     * GPUs that active `gpu_lost` events took: a simulated machine has no agent to sample them, so the event stands
+     * in for the sample (one GPU lost, Xid 79), and only the renter of that GPU sees the fault, as on a real host.
+     */
+    async withLostGpus<S extends { telemetry: GpuTelemetryT | null; fault: string | null }>(
+      states: Map<number, S>,
+      machineIds: readonly number[],
+    ): Promise<Map<number, S | { telemetry: GpuTelemetryT; fault: string }>> {
+      const wanted = new Set(machineIds);
+      const lost = new Map<number, Set<number>>();
+      for (const e of await events.activeOfKind('gpu_lost')) {
+        for (const m of e.machine_ids) if (wanted.has(m) && !states.has(m)) lost.set(m, (lost.get(m) ?? new Set()).add(Number(e.params.gpu_index ?? 0)));
+      }
+      if (lost.size === 0) return states;
+      const out = new Map<number, S | { telemetry: GpuTelemetryT; fault: string }>(states);
+      for (const [m, gpus] of lost) {
+        const samples = [...gpus].sort((a, b) => a - b).map((index) => ({
+          index, util: null, mem_util: null, mem_used: null, mem_total: null, temp: null, power: null, ecc_uncorrected: null, xid: 79,
+          fault: LOST_GPU_FAULT,
+        }));
+        // The machine's fault as the agent server words it (agent-server-health.ts `faultOf`).
+        out.set(m, { telemetry: { nvml_error: null, gpus: samples }, fault: samples.map((g) => `GPU ${g.index}: ${g.fault}`).join('; ') });
+      }
+      return out;
     },
 
     /** `GET /_emu/events`: every event, oldest first. */

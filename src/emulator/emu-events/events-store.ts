@@ -85,6 +85,11 @@ export function eventsStore(db: Db, dialect: 'sqlite' | 'postgres') {
       return row && decode(row as Raw);
     },
 
+    /** Active events of one kind (the GPUs `gpu_lost` events hold lost, read on every list of instances). */
+    async activeOfKind(kind: string, tx: Tx = db): Promise<HostEventRow[]> {
+      return (await tx.selectFrom('emu_host_events').selectAll().where('kind', '=', kind).where('state', '=', 'active').orderBy('id').execute()).map((r) => decode(r as Raw));
+    },
+
     async remove(tx: Tx, id: number): Promise<void> {
       await tx.deleteFrom('emu_host_events').where('id', '=', id).execute();
     },
