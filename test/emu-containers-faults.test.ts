@@ -4,7 +4,9 @@
 // - fault offline on the machine silences its agent: the instance shows offline, and runs again on recover, its
 //   container untouched; fault stall removes the container and hangs its pull until recover and the clock moves;
 // - the server stopped and started again on the same database: the machine's agent resumes, the same container runs
-//   on, execute reaches it; destroy removes it.
+//   on, execute reaches it; destroy removes it;
+// - on PostgreSQL (no file to keep the agents' state beside) the emulator's stop removes its containers and gives the
+//   machines back to the simulation; a rent after the restart adopts its machine anew.
 // Docker must be there: where it is not, this test fails.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { BUSYBOX_IMAGE, buildBusyboxImage } from './helpers/docker.js';
-import { call, serve, type Served } from './helpers/spawn.js';
+import { call, freshPgDatabase, serve, type Served } from './helpers/spawn.js';
 import { untilStatus, within as withinDeadline } from './helpers/agent-process.js';
 
 const OWNER = 'gpk_e2e_emu_containers_faults_key_0123';
@@ -134,4 +136,43 @@ test('virtual pull time, machine offline and recover, stall and recover, and a r
 
   assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
   await until('container removed', async () => ((await containersOf(machineId)).length === 0 ? true : undefined));
+});
+
+test('PostgreSQL: a stop gives the machines back to the simulation; a rent after the restart adopts anew', { timeout: 300_000 }, async () => {
+  await server?.stop();
+  server = undefined;
+  const pg = await freshPgDatabase();
+  try {
+    const pgEnv = { ...env, GPUPLANE_DATABASE_URL: pg.url, GPUPLANE_CLOCK: 'real', GPUPLANE_SIM_BOOT_SECONDS: '1' };
+    server = await serve(pgEnv);
+    const renter = await api('POST', '/_emu/users', OWNER, { email: 'emu-containers-pg@example.com', credit: 1000 });
+    renterKey = renter.body.api_key;
+    const offer = ((await api('GET', '/api/v0/bundles/', renterKey)).body.offers as Record<string, any>[])[0];
+    const rent = async () => {
+      const r = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { image: BUSYBOX_IMAGE, runtype: 'ssh', disk: 1 });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      await within('running', untilStatus(server!.url, renterKey, r.body.new_contract, 'running'));
+      return r.body.new_contract as number;
+    };
+    const first = await rent();
+    assert.equal((await containersOf(offer.machine_id)).length, 1);
+    await server.stop();
+    assert.deepEqual(await containersOf(offer.machine_id), [], 'the containers went with the emulator');
+
+    server = await serve(pgEnv);
+    assert.equal(await statusOf(first), 'running', 'simulated again, it runs on');
+    await pause(2000);
+    assert.deepEqual(await containersOf(offer.machine_id), []);
+    assert.equal((await api('DELETE', `/api/v0/instances/${first}/`, renterKey)).status, 200);
+    await until('the GPUs free again', async () => (((await api('GET', '/api/v0/bundles/', renterKey)).body.offers as Record<string, any>[]).some((o) => o.id === offer.id) ? true : undefined));
+    const second = await rent();
+    const [c] = await containersOf(offer.machine_id);
+    assert.equal(c?.Labels['gpuplane.instance_id'], String(second), 'a real container again');
+    assert.equal((await api('DELETE', `/api/v0/instances/${second}/`, renterKey)).status, 200);
+    await until('container removed', async () => ((await containersOf(offer.machine_id)).length === 0 ? true : undefined));
+  } finally {
+    await server?.stop();
+    server = undefined;
+    await pg.drop();
+  }
 });

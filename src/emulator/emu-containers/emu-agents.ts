@@ -58,6 +58,8 @@ interface Adopted {
   agent?: RunningAgent;
   /** Set as its agent starts: the adoption's commit and the server's listening may both start it. */
   started?: boolean;
+  /** The simulated machine's address before its adoption (given back when it is simulated again). */
+  original?: string;
 }
 
 export function emuContainersFactory(deps: EmuContainersDeps) {
@@ -102,7 +104,7 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
     const state = openStateDir(stateDir);
     state.writeCredentials({ url: url ?? 'http://127.0.0.1', registration_id: registrationId, machine_id: machineId, machine_key: key });
     writeFileSync(join(stateDir, 'hardware.json'), JSON.stringify({ ...hardwareOf(m), public_ipaddr: '127.0.0.1', direct_port_start: addr.portRange.start, direct_port_end: addr.portRange.end }));
-    const a: Adopted = { machineId, stateDir, owner: ownerId(registrationId), silence: { machine: false, instances: new Set() } };
+    const a: Adopted = { machineId, stateDir, owner: ownerId(registrationId), silence: { machine: false, instances: new Set() }, original: m.public_ipaddr };
     adopted.set(machineId, a);
     log.info({ machine_id: machineId }, 'emulator: the simulated machine runs its instances as real containers');
     void afterCommit(a, sha256Hex(key));
@@ -170,6 +172,19 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
     for (const n of await docker.listNetworks({ filters: { label } }).catch(() => [])) {
       await docker.getNetwork(n.Id).remove().catch(() => undefined);
     }
+  }
+
+  /** The machine is a simulated one again: no agent row, `agent: false`, its address as before. */
+  async function unadopt(a: Adopted): Promise<void> {
+    await db.transaction().execute(async (tx) => {
+      const m = await fleet.machineRecord(a.machineId, tx);
+      await tx.deleteFrom('agent_machines').where('machine_id', '=', a.machineId).where('registration_id', 'like', `${ADOPTED_PREFIX}%`).execute();
+      if (!m) return;
+      await fleet.updateAgentMachine(tx, a.machineId, {
+        public_ipaddr: a.original ?? m.public_ipaddr, direct_port_start: m.direct_port_start, direct_port_count: m.direct_port_count,
+        gpu_name: m.gpu_name, spec: { ...m.spec, agent: false },
+      });
+    });
   }
 
   /** After a restart on a file database: the adopted machines' agents start again from their state directories. */
@@ -252,10 +267,16 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
         const all = [...adopted.values()];
         for (const a of all) a.emu?.close();
         await Promise.all(all.map((a) => a.agent?.stop()));
-        // Nothing can resume them without the database's file: the containers go with the emulator.
+        // Nothing can resume them without the database's file: the containers go with the emulator, and on PostgreSQL
+        // (which outlives this process) the machines are simulated again, their instances with them.
         if (!file) {
           await Promise.all(all.map((a) => removeContainers(a.owner)));
           rmSync(root, { recursive: true, force: true });
+          if (!/^sqlite:/.test(config.databaseUrl)) {
+            for (const a of all) {
+              await unadopt(a).catch((err: unknown) => log.warn({ err, machine_id: a.machineId }, 'emulator: could not make the machine simulated again'));
+            }
+          }
         }
       },
     },
