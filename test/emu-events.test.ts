@@ -102,6 +102,19 @@ forEachDialect('emulator: host events', (app, dialect) => {
     assert.equal((await statusOf(app(), id)).actual_status, 'running');
   });
 
+  test('two overlapping outages of one host: it comes back when the later one ends', async () => {
+    const m = await addMachine(app(), { num_gpus: 1 });
+    const { id } = await rentOk(app(), offerFor(m, 1));
+    await app().advance(BOOT_MAX_S);
+    await postOk({ kind: 'host_offline', fault: 'offline', duration: 100, machine_ids: [m.machine_id] });
+    await postOk({ kind: 'host_offline', fault: 'offline', after: 50, duration: 100, machine_ids: [m.machine_id] });
+    await app().advance(100 + BOOT_MAX_S);
+    assert.equal((await statusOf(app(), id)).actual_status, 'offline', 'the second outage still holds it');
+    await app().advance(50);
+    await app().advance(BOOT_MAX_S);
+    assert.equal((await statusOf(app(), id)).actual_status, 'running');
+  });
+
   test('gpu_lost: the machine is not offered and the renter of that GPU sees the fault while it is lost', async () => {
     const m = await addMachine(app(), { num_gpus: 3 });
     const a = await rentOk(app(), offerFor(m, 1));

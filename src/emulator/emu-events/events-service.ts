@@ -170,25 +170,30 @@ export function emuEventsServiceFactory(deps: EmuEventsDeps) {
     if (e.ends_at !== null) await scheduler.schedule(JOB_HOST_EVENT, Math.max(e.ends_at, now), { id: e.id, phase: 'end' }, { tx, ref: refOf(e.id) });
   }
 
-  /** The event's effect ends (its time is up, or it is cleared): the hosts are back as they were. */
+  /**
+   * The event's effect ends (its time is up, or it is cleared): the hosts are back as they were, but for the machines
+   * another active event of the kind still holds (two overlapping outages end when the later one does).
+   */
   async function finish(tx: Tx, e: HostEventRow, now: number, later: Later): Promise<void> {
+    const held = new Set((await events.activeOfKind(e.kind, tx)).filter((o) => o.id !== e.id).flatMap((o) => o.machine_ids));
+    const freed = e.machine_ids.filter((m) => !held.has(m));
     switch (e.kind as EventKind) {
       case 'outbid_wave':
         // The higher bids leave: their GPUs are free again, and the outbid instances take them back.
-        for (const machineId of e.machine_ids) {
+        for (const machineId of freed) {
           await fleet.lockMachine(tx, machineId);
           await deps.resumeWaiting(tx, machineId, now);
         }
         later.push(async () => deps.notify());
         break;
       case 'host_offline':
-        faultEach(later, e.machine_ids, 'recover');
+        faultEach(later, freed, 'recover');
         break;
       case 'slow_pull':
         await endSlowPull(tx, refOf(e.id));
         break;
       case 'gpu_lost':
-        for (const machineId of e.machine_ids) {
+        for (const machineId of freed) {
           await fleet.lockMachine(tx, machineId);
           if ((await fleet.machine(machineId, tx))?.fault === 'gpu') await fleet.setMachineFault(tx, machineId, null);
         }
