@@ -138,6 +138,13 @@ test('serve --emulator with a bad seed file: exit 2, the file and the field name
   }
 });
 
+test('serve --emulator with an init folder that does not exist: exit 2, named', async () => {
+  const p = start(['--emu-init-dir', '/nonexistent/init.d'], { GPUPLANE_BOOTSTRAP_API_KEY: OWNER });
+  assert.equal(await p.exited, 2, p.stderr());
+  assert.match(p.stderr(), /gpuplane: configuration error: GPUPLANE_EMU_INIT_DIR \(--emu-init-dir\) \/nonexistent\/init\.d: not a folder/);
+  assert.equal(p.stdout(), '');
+});
+
 test('serve --emulator --mode production: a configuration error (exit 2)', async () => {
   const p = start(['--mode', 'production']);
   assert.equal(await p.exited, 2);

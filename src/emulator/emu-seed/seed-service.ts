@@ -8,7 +8,7 @@
  * user is skipped, a template of the same name, an SSH key already on the account and a variable already set are left
  * alone. Machines are added on every run (a machine has no name to recognise it by).
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Store, Tx } from '../../platform/db/connect.js';
@@ -30,7 +30,10 @@ import type { SeedReply } from './seed-schemas.js';
 /** The starting credit of a seeded user that names none: the same as `POST /_emu/users` gives. */
 export const SEED_DEFAULT_CREDIT = 100;
 
-/** A seed file that cannot be read or is not a valid seed: `gpuplane serve` reports it as a configuration error. */
+/**
+ * A seed file that cannot be read or is not a valid seed, or an init folder that is not one: `gpuplane serve` reports
+ * it as a configuration error (exit 2).
+ */
 export class SeedFileError extends Error {}
 
 export interface SeedDeps {
@@ -190,6 +193,11 @@ export function emuSeedFactory(deps: SeedDeps) {
       lifecycle.add({
         name: 'seed',
         async beforeListen() {
+          if (config.emuInitDir) {
+            // Said at start, not found out once the server listens.
+            const isDir = await stat(config.emuInitDir).then((st) => st.isDirectory(), () => false);
+            if (!isDir) throw new SeedFileError(`GPUPLANE_EMU_INIT_DIR (--emu-init-dir) ${config.emuInitDir}: not a folder`);
+          }
           if (!config.emuSeedFile) return;
           const doc = await readSeedFile(config.emuSeedFile);
           try {
