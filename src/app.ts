@@ -19,6 +19,8 @@ import { loadConsoleFiles } from './webconsole/console-files.js';
 import { consoleFallback, consoleRoutes } from './webconsole/console-routes.js';
 import { tunnelsUpgrade } from './tunnels/tunnels-upgrade.js';
 import { portsHttp, type PortsHttp } from './ports/ports-http.js';
+import { installRecorder } from './emulator/emu-recorder/recorder-hooks.js';
+import { installRequestFaults } from './emulator/emu-request-faults/request-faults-hook.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -147,8 +149,16 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
       read.then(() => done(), done);
     });
   }
-  // [issue34:recorder] (its hooks here: emulator mode with GPUPLANE_EMU_RECORD only)
-  // [issue34:request-faults] (its hooks here: emulator mode only)
+  // [issue34:recorder] Issue 34 item 5: every API call appended to GPUPLANE_EMU_RECORD, secrets replaced
+  // (src/emulator/emu-recorder/).
+  if (deps.config.mode === 'emulator' && deps.config.emuRecord) {
+    installRecorder(app, {
+      file: deps.config.emuRecord, clock: deps.clock, seed: deps.config.seed, simMachines: deps.config.simMachines,
+      skipUrls: [OPENAPI_PATH], replayHeader: REPLAY_HEADER,
+    });
+  }
+  // Issue 34 item 3: faults by API operation (src/emulator/emu-request-faults/), before the routes so it learns them.
+  if (deps.config.mode === 'emulator') installRequestFaults(app, services);
   await installOpenApi(app, deps.config.publicUrl);
 
   await registerRoutes(typed(app), services, deps.config.mode);

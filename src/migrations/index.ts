@@ -55,6 +55,9 @@ import { portTokensMigration } from './0049-port-tokens.js';
 import { agentGpuHealthMigration } from './0050-agent-gpu-health.js'; // issue 33 (telemetry)
 import { volumeAsksMigration } from './0051-volume-asks.js'; // issue 33 (volumes)
 import { serverlessWorkerReportsMigration } from './0052-serverless-worker-reports.js'; // issue 33 (serverless)
+import { emuRequestFaultsMigration } from './0053-emu-request-faults.js'; // issue 34 (request-faults)
+import { emuHostEventsMigration } from './0054-emu-host-events.js'; // issue 34 (events)
+import { emuTransitionsMigration } from './0055-emu-transitions.js'; // issue 34 (transitions)
 
 /**
  * Each migration with the one feature that owns what it makes: its folder under src/ (`platform` for the platform's
@@ -113,6 +116,9 @@ export const OWNED_MIGRATIONS: ReadonlyArray<readonly [name: string, owner: stri
   ['0050_agent_gpu_health', 'agent-server', agentGpuHealthMigration], // issue 33 (telemetry)
   ['0051_volume_asks', 'volumes', volumeAsksMigration], // issue 33 (volumes)
   ['0052_serverless_worker_reports', 'serverless', serverlessWorkerReportsMigration], // issue 33 (serverless)
+  ['0053_emu_request_faults', 'emulator/emu-request-faults', emuRequestFaultsMigration], // issue 34 (request-faults)
+  ['0054_emu_host_events', 'emulator/emu-events', emuHostEventsMigration], // issue 34 (events)
+  ['0055_emu_transitions', 'emulator/emu-transitions', emuTransitionsMigration], // issue 34 (transitions)
 ];
 
 export const MIGRATIONS: MigrationList = {

@@ -2,6 +2,12 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { action, intArg, numberArg } from '../context.js';
 import { columnsOption, renderRecord, utc, type Column } from '../output.js';
+import { registerEmulatorEvents } from './emulator-events.js'; // [issue34:events]
+import { registerEmulatorState } from './emulator-state.js';
+import { registerEmulatorRecorder } from './emulator-recorder.js';
+import { registerRequestFaults } from './emulator-request-faults.js';
+import { registerTransitions } from './emulator-transitions.js'; // [issue34:transitions]
+import { registerEmulatorSeed } from './emulator-seed.js'; // [issue34:seed]
 
 const outboxColumns: Column[] = [
   { key: 'id', header: 'ID', align: 'right' },
@@ -161,9 +167,11 @@ export function registerEmulator(emu: Command): void {
       }),
     );
   // [issue34:state] (its commands here: one call of a register function from its own file)
-  // [issue34:seed] (its commands here: one call of a register function from its own file)
-  // [issue34:request-faults] (its commands here: one call of a register function from its own file)
-  // [issue34:events] (its commands here: one call of a register function from its own file)
-  // [issue34:transitions] (its commands here: one call of a register function from its own file)
-  // [issue34:recorder] (its commands here: one call of a register function from its own file)
+  registerEmulatorState(emu);
+  registerEmulatorSeed(emu); // [issue34:seed] `emu seed FILE` (emulator-seed.ts)
+  registerRequestFaults(emu);
+  registerEmulatorEvents(emu); // [issue34:events] `emu event add|list|clear` (emulator-events.ts)
+  registerTransitions(emu); // [issue34:transitions] `emu transitions …`, `emu advance-instance` (emulator-transitions.ts)
+  // [issue34:recorder] `emu replay` (emulator-recorder.ts).
+  registerEmulatorRecorder(emu);
 }
