@@ -14,8 +14,8 @@ export interface RequestFaultsDeps {
   deps: { store: Store; clock: Clock; config: { seed: number } };
 }
 
-/** Paths no rule touches (matched on the path without its query). */
-const NEVER_FAULTED = /^\/(_emu(\/|$)|healthz\/?$|readyz\/?$)/;
+/** Paths no rule touches (matched on the path without its query): the emulator's controls and the operator's probes. */
+const NEVER_FAULTED = /^\/(_emu(\/|$)|healthz\/?$|readyz\/?$|metrics\/?$)/;
 
 /**
  * One service per app, shared by the hook (app.ts) and the routes (routes.ts): both are handed the app's services,
@@ -69,12 +69,19 @@ export function installRequestFaults(app: FastifyInstance, services: RequestFaul
     const path = request.url.split('?')[0];
     if (NEVER_FAULTED.test(path)) return;
     const url = request.routeOptions.url;
-    const decision = await service.decide({
-      method: request.method === 'HEAD' ? 'GET' : request.method,
-      route: url === undefined ? undefined : referenceForm(url),
-      path,
-      category: request.routeOptions.config?.category,
-    });
+    let decision;
+    try {
+      decision = await service.decide({
+        method: request.method === 'HEAD' ? 'GET' : request.method,
+        route: url === undefined ? undefined : referenceForm(url),
+        path,
+        category: request.routeOptions.config?.category,
+      });
+    } catch (err) {
+      // The rules cannot be read (the database is away): the request goes on, and its route answers as it would.
+      request.log.warn({ err }, 'emulator request faults: rules not read');
+      return;
+    }
     if (decision.latencyMs > 0) await sleep(decision.latencyMs);
     if (decision.drop) {
       // No answer: the connection ends, as when a proxy times out on the client's side.

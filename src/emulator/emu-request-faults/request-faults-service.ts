@@ -91,8 +91,36 @@ function view(r: RequestFaultRow): RequestFaultView {
   };
 }
 
-export function requestFaultsServiceFactory(deps: { db: Tx; clock: Clock; seed: number; routes: () => readonly KnownRoute[] }) {
+/**
+ * How long the hook trusts the rules it last read before it reads them again, real milliseconds. Without it every
+ * request of an emulator-mode server paid a query, most often of an empty table (on PostgreSQL a round trip each).
+ * Stale rules cost nothing wrong: a rule counts and fires only by a conditional UPDATE of its row (store.match,
+ * store.fire), so one deleted meanwhile (by /_emu/reset or another process) never fires; this process's own changes
+ * clear the cache at once; a rule added by another process sharing the database acts at most this much later.
+ */
+export const RULES_CACHE_MS = 250;
+
+export function requestFaultsServiceFactory(deps: {
+  db: Tx;
+  clock: Clock;
+  seed: number;
+  routes: () => readonly KnownRoute[];
+  /** Monotonic real milliseconds, for the rules' cache only (not the service clock: a virtual one does not pass). */
+  monotonicMs?: () => number;
+}) {
   const store = requestFaultsStore(deps.db);
+  const monotonicMs = deps.monotonicMs ?? (() => performance.now());
+  let cached: { at: number; rules: Promise<RequestFaultRow[]> } | undefined;
+  const rules = (): Promise<RequestFaultRow[]> => {
+    const now = monotonicMs();
+    if (!cached || now - cached.at >= RULES_CACHE_MS) {
+      const read = store.list();
+      cached = { at: now, rules: read };
+      // A failed read is not kept: the next request reads again.
+      read.catch(() => (cached = undefined));
+    }
+    return cached.rules;
+  };
   // The categories a route may declare: the permission categories, and `public` (no key needed).
   const categories = new Set<string>([...CATEGORIES, 'public']);
 
@@ -129,6 +157,7 @@ export function requestFaultsServiceFactory(deps: { db: Tx; clock: Clock; seed: 
       const latencyOnly = body.status === undefined && !body.timeout && body.latency_ms !== undefined;
       const status = body.timeout || latencyOnly ? null : (body.status ?? 429);
       if (body.retry_after !== undefined && status !== 429) throw badRequest('retry_after: only a 429 carries Retry-After');
+      cached = undefined;
       const row = await store.insert({
         method,
         route,
@@ -150,11 +179,13 @@ export function requestFaultsServiceFactory(deps: { db: Tx; clock: Clock; seed: 
     },
 
     async remove(id: number): Promise<{ success: true; removed: number }> {
+      cached = undefined;
       if (!(await store.delete(id))) throw notFound(`request fault ${id}`);
       return { success: true, removed: 1 };
     },
 
     async clear(): Promise<{ success: true; removed: number }> {
+      cached = undefined;
       return { success: true, removed: await store.deleteAll() };
     },
 
@@ -164,7 +195,7 @@ export function requestFaultsServiceFactory(deps: { db: Tx; clock: Clock; seed: 
      */
     async decide(req: FaultedRequest): Promise<FaultDecision> {
       const decision: FaultDecision = { latencyMs: 0 };
-      for (const rule of await store.list()) {
+      for (const rule of await rules()) {
         if (!matches(rule, req)) continue;
         const n = await store.match(rule.id);
         if (n === undefined) continue;
