@@ -4,12 +4,12 @@
 //   model, memory, driver and count, with CUDA_VISIBLE_DEVICES as the container would have it; no GPU device request;
 // - request_logs is the container's real log; execute runs in the container; a `-p` port answers on 127.0.0.1;
 // - fault exited stops the container (exit code 1) and the instance shows exited; recover runs it again;
-// - SSH through the gateway with the real OpenSSH client into an image with its own sshd;
+// - SSH through the gateway with the real OpenSSH client into an image with its own sshd, and `vastai copy`'s rsync;
 // - destroy removes the container, and the server's close removes what is left (an in-memory database).
 // Docker and OpenSSH must be there: where they are not, this test fails.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -18,7 +18,7 @@ import { call, freshPgDatabase, serve, type Served } from './helpers/spawn.js';
 import { DIALECTS } from './helpers/harness.js';
 import { untilStatus, within as withinDeadline } from './helpers/agent-process.js';
 import { sshdImage } from './helpers/sshd-image.js';
-import { makeKeyPair, untilSshWorks, type KeyPair } from './helpers/openssh.js';
+import { makeKeyPair, ok, run, ssh, untilSshWorks, type KeyPair } from './helpers/openssh.js';
 
 const OWNER = 'gpk_e2e_emu_containers_owner_key_0123';
 const GATEWAY_PORTS = { first: 53300, last: 53599 };
@@ -185,7 +185,7 @@ for (const dialect of DIALECTS) describe(`real containers [${dialect}]`, () => {
     await until('container removed', async () => ((await containersOf(machineId)).length === 0 ? true : undefined));
   });
 
-  test('SSH through the gateway into a real container of a simulated machine (real ssh), nvidia-smi inside', { timeout: 600_000 }, async () => {
+  test('SSH through the gateway into a real container of a simulated machine (real ssh), nvidia-smi inside, vastai copy both ways', { timeout: 600_000 }, async () => {
     const image = await within('the sshd image', sshd, 480_000);
     const [offer] = await freeOffers();
     const rented = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { image, runtype: 'ssh_proxy', disk: 2, onstart: 'touch /root/onstart-done' });
@@ -198,6 +198,21 @@ for (const dialect of DIALECTS) describe(`real containers [${dialect}]`, () => {
     const out = await untilSshWorks(t, 'nvidia-smi --query-gpu=name --format=csv,noheader', 30_000, context);
     assert.equal(out.stdout.trim().split('\n').length, offer.num_gpus, out.stdout);
     assert.match(out.stdout, new RegExp(`^NVIDIA ${offer.gpu_name}$`, 'm'));
+
+    // `vastai copy` both ways: the rsync command the client runs, through the gateway.
+    const up = join(dir, `up-${dialect}`);
+    mkdirSync(up, { recursive: true });
+    writeFileSync(join(up, 'a.txt'), `copied up ${dialect}\n`);
+    const shell = (port: number) => `ssh -i ${key.file} -p ${port} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -F /dev/null`;
+    const put = await api('PUT', '/api/v0/commands/rsync/', renterKey, { client_id: 'me', src_id: null, dst_id: String(id), src_path: `${up}/`, dst_path: '/root/in/' });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    await ok(run('sh', ['-c', `rsync -arz -e '${shell(put.body.dst_port)}' ${up}/ vastai_kaalia@${put.body.dst_addr}::${id}//root/in/`], { timeoutMs: 120_000 }), 'rsync up');
+    assert.equal((await ok(ssh(t, 'cat /root/in/a.txt'), 'read')), `copied up ${dialect}\n`);
+    const get = await api('PUT', '/api/v0/commands/rsync/', renterKey, { client_id: 'me', src_id: String(id), dst_id: null, src_path: '/root/in/', dst_path: `${up}-back` });
+    assert.equal(get.status, 200, JSON.stringify(get.body));
+    await ok(run('sh', ['-c', `rsync -arz -e '${shell(get.body.src_port)}' vastai_kaalia@${get.body.src_addr}::${id}//root/in/ ${up}-back/`], { timeoutMs: 120_000 }), 'rsync down');
+    assert.equal(readFileSync(join(`${up}-back`, 'a.txt'), 'utf8'), `copied up ${dialect}\n`);
+
     assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
     await until('container removed', async () => ((await containersOf(offer.machine_id)).length === 0 ? true : undefined));
   });

@@ -71,7 +71,8 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
   /** File databases keep the agents' state beside them (their containers outlive a restart); others a temp dir. */
   const file = /^sqlite:(?!:memory:)(.+)$/.exec(config.databaseUrl)?.[1];
   const root = file ? join(dirname(resolve(file)), 'emu-containers') : mkdtempSync(join(tmpdir(), 'gpuplane-emu-containers-'));
-  const dirOf = (machineId: number) => join(root, `machine-${machineId}`);
+  /** One per adoption: an agent being stopped (reset) never shares its directory with the machine's next one. */
+  const dirOf = (machineId: number, registrationId: string) => join(root, `machine-${machineId}-${registrationId.slice(ADOPTED_PREFIX.length)}`);
 
   function hardwareOf(m: MachineRecord, n = m.num_gpus) {
     return {
@@ -99,8 +100,7 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
       public_ipaddr: '127.0.0.1', direct_port_start: m.direct_port_start, direct_port_count: m.direct_port_count,
       gpu_name: m.gpu_name, spec: { ...m.spec, agent: true },
     });
-    const stateDir = dirOf(machineId);
-    rmSync(stateDir, { recursive: true, force: true });
+    const stateDir = dirOf(machineId, registrationId);
     const state = openStateDir(stateDir);
     state.writeCredentials({ url: url ?? 'http://127.0.0.1', registration_id: registrationId, machine_id: machineId, machine_key: key });
     writeFileSync(join(stateDir, 'hardware.json'), JSON.stringify({ ...hardwareOf(m), public_ipaddr: '127.0.0.1', direct_port_start: addr.portRange.start, direct_port_end: addr.portRange.end }));
@@ -118,7 +118,9 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
       if (row?.key_hash === keyHash) return run(a);
       await sleep(100);
     }
+    // The adopting transaction rolled back: the machine stays simulated.
     if (adopted.get(a.machineId) === a) adopted.delete(a.machineId);
+    rmSync(a.stateDir, { recursive: true, force: true });
   }
 
   async function run(a: Adopted): Promise<void> {
@@ -191,16 +193,20 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
   async function resume(): Promise<void> {
     let dirs: string[] = [];
     try {
-      dirs = readdirSync(root).filter((d) => /^machine-\d+$/.test(d));
+      dirs = readdirSync(root).filter((d) => /^machine-\d+-[0-9a-f]+$/.test(d));
     } catch {
       return;
     }
     for (const d of dirs) {
-      const machineId = Number(d.slice('machine-'.length));
+      const machineId = Number(d.split('-')[1]);
       if (adopted.has(machineId)) continue;
       const row = await agents.byMachine(machineId);
-      const cred = openStateDir(join(root, d)).readCredentials();
-      if (!row || row.key_hash === null || !row.registration_id.startsWith(ADOPTED_PREFIX) || cred?.registration_id !== row.registration_id) continue;
+      const current = row && row.key_hash !== null && row.registration_id.startsWith(ADOPTED_PREFIX) && dirOf(machineId, row.registration_id) === join(root, d);
+      if (!current) {
+        // An earlier adoption's (the machine was reset since): nothing will run from it again.
+        rmSync(join(root, d), { recursive: true, force: true });
+        continue;
+      }
       const a: Adopted = { machineId, stateDir: join(root, d), owner: ownerId(row.registration_id), silence: { machine: false, instances: new Set() } };
       adopted.set(machineId, a);
       await run(a);
