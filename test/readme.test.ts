@@ -89,6 +89,14 @@ curl -s http://x/ | jq .
     assert.deepEqual(commandsOf('a \\\n  b # c\n\n# d\ne'), ['a    b', 'e']);
   });
 
+  // Issue 34: the seed file the README shows is the one its example loads (docs/examples/seed.json).
+  test('the seed file shown is docs/examples/seed.json, as it is', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const shown = /`docs\/examples\/seed\.json`:\n\n```json\n([\s\S]*?)```/.exec(readme);
+    assert.ok(shown, 'README shows docs/examples/seed.json');
+    assert.equal(shown[1], readFileSync(join(ROOT, 'docs/examples/seed.json'), 'utf8'));
+  });
+
   // vast.py fetches the GPU names from $VAST_URL (else Vast.ai) at start, whatever --url says (issue 29 item 8).
   test('every block with vastai commands sets VAST_URL before the first, and none relies on --url alone', () => {
     const withVastai = blocks.filter((b) => commandsOf(b.text).some((c) => /^vastai\s/.test(c)));
