@@ -99,7 +99,7 @@ export function buildProgram(io: CliIO = processIO()): Command {
     create: verb('create', 'create: instance, template, ssh-key, env-var, api-key, team, team-role, volume, endpoint, workergroup, account, scheduled-job, subaccount'),
     update: verb('update', 'change: instance, template, ssh-key, env-var, team-role, endpoint, workergroup, workers, scheduled-job'),
     delete: verb('delete', 'delete: template, ssh-key, env-var, api-key, volume, endpoint, workergroup, deployment, scheduled-job, session'),
-    emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, advance, create-user, outbox, fault, credit, add-machine, load, reset'),
+    emu: verb('emu', 'drive the emulator (emulator mode, admin key): clock, advance, create-user, outbox, fault, credit, add-machine, load, reset, seed, save, restore, request-fault, event, transitions, advance-instance, replay'),
   };
   registerAccount(program, groups);
   registerOffers(groups.search);
