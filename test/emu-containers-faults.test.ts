@@ -3,6 +3,7 @@
 // - the simulated pull waits for the virtual clock (nothing runs until it is advanced past the boot time);
 // - fault offline on the machine silences its agent: the instance shows offline, and runs again on recover, its
 //   container untouched; fault stall removes the container and hangs its pull until recover and the clock moves;
+// - a slow_pull host event: a pull that starts during it takes the event's pull_seconds;
 // - the server stopped and started again on the same database: the machine's agent resumes, the same container runs
 //   on, execute reaches it; destroy removes it;
 // - on PostgreSQL (no file to keep the agents' state beside) the emulator's stop removes its containers and gives the
@@ -118,9 +119,25 @@ test('virtual pull time, machine offline and recover, stall and recover, and a r
   const [again] = await containersOf(machineId);
   assert.ok(again && again.Id !== c.Id, 'a new container');
 
+  // A slow_pull host event on the machine: a pull that starts during it takes its pull_seconds (90 s here).
+  const ev = await api('POST', '/_emu/events', OWNER, { kind: 'slow_pull', machine_ids: [machineId], pull_seconds: 90, duration: 3600 });
+  assert.equal(ev.status, 200, JSON.stringify(ev.body));
+  await until('the event active', async () => ((await api('GET', '/_emu/events', OWNER)).body.events.some((e: any) => e.state === 'active') ? true : undefined));
+  await fault({ fault: 'stall', instance_id: id });
+  await fault({ fault: 'recover', instance_id: id });
+  await until('loading again', async () => ((await statusOf(id)) === 'loading' ? true : undefined));
+  await pause(1000);
+  await advance(40);
+  await pause(2500);
+  assert.notEqual(await statusOf(id), 'running', 'the slow pull is not done after 40 s');
+  await advance(60);
+  await within('running after the slow pull', untilStatus(server!.url, renterKey, id, 'running'));
+  const [slow] = await containersOf(machineId);
+  assert.ok(slow);
+
   // A restart on the same database: the agent resumes; the same container runs on.
   await server!.stop();
-  assert.equal((await docker.getContainer(again.Id).inspect()).State.Running, true, 'the containers outlive the emulator');
+  assert.equal((await docker.getContainer(slow.Id).inspect()).State.Running, true, 'the containers outlive the emulator');
   server = await serve(env);
   await until('the agent heard again', async () => {
     const r = await api('PUT', `/api/v0/instances/command/${id}/`, renterKey, { command: 'ls /usr/local/bin' });
@@ -132,7 +149,7 @@ test('virtual pull time, machine offline and recover, stall and recover, and a r
     return undefined;
   }, 90_000);
   assert.equal(await statusOf(id), 'running');
-  assert.deepEqual((await containersOf(machineId)).map((x) => x.Id), [again.Id]);
+  assert.deepEqual((await containersOf(machineId)).map((x) => x.Id), [slow.Id]);
 
   assert.equal((await api('DELETE', `/api/v0/instances/${id}/`, renterKey)).status, 200);
   await until('container removed', async () => ((await containersOf(machineId)).length === 0 ? true : undefined));

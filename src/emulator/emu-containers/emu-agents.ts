@@ -30,6 +30,7 @@ import { declaredHardware } from '../../agent/hardware-file.js';
 import { ownerId } from '../../agent/owner.js';
 import { openStateDir } from '../../agent/state-store.js';
 import { bootSeconds } from '../simulated-hosts/simhost-runtime.js';
+import { transitionsStore } from '../emu-transitions/transitions-store.js';
 import { nvidiaSmiScript } from './nvidia-smi-stub.js';
 import { emuRuntime, type EmuRuntime } from './emu-runtime.js';
 import { EMU_HEARTBEAT_S, emuFetch, type Silence } from './emu-fetch.js';
@@ -60,6 +61,8 @@ interface Adopted {
   started?: boolean;
   /** The simulated machine's address before its adoption (given back when it is simulated again). */
   original?: string;
+  /** The runtime's faults, one after another in the order they came (a recover never overtakes its stall). */
+  faults?: Promise<void>;
 }
 
 export function emuContainersFactory(deps: EmuContainersDeps) {
@@ -138,7 +141,7 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
         computeCap: m.spec.compute_cap, machineId: a.machineId,
       }),
       gpuIndicesOf: (id) => desired().find((d) => d.instance_id === id)?.gpu_indices ?? [],
-      pullSeconds: (n) => bootSeconds(config.seed, config.simBootSeconds, a.machineId, n),
+      pullSeconds: async (n) => (await slowPullSeconds(a.machineId)) ?? bootSeconds(config.seed, config.simBootSeconds, a.machineId, n),
     });
     a.emu = emu;
     const plane = dockerDataPlane(docker);
@@ -162,6 +165,13 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
       if (adopted.get(a.machineId) === a) adopted.delete(a.machineId);
       void removeContainers(a.owner);
     });
+  }
+
+  /** The slowest slow-pull window open on the machine now (host event `slow_pull`, emu-transitions), or undefined. */
+  async function slowPullSeconds(machineId: number): Promise<number | undefined> {
+    const open = await transitionsStore.openSlowPulls(db, clock.now()).catch(() => []);
+    const mine = open.filter((w) => w.machine_id === machineId).map((w) => Number(w.pull_seconds));
+    return mine.length ? Math.max(...mine) : undefined;
   }
 
   /** The containers and networks of an agent whose machine is gone (reset, deleted): nobody else will remove them. */
@@ -231,12 +241,13 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
               a.silence.machine = false;
               a.silence.instances.clear();
             } else for (const id of instanceIds) a.silence.instances.delete(id);
-            return void a.emu?.recover(instanceIds).catch((err: Error) => log.warn({ machine_id: machineId, err: err.message }, 'emulator: recover failed'));
-          case 'exited':
-            return void a.emu?.crash(instanceIds ?? []).catch((err: Error) => log.warn({ machine_id: machineId, err: err.message }, 'emulator: fault exited failed'));
-          case 'stall':
-            return void a.emu?.stall(instanceIds).catch((err: Error) => log.warn({ machine_id: machineId, err: err.message }, 'emulator: fault stall failed'));
+            break;
         }
+        // Docker's side runs apart from the fault's transaction (its reply does not wait for it), one fault after another.
+        const emu = a.emu;
+        if (!emu) return;
+        const act = fault === 'recover' ? () => emu.recover(instanceIds) : fault === 'exited' ? () => emu.crash(instanceIds ?? []) : () => emu.stall(instanceIds);
+        a.faults = (a.faults ?? Promise.resolve()).then(act).catch((err: Error) => log.warn({ machine_id: machineId, fault, err: err.message }, 'emulator: a fault on real containers failed'));
       },
     },
     /**

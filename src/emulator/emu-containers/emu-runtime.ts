@@ -30,8 +30,8 @@ export interface EmuRuntimeDeps {
   nvidiaSmi(count: number): string;
   /** The machine's GPU indexes the instance holds (from the agent's latest desired state). */
   gpuIndicesOf(instanceId: number): number[];
-  /** Seconds the n-th simulated pull on this machine takes (seeded). */
-  pullSeconds(n: number): number;
+  /** Seconds the n-th simulated pull on this machine, starting now, takes (seeded; a slow-pull window's). */
+  pullSeconds(n: number): Promise<number>;
 }
 
 export type EmuRuntime = ReturnType<typeof emuRuntime>;
@@ -75,9 +75,13 @@ export function emuRuntime(d: EmuRuntimeDeps) {
     async ensureImage(image, login, opts) {
       if (opts?.fresh) pulled.delete(image);
       if (!pulled.has(image)) {
-        const readyAt = clock.now() + d.pullSeconds(pulls++);
-        while (machineStalled || stalledImages.has(image) || clock.now() < readyAt) {
+        const seconds = await d.pullSeconds(pulls++);
+        let readyAt = clock.now() + seconds;
+        const stalled = () => machineStalled || stalledImages.has(image);
+        while (stalled() || clock.now() < readyAt) {
           if (closed) throw new Error('the emulated host stopped during the pull');
+          // A hung pull (fault stall) takes its whole time again once recover lets it go.
+          if (stalled()) readyAt = clock.now() + seconds;
           await sleep(PULL_TICK_MS);
         }
       }
