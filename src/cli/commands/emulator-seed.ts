@@ -1,8 +1,8 @@
 /** Issue 34 (seed): `emu seed FILE`, a seed document applied to a running emulator (as GPUPLANE_EMU_SEED_FILE at start). */
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { EmuSeed } from '../../sdk/api/emulator.js';
-import { action, UsageError } from '../context.js';
+import { action } from '../context.js';
+import { readJsonArg } from '../json-file.js';
 
 export function registerEmulatorSeed(emu: Command): void {
   emu
@@ -22,18 +22,7 @@ export function registerEmulatorSeed(emu: Command): void {
     )
     .action(
       action(async (ctx, file: string) => {
-        let text: string;
-        try {
-          text = file === '-' ? await readStream(ctx.io.stdin) : await readFile(file, 'utf8');
-        } catch (err) {
-          throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
-        }
-        let doc: unknown;
-        try {
-          doc = JSON.parse(text);
-        } catch (err) {
-          throw new UsageError(`${file} is not JSON: ${(err as Error).message}`);
-        }
+        const doc = await readJsonArg(file, ctx.io.stdin);
         const r = await ctx.client.emulator.seed(doc as EmuSeed);
         const made = r.users.filter((u) => u.created).length;
         const keys = r.users.reduce((n, u) => n + u.api_keys_added, 0);
@@ -48,8 +37,3 @@ export function registerEmulatorSeed(emu: Command): void {
     );
 }
 
-async function readStream(stream: AsyncIterable<unknown>): Promise<string> {
-  let text = '';
-  for await (const chunk of stream) text += String(chunk);
-  return text;
-}

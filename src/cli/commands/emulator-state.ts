@@ -1,7 +1,8 @@
 /** Issue 34 (state): `emu save FILE` and `emu restore FILE`, the whole emulated world to a file and back. */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { action, UsageError } from '../context.js';
+import { action } from '../context.js';
+import { readJsonArg } from '../json-file.js';
 import { utc } from '../output.js';
 
 export function registerEmulatorState(emu: Command): void {
@@ -32,26 +33,10 @@ export function registerEmulatorState(emu: Command): void {
     .addHelpText('after', '\nUse a key of the saved world afterwards (start both emulators with the same GPUPLANE_BOOTSTRAP_API_KEY).\n\nExample:\n  gpuplane emu restore world.json')
     .action(
       action(async (ctx, file: string) => {
-        let text: string;
-        try {
-          text = file === '-' ? await readStream(ctx.io.stdin) : await readFile(file, 'utf8');
-        } catch (err) {
-          throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
-        }
-        let doc: unknown;
-        try {
-          doc = JSON.parse(text);
-        } catch {
-          throw new UsageError(`${file} is not JSON: write it with "gpuplane emu save FILE"`);
-        }
+        const doc = await readJsonArg(file, ctx.io.stdin, 'write it with "gpuplane emu save FILE"');
         const r = await ctx.client.emulator.restoreState(doc as Parameters<typeof ctx.client.emulator.restoreState>[0]);
         ctx.out.print(r, () => `restored ${r.rows} rows of ${r.tables} tables; clock ${r.clock.now} (${utc(r.clock.now)} UTC)`);
       }),
     );
 }
 
-async function readStream(stream: AsyncIterable<unknown>): Promise<string> {
-  let text = '';
-  for await (const chunk of stream) text += String(chunk);
-  return text;
-}
