@@ -77,9 +77,9 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
   /** One per adoption: an agent being stopped (reset) never shares its directory with the machine's next one. */
   const dirOf = (machineId: number, registrationId: string) => join(root, `machine-${machineId}-${registrationId.slice(ADOPTED_PREFIX.length)}`);
 
-  function hardwareOf(m: MachineRecord, n = m.num_gpus) {
+  function hardwareOf(m: MachineRecord) {
     return {
-      gpu_name: m.gpu_name, num_gpus: n, gpu_ram: m.spec.gpu_ram, driver_version: m.spec.driver_version, cuda_max_good: m.spec.cuda_max_good,
+      gpu_name: m.gpu_name, num_gpus: m.num_gpus, gpu_ram: m.spec.gpu_ram, driver_version: m.spec.driver_version, cuda_max_good: m.spec.cuda_max_good,
       cpu_cores: Math.max(1, m.spec.cpu_cores), cpu_ram: Math.max(1, m.spec.cpu_ram), disk_space: m.spec.disk_space,
     };
   }
