@@ -80,6 +80,8 @@ test('slow pull takes its pull seconds and duration; a GPU lost may have no dura
   assert.deepEqual(buildHostEvent(ev({ kind: 'slow_pull', after: '1h30m', duration: '10m', pullSeconds: '600' })).body,
     { kind: 'slow_pull', after: 5400, fraction: 0.5, duration: 600, pull_seconds: 600 });
   assert.deepEqual(buildHostEvent(ev({ kind: 'gpu_lost', after: '0', duration: '', gpuIndex: '1' })).body, { kind: 'gpu_lost', fraction: 0.5, gpu_index: 1 });
+  // An empty index or seed sends nothing (the server chooses by its seed).
+  assert.deepEqual(buildHostEvent(ev({ kind: 'gpu_lost', after: '0', duration: '', gpuIndex: '', seed: '' })).body, { kind: 'gpu_lost', fraction: 0.5 });
   assert.equal(eventDuration('outbid_wave'), 'none');
   assert.equal(eventDuration('host_offline'), 'required');
   assert.equal(eventDuration('gpu_lost'), 'optional');
@@ -96,6 +98,8 @@ test('host-event form errors name their field', () => {
   assert.deepEqual(keys({ kind: 'host_offline', duration: 'long' }), ['duration']);
   assert.deepEqual(keys({ kind: 'slow_pull', pullSeconds: '' }), ['pullSeconds']);
   assert.deepEqual(keys({ kind: 'gpu_lost', gpuIndex: '-1' }), ['gpuIndex']);
+  assert.deepEqual(keys({ kind: 'gpu_lost', gpuIndex: '64' }), ['gpuIndex']);
+  assert.deepEqual(keys({ seed: '1.5' }), ['seed']);
   // The duration of an outbid wave is not asked for, so a leftover value is not an error.
   assert.deepEqual(keys({ kind: 'outbid_wave', duration: 'long' }), []);
 });

@@ -36,6 +36,17 @@ function seconds(s: string): number | undefined {
   return parseDuration(t) ?? Number.NaN;
 }
 
+/** Sets `body[key]` when there is a value: a field left empty sends nothing. */
+function put<B, K extends keyof B>(body: B, key: K, value: B[K] | undefined): void {
+  if (value !== undefined) body[key] = value;
+}
+
+/** The seed field the request-fault and host-event forms end with, into the body; then the body, or the errors. */
+function seeded<B extends { seed?: number }, F extends { seed: string }>(body: B, f: F, errors: Record<string, string>): Built<B, F> {
+  put(body, 'seed', int(f.seed, 0, Number.MAX_SAFE_INTEGER, errors, 'seed', 'The seed'));
+  return built(body, errors as FieldErrors<F>);
+}
+
 const DURATION_HINT = 'a duration such as 90 (seconds), 15m, 2h or 1h30m';
 
 /** `90 s`, `15 min`, `2 h`, `1 h 30 min`: a number of seconds as a person reads it. */
@@ -137,8 +148,7 @@ export function buildRequestFault(f: RequestFaultForm): Built<RequestFaultBody, 
     if (status === undefined) errors.status = `The status is one of ${FAULT_STATUSES.join(', ')}.`;
     else body.status = status;
     if (status === 429) {
-      const retryAfter = int(f.retryAfter, 0, 86_400, errors, 'retryAfter', 'Retry-After (seconds)');
-      if (retryAfter !== undefined) body.retry_after = retryAfter;
+      put(body, 'retry_after', int(f.retryAfter, 0, 86_400, errors, 'retryAfter', 'Retry-After (seconds)'));
     }
     if (latency) body.latency_ms = latency;
   } else if (f.outcome === 'timeout') {
@@ -148,11 +158,8 @@ export function buildRequestFault(f: RequestFaultForm): Built<RequestFaultBody, 
     if (!latency && !errors.latencyMs) errors.latencyMs = 'Enter the delay in milliseconds (1 to 60000).';
     if (latency) body.latency_ms = latency;
   }
-  const count = int(f.count, 1, 1_000_000, errors, 'count', 'At most (times)');
-  if (count !== undefined) body.count = count;
-  const seed = int(f.seed, 0, Number.MAX_SAFE_INTEGER, errors, 'seed', 'The seed');
-  if (seed !== undefined) body.seed = seed;
-  return built(body, errors);
+  put(body, 'count', int(f.count, 1, 1_000_000, errors, 'count', 'At most (times)'));
+  return seeded(body, f, errors);
 }
 
 /** Which requests a rule matches, in words: `POST /api/v0/bundles/`, `any method, category instance_write`. */
@@ -298,13 +305,8 @@ export function buildHostEvent(f: HostEventForm): Built<HostEventBody, HostEvent
     else body.pull_seconds = p;
   }
   if (f.kind === 'host_offline' && f.fault) body.fault = f.fault;
-  if (f.kind === 'gpu_lost') {
-    const g = int(f.gpuIndex, 0, 63, errors, 'gpuIndex', 'The GPU index');
-    if (g !== undefined) body.gpu_index = g;
-  }
-  const seed = int(f.seed, 0, Number.MAX_SAFE_INTEGER, errors, 'seed', 'The seed');
-  if (seed !== undefined) body.seed = seed;
-  return built(body, errors);
+  if (f.kind === 'gpu_lost') put(body, 'gpu_index', int(f.gpuIndex, 0, 63, errors, 'gpuIndex', 'The GPU index'));
+  return seeded(body, f, errors);
 }
 
 export function eventKindLabel(kind: string): string {
