@@ -130,6 +130,11 @@ export function agentStore(db: Db) {
       return (await selectByMachine(tx, { machine_id: machineId })).rows[0];
     },
 
+    /** Removes the agent row of a machine whose registration id starts with `prefix` (the emulator's adopted ones). */
+    async deleteRegisteredAs(machineId: number, prefix: string, tx: Tx = db): Promise<void> {
+      await tx.deleteFrom('agent_machines').where('machine_id', '=', machineId).where('registration_id', 'like', `${prefix}%`).execute();
+    },
+
     async insert(row: AgentMachineRow, tx: Tx): Promise<void> {
       await tx.insertInto('agent_machines').values(row).execute();
     },

@@ -21,14 +21,10 @@ import { secretToken, type Random } from '../../platform/random.js';
 import type { MachinesService } from '../../machines/machines-service.js';
 import type { MachineRecord } from '../../machines/machines-offers-contract.js';
 import type { DesiredInstanceT } from '../../protocol/agent-protocol-schemas.js';
-import { agentStore } from '../../agent-server/agent-server-store.js';
-import { startAgent, type RunningAgent } from '../../agent/agent.js';
-import { dockerDataPlane } from '../../agent/agent-main.js';
-import { realSystem } from '../../agent/agent-system.js';
-import { createDockerClient, createDockerRuntime } from '../../agent/docker-runtime.js';
-import { declaredHardware } from '../../agent/hardware-file.js';
-import { ownerId } from '../../agent/owner.js';
-import { openStateDir } from '../../agent/state-store.js';
+import { agentAdoption } from '../../agent-server/agent-server-adoption-contract.js';
+import {
+  createDockerClient, createDockerRuntime, declaredHardware, dockerDataPlane, openStateDir, ownerId, realSystem, startAgent, type RunningAgent,
+} from '../../agent/agent-embedding-contract.js';
 import { bootSeconds } from '../simulated-hosts/simhost-runtime.js';
 import { transitionsStore } from '../emu-transitions/transitions-store.js';
 import { nvidiaSmiScript } from './nvidia-smi-stub.js';
@@ -67,7 +63,7 @@ interface Adopted {
 
 export function emuContainersFactory(deps: EmuContainersDeps) {
   const { config, db, clock, random, log, fleet } = deps;
-  const agents = agentStore(db);
+  const agents = agentAdoption(db);
   const adopted = new Map<number, Adopted>();
   let url: string | undefined;
   let closed = false;
@@ -94,11 +90,9 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
     const registrationId = `${ADOPTED_PREFIX}${random.bytes(12).toString('hex')}`;
     const addr = { publicIp: '127.0.0.1', portRange: { start: m.direct_port_start, end: m.direct_port_start + m.direct_port_count - 1 } };
     const hw = declaredHardware(hardwareOf(m), realSystem.hostFacts(), m.spec.disk_space, addr);
-    await agents.insert({
-      machine_id: machineId, user_id: 0, registration_id: registrationId, key_hash: sha256Hex(key), agent_version: deps.version,
-      hardware_declared: 1, hardware: JSON.stringify(hw), hardware_pending: 0, last_report_at: null, offline: 0, created_at: clock.now(),
-      gpu_telemetry: null, gpu_telemetry_at: null, gpu_fault: null,
-    }, tx);
+    await agents.adopt(tx, {
+      machineId, registrationId, keyHash: sha256Hex(key), agentVersion: deps.version, hardware: JSON.stringify(hw), now: clock.now(),
+    });
     await fleet.updateAgentMachine(tx, machineId, {
       public_ipaddr: '127.0.0.1', direct_port_start: m.direct_port_start, direct_port_count: m.direct_port_count,
       gpu_name: m.gpu_name, spec: { ...m.spec, agent: true },
@@ -117,8 +111,8 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
   async function afterCommit(a: Adopted, keyHash: string): Promise<void> {
     const until = Date.now() + COMMIT_WAIT_MS;
     while (!closed && Date.now() < until) {
-      const row = await agents.byMachine(a.machineId).catch(() => undefined);
-      if (row?.key_hash === keyHash) return run(a);
+      const row = await agents.registration(a.machineId).catch(() => undefined);
+      if (row?.keyHash === keyHash) return run(a);
       await sleep(100);
     }
     // The adopting transaction rolled back: the machine stays simulated.
@@ -190,7 +184,7 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
   async function unadopt(a: Adopted): Promise<void> {
     await db.transaction().execute(async (tx) => {
       const m = await fleet.machineRecord(a.machineId, tx);
-      await tx.deleteFrom('agent_machines').where('machine_id', '=', a.machineId).where('registration_id', 'like', `${ADOPTED_PREFIX}%`).execute();
+      await agents.release(tx, a.machineId, ADOPTED_PREFIX);
       if (!m) return;
       await fleet.updateAgentMachine(tx, a.machineId, {
         public_ipaddr: a.original ?? m.public_ipaddr, direct_port_start: m.direct_port_start, direct_port_count: m.direct_port_count,
@@ -210,14 +204,14 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
     for (const d of dirs) {
       const machineId = Number(d.split('-')[1]);
       if (adopted.has(machineId)) continue;
-      const row = await agents.byMachine(machineId);
-      const current = row && row.key_hash !== null && row.registration_id.startsWith(ADOPTED_PREFIX) && dirOf(machineId, row.registration_id) === join(root, d);
+      const row = await agents.registration(machineId);
+      const current = row && row.keyHash !== null && row.registrationId.startsWith(ADOPTED_PREFIX) && dirOf(machineId, row.registrationId) === join(root, d);
       if (!current) {
         // An earlier adoption's (the machine was reset since): nothing will run from it again.
         rmSync(join(root, d), { recursive: true, force: true });
         continue;
       }
-      const a: Adopted = { machineId, stateDir: join(root, d), owner: ownerId(row.registration_id), silence: { machine: false, instances: new Set() } };
+      const a: Adopted = { machineId, stateDir: join(root, d), owner: ownerId(row.registrationId), silence: { machine: false, instances: new Set() } };
       adopted.set(machineId, a);
       await run(a);
     }

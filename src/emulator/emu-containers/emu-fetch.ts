@@ -9,7 +9,7 @@
  * and it heartbeats every EMU_HEARTBEAT_S whatever the server asks, so a recovered host is heard again at once and a
  * virtual clock advanced by less than the offline timeout does not find it silent.
  */
-import type { FetchLike } from '../../sdk/transport.js';
+import type { FetchLike } from '../../agent/agent-embedding-contract.js';
 
 export interface Silence {
   machine: boolean;

@@ -12,8 +12,7 @@
 import type Dockerode from 'dockerode';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../../platform/clock.js';
-import { LABEL_INSTANCE, type ContainerOwner, type ContainerRuntime, type ContainerSpec } from '../../agent/runtime.js';
-import { tarOfFile } from '../../agent/tar-file.js';
+import { LABEL_INSTANCE, tarOfFile, type ContainerOwner, type ContainerRuntime, type ContainerSpec } from '../../agent/agent-embedding-contract.js';
 import { NVIDIA_SMI_PATH } from './nvidia-smi-stub.js';
 
 /** How often a simulated pull looks at the clock (a virtual one moves only when advanced). */
