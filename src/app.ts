@@ -149,7 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<Built> {
       read.then(() => done(), done);
     });
   }
-  // [issue34:recorder] Issue 34 item 5: every API call appended to GPUPLANE_EMU_RECORD, secrets replaced
+  // Issue 34 item 5: every API call appended to GPUPLANE_EMU_RECORD, secrets replaced
   // (src/emulator/emu-recorder/).
   if (deps.config.mode === 'emulator' && deps.config.emuRecord) {
     installRecorder(app, {

@@ -5,8 +5,8 @@ import { usersRoutes } from './users/users-routes.js';
 import { emulatorRoutes } from './emulator/emulator-routes.js';
 import { emuStateRoutes } from './emulator/emu-state/emu-state-routes.js';
 import { emuStateFor } from './emulator/emu-state/emu-state-wiring.js';
-import { emuEventsRoutes } from './emulator/emu-events/events-routes.js'; // [issue34:events]
-import { transitionsRoutes } from './emulator/emu-transitions/transitions-routes.js'; // [issue34:transitions]
+import { emuEventsRoutes } from './emulator/emu-events/events-routes.js';
+import { transitionsRoutes } from './emulator/emu-transitions/transitions-routes.js';
 import { simMachinesRoutes } from './emulator/simulated-hosts/simhost-machines-routes.js';
 import { metaRoutes } from './meta/meta-routes.js';
 import { opsRoutes } from './ops/ops-routes.js';
@@ -43,7 +43,8 @@ import { networkRoutes } from './network/network-routes.js';
 import { copyRoutes } from './copy/copy-routes.js';
 import { portsRoutes } from './ports/ports-routes.js';
 import { requestFaultsRoutes } from './emulator/emu-request-faults/request-faults-routes.js';
-import { emuSeedRoutes } from './emulator/emu-seed/seed-routes.js'; // [issue34:seed]
+import { emuSeedRoutes } from './emulator/emu-seed/seed-routes.js';
+
 /** Every feature's routes. The emulator control API exists only in emulator mode (404 in production). */
 export async function registerRoutes(app: TypedApp, services: Services, mode: Config['mode']): Promise<void> {
   await opsRoutes(app, services);
@@ -87,11 +88,11 @@ export async function registerRoutes(app: TypedApp, services: Services, mode: Co
     await simMachinesRoutes(app, { simhost: services.simhost! });
     await serverlessEmuRoutes(app, services);
     await benchmarksEmuRoutes(app, services);
-    // [issue34:state] GET/PUT /_emu/state: the whole world saved and loaded.
+    // GET/PUT /_emu/state: the whole world saved and loaded.
     await emuStateRoutes(app, { emuState: emuStateFor(services.deps) });
-    await emuSeedRoutes(app, { emuSeed: services.emuSeed! }); // [issue34:seed]
+    await emuSeedRoutes(app, { emuSeed: services.emuSeed! });
     await requestFaultsRoutes(app, services);
-    await emuEventsRoutes(app, { emuEvents: services.emuEvents! }); // [issue34:events]
-    await transitionsRoutes(app, { transitions: services.emuTransitions! }); // [issue34:transitions]
+    await emuEventsRoutes(app, { emuEvents: services.emuEvents! });
+    await transitionsRoutes(app, { transitions: services.emuTransitions! });
   }
 }

@@ -18,11 +18,11 @@ import { outboxStore } from './emulator/outbox-store.js';
 import { faultCounters } from './emulator/fault-counters-store.js';
 import { outboxMessenger, SMS_FAULTS } from './emulator/outbox-messenger.js';
 import { emulatorServiceFactory } from './emulator/emulator-service.js';
-import { emuSeedFactory, type EmuSeedService } from './emulator/emu-seed/seed-service.js'; // [issue34:seed]
+import { emuSeedFactory, type EmuSeedService } from './emulator/emu-seed/seed-service.js';
 import { emulatorLifecycle } from './emulator/emulator-lifecycle.js';
 import { wireEmuState } from './emulator/emu-state/emu-state-wiring.js';
-import { emuEventsServiceFactory, type EmuEventsService } from './emulator/emu-events/events-service.js'; // [issue34:events]
-import { transitionsServiceFactory, type TransitionsService } from './emulator/emu-transitions/transitions-service.js'; // [issue34:transitions]
+import { emuEventsServiceFactory, type EmuEventsService } from './emulator/emu-events/events-service.js';
+import { transitionsServiceFactory, type TransitionsService } from './emulator/emu-transitions/transitions-service.js';
 import { productionMessenger } from './messages/messages-service.js';
 import type { Messenger } from './messages/messages-types.js';
 import { createTfa } from './tfa/tfa-wiring.js';
@@ -51,7 +51,7 @@ import type { Metrics } from './ops/ops-metrics.js';
 import { opsServiceFactory } from './ops/ops-service.js';
 import { opsStore } from './ops/ops-store.js';
 import { VERSION } from './ops/ops-version.js';
-import { emuContainersFactory } from './emulator/emu-containers/emu-agents.js'; // [issue34:containers]
+import { emuContainersFactory } from './emulator/emu-containers/emu-agents.js';
 import { agentServiceFactory, type AgentService } from './agent-server/agent-server-service.js';
 import { agentHostsPort } from './agent-server/agent-server-host-port.js';
 import { simhostServiceFactory, type SimhostService } from './emulator/simulated-hosts/simhost-service.js';
@@ -178,7 +178,7 @@ export function createServices(deps: ServiceDeps) {
     templates: templates.instancesPort, sshKeys, volumes: volumes.port, accountEnv: envVars,
     mayRent: (userId, tx) => subaccounts.assertMayRent(userId, tx),
     // Issue 33 (telemetry): instances show their GPUs as the host's agent last sampled them (src/agent-server/).
-    // [issue34:events] and in emulator mode the GPUs a `gpu_lost` host event took (emu-events; emuEvents is set below).
+    // and in emulator mode the GPUs a `gpu_lost` host event took (emu-events; emuEvents is set below).
     gpuStates: async (machineIds) => {
       const states = await agent.gpuStates(machineIds);
       return emuEvents ? emuEvents.withLostGpus(states, machineIds) : states;
@@ -356,9 +356,9 @@ export function createServices(deps: ServiceDeps) {
   // in emulator mode the simulated hosts answer for theirs.
   const realHosts = agentHostsPort(agent.logs);
   instances.useHosts(simhost ? simhost.hostsPort(realHosts) : realHosts);
-  let emuSeed: EmuSeedService | undefined; // [issue34:seed]
-  let emuEvents: EmuEventsService | undefined; // [issue34:events]
-  let emuTransitions: TransitionsService | undefined; // [issue34:transitions]
+  let emuSeed: EmuSeedService | undefined;
+  let emuEvents: EmuEventsService | undefined;
+  let emuTransitions: TransitionsService | undefined;
   if (emulatorMode) {
     // A simulated machine's desired state changed: its agent acts on it.
     instances.onDesiredChange((tx, machineId, at) => simhost!.desiredChanged(tx, machineId, at));
@@ -372,9 +372,9 @@ export function createServices(deps: ServiceDeps) {
     const counted = (name: string): FaultHandler => async (req) => ({ fault: name, remaining: await faults.add(name, req.count ?? 1) });
     for (const name of [SMS_FAULTS.sms_error, SMS_FAULTS.sms_rate_limited, STORE_UNAVAILABLE_FAULT, CHALLENGE_STORE_FAULT]) emulator.registerFault(name, counted(name));
     for (const [name, handler] of Object.entries(simhost!.faults)) emulator.registerFault(name, handler);
-    // [issue34:state] Save and load the whole world (GET/PUT /_emu/state); GPUPLANE_EMU_STATE loads one before listening.
+    // Save and load the whole world (GET/PUT /_emu/state); GPUPLANE_EMU_STATE loads one before listening.
     wireEmuState(deps, emuLifecycle);
-    // [issue34:seed] Issue 34 items 2 and 6: the seed file before listening, the init scripts after; /readyz waits for
+    // Issue 34 items 2 and 6: the seed file before listening, the init scripts after; /readyz waits for
     // both (src/emulator/emu-seed/).
     emuSeed = emuSeedFactory({
       store, log, config, users, keysService, simhost: simhost!, fleet, templates, sshKeys, envVars, ops,
@@ -382,7 +382,7 @@ export function createServices(deps: ServiceDeps) {
       resolveKey: (secret) => auth.resolve(secret),
       recordCredit: (tx, userId, amount, description) => billing.payments.recordCredit(tx, userId, amount, description),
     });
-    // [issue34:events] Issue 34 item 3: host events on the service clock (src/emulator/emu-events/): an outbid wave as
+    // Issue 34 item 3: host events on the service clock (src/emulator/emu-events/): an outbid wave as
     // a higher bid outbids, a host offline and back through the registered faults, a slow pull, a lost GPU.
     emuEvents = emuEventsServiceFactory({
       store, clock, scheduler, config, fleet, instances: instances.forHosts,
@@ -391,7 +391,7 @@ export function createServices(deps: ServiceDeps) {
       notify: instances.real.notify,
       fault: (req) => emulator.fault(req),
     });
-    // [issue34:transitions] Issue 34 item 4: rules that time the simulated hosts' work for instances (immediate,
+    // Issue 34 item 4: rules that time the simulated hosts' work for instances (immediate,
     // delay, manual), and advancing one instance (src/emulator/emu-transitions/).
     emuTransitions = transitionsServiceFactory({ store, clock, scheduler, config, instances: instances.forHosts, fleet, sim: simhost!.runtime });
     // Issue 34 item 1: with GPUPLANE_EMU_CONTAINERS=docker a simulated machine that gets work runs it as real containers
@@ -431,9 +431,9 @@ export function createServices(deps: ServiceDeps) {
     outbox,
     emulator,
     emuLifecycle,
-    emuEvents, // [issue34:events]
-    emuTransitions, // [issue34:transitions]
-    emuSeed, // [issue34:seed]
+    emuEvents,
+    emuTransitions,
+    emuSeed,
     tfa,
     tfaAuth,
     login,

@@ -2,12 +2,12 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { action, intArg, numberArg } from '../context.js';
 import { columnsOption, renderRecord, utc, type Column } from '../output.js';
-import { registerEmulatorEvents } from './emulator-events.js'; // [issue34:events]
+import { registerEmulatorEvents } from './emulator-events.js';
 import { registerEmulatorState } from './emulator-state.js';
 import { registerEmulatorRecorder } from './emulator-recorder.js';
 import { registerRequestFaults } from './emulator-request-faults.js';
-import { registerTransitions } from './emulator-transitions.js'; // [issue34:transitions]
-import { registerEmulatorSeed } from './emulator-seed.js'; // [issue34:seed]
+import { registerTransitions } from './emulator-transitions.js';
+import { registerEmulatorSeed } from './emulator-seed.js';
 
 const outboxColumns: Column[] = [
   { key: 'id', header: 'ID', align: 'right' },
@@ -166,12 +166,12 @@ export function registerEmulator(emu: Command): void {
         ctx.out.print(r, () => 'emulator reset');
       }),
     );
-  // [issue34:state] (its commands here: one call of a register function from its own file)
+  // Issue 34, each from its own file: `emu save|restore`, `emu seed`, `emu request-fault …`, `emu event …`,
+  // `emu transitions …` and `emu advance-instance`, `emu replay`.
   registerEmulatorState(emu);
-  registerEmulatorSeed(emu); // [issue34:seed] `emu seed FILE` (emulator-seed.ts)
+  registerEmulatorSeed(emu);
   registerRequestFaults(emu);
-  registerEmulatorEvents(emu); // [issue34:events] `emu event add|list|clear` (emulator-events.ts)
-  registerTransitions(emu); // [issue34:transitions] `emu transitions …`, `emu advance-instance` (emulator-transitions.ts)
-  // [issue34:recorder] `emu replay` (emulator-recorder.ts).
+  registerEmulatorEvents(emu);
+  registerTransitions(emu);
   registerEmulatorRecorder(emu);
 }

@@ -16,9 +16,7 @@ import type { EmuCreditReply } from '../../billing/billing-schemas.js';
 import type { EmuLoadReply } from '../../serverless/serverless-schemas.js';
 import type { EmuBenchmarkBody, EmuBenchmarkReply } from '../../benchmarks/benchmarks-schemas.js';
 import type { Transport } from '../transport.js';
-// [issue34:state] (its imports here)
 import type { StateDocument, StateLoaded } from '../../emulator/emu-state/emu-state-schemas.js';
-// [issue34:seed] (its imports here)
 import type { SeedFile, SeedReply } from '../../emulator/emu-seed/seed-schemas.js';
 /** A seed document (`POST /_emu/seed`, GPUPLANE_EMU_SEED_FILE): machines, users with chosen keys, templates, SSH keys. */
 export type EmuSeed = SeedFile;
@@ -32,13 +30,11 @@ import type {
 export type RequestFaultRequest = Static<typeof RequestFaultBody>;
 /** A request fault rule, with how often it matched and fired. */
 export type RequestFault = Static<typeof RequestFaultReply>['fault'];
-// [issue34:events] (its imports here)
 import type { EventBody, EventReply, EventsClearedReply, EventsReply } from '../../emulator/emu-events/events-schemas.js';
 /** Body of `POST /_emu/events`: a host event on the service clock. */
 export type HostEventRequest = Static<typeof EventBody>;
 /** A host event as listed: its machines, its state (pending, active, done), what it acted on. */
 export type HostEvent = Static<typeof EventReply>['event'];
-// [issue34:transitions] (its imports here)
 import type {
   AdvanceInstanceReply,
   TransitionBody,
@@ -50,7 +46,6 @@ import type {
 export type TransitionRequest = Static<typeof TransitionBody>;
 /** A transition rule as set and listed. */
 export type Transition = Static<typeof TransitionReply>['transition'];
-// [issue34:recorder] (its imports here)
 
 
 /** Body of `POST /_emu/users`. */
@@ -88,12 +83,10 @@ export function emulatorApi(t: Transport) {
       t.request<Static<typeof EmuLoadReply>>('POST', `/_emu/endpoints/${endpointId}/load`, { body: { load } }),
     /** `POST /_emu/reset`: back to a fresh, seeded state. */
     reset: () => t.request<Static<typeof ResetReply>>('POST', '/_emu/reset', { body: {} }),
-    // [issue34:state] (its methods here)
     /** `GET /_emu/state`: the whole emulated world as one document (`gpuplane emu save FILE`). */
     saveState: () => t.request<Static<typeof StateDocument>>('GET', '/_emu/state'),
     /** `PUT /_emu/state`: replaces the whole world with a saved one (`gpuplane emu restore FILE`). */
     restoreState: (doc: Static<typeof StateDocument>) => t.request<Static<typeof StateLoaded>>('PUT', '/_emu/state', { body: doc }),
-    // [issue34:seed] (its methods here)
     /** `POST /_emu/seed`: applies a seed document (`gpuplane emu seed FILE`); users, keys and the rest kept when already there. */
     seed: (doc: EmuSeed) => t.request<SeedReply>('POST', '/_emu/seed', { body: doc }),
     /** `POST /_emu/request-faults`: faults API requests by route, method or category (429, 5xx, latency, timeout). */
@@ -103,7 +96,6 @@ export function emulatorApi(t: Transport) {
     /** `DELETE /_emu/request-faults/{id}` (one rule) or `DELETE /_emu/request-faults` (all of them, without an id). */
     clearRequestFaults: (id?: number) =>
       t.request<Static<typeof RequestFaultsClearReply>>('DELETE', id === undefined ? '/_emu/request-faults' : `/_emu/request-faults/${id}`),
-    // [issue34:events] (its methods here)
     /** `POST /_emu/events`: an outbid wave, a host offline, a slow pull or a lost GPU, now or at a time of the service clock. */
     addEvent: (body: HostEventRequest) => t.request<Static<typeof EventReply>>('POST', '/_emu/events', { body }),
     /** `GET /_emu/events`: every host event, oldest first. */
@@ -112,7 +104,6 @@ export function emulatorApi(t: Transport) {
     clearEvent: (id: number) => t.request<Static<typeof EventReply>>('DELETE', `/_emu/events/${id}`),
     /** `DELETE /_emu/events`: every event cleared as `clearEvent` does. */
     clearEvents: () => t.request<Static<typeof EventsClearedReply>>('DELETE', '/_emu/events'),
-    // [issue34:transitions] (its methods here)
     /** `PUT /_emu/transitions`: times the simulated hosts' work for instances (immediate, delay, manual, default), per kind or per instance. */
     setTransition: (body: TransitionRequest) => t.request<Static<typeof TransitionReply>>('PUT', '/_emu/transitions', { body }),
     /** `GET /_emu/transitions`: the rules, the slow-pull windows open now, and the seeded timing. */
@@ -122,6 +113,5 @@ export function emulatorApi(t: Transport) {
       t.request<Static<typeof TransitionsClearReply>>('DELETE', '/_emu/transitions', instanceId === undefined ? {} : { query: { instance_id: instanceId } }),
     /** `POST /_emu/instances/{id}/advance`: the instance's next state now (provisioning, loading, running; a pending stop). */
     advanceInstance: (id: number) => t.request<Static<typeof AdvanceInstanceReply>>('POST', `/_emu/instances/${id}/advance`),
-    // [issue34:recorder] (its methods here)
   };
 }
