@@ -54,7 +54,7 @@ export function registerEmulatorEvents(emu: Command): void {
     .option('--seed <n>', 'seed of the draw (default: from the server\'s GPUPLANE_SEED), so a run repeats exactly', (v: string) => intArg('--seed')(v))
     .addHelpText(
       'after',
-      '\nExamples:\n  gpuplane emu event add outbid_wave --after 60 --fraction 0.25 --seed 7\n' +
+      '\nExample:\n  gpuplane emu event add outbid_wave --after 60 --fraction 0.25 --seed 7\n' +
         '  gpuplane emu event add host_offline --machine-ids 3 --duration 300\n' +
         '  gpuplane emu event add slow_pull --machines 2 --pull-seconds 600 --duration 1800\n' +
         '  gpuplane emu event add gpu_lost --machine-ids 5 --gpu-index 1',
@@ -97,7 +97,7 @@ export function registerEmulatorEvents(emu: Command): void {
     .command('clear')
     .description('clear one event (a pending one never happens, an active one ends now), or every event without an id')
     .argument('[id]', 'the event', intArg('id'))
-    .addHelpText('after', '\nExamples:\n  gpuplane emu event clear 3\n  gpuplane emu event clear')
+    .addHelpText('after', '\nExample:\n  gpuplane emu event clear 3\n  gpuplane emu event clear')
     .action(
       action(async (ctx, id: number | undefined) => {
         if (id === undefined) {

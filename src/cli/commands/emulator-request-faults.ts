@@ -52,7 +52,7 @@ export function registerRequestFaults(emu: Command): void {
     .option('--seed <n>', 'seed of the draws (default: the server\'s GPUPLANE_SEED), so a run repeats exactly', nonNegativeInt('--seed'))
     .addHelpText(
       'after',
-      '\nExamples:\n  gpuplane emu request-fault add --route /api/v0/bundles/ --method POST --status 429 --retry-after 2 --count 2\n' +
+      '\nExample:\n  gpuplane emu request-fault add --route /api/v0/bundles/ --method POST --status 429 --retry-after 2 --count 2\n' +
         '  gpuplane emu request-fault add --category instance_write --status 503 --probability 0.5 --seed 7\n' +
         '  gpuplane emu request-fault add --route \'/api/v0/instances/*\' --latency-ms 1500',
     )
@@ -92,7 +92,7 @@ export function registerRequestFaults(emu: Command): void {
     .command('clear')
     .description('remove one rule, or every rule without an id')
     .argument('[id]', 'the rule', intArg('id'))
-    .addHelpText('after', '\nExamples:\n  gpuplane emu request-fault clear 3\n  gpuplane emu request-fault clear')
+    .addHelpText('after', '\nExample:\n  gpuplane emu request-fault clear 3\n  gpuplane emu request-fault clear')
     .action(
       action(async (ctx, id: number | undefined) => {
         const r = await ctx.client.emulator.clearRequestFaults(id);

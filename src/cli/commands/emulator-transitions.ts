@@ -32,7 +32,7 @@ export function registerTransitions(emu: Command): void {
     .addOption(new Option('--kind <kind>', 'the resource kind').choices(['instance']).default('instance'))
     .addHelpText(
       'after',
-      '\nExamples:\n  gpuplane emu transitions set immediate\n  gpuplane emu transitions set delay --seconds 30\n' +
+      '\nExample:\n  gpuplane emu transitions set immediate\n  gpuplane emu transitions set delay --seconds 30\n' +
         '  gpuplane emu transitions set manual --instance 12\n  gpuplane emu transitions set default --instance 12',
     )
     .action(
@@ -65,7 +65,7 @@ export function registerTransitions(emu: Command): void {
     .command('clear')
     .description("remove every rule, or one instance's (--instance): back to the seeded timing")
     .option('--instance <id>', "only this instance's rule", intArg('--instance'))
-    .addHelpText('after', '\nExamples:\n  gpuplane emu transitions clear\n  gpuplane emu transitions clear --instance 12')
+    .addHelpText('after', '\nExample:\n  gpuplane emu transitions clear\n  gpuplane emu transitions clear --instance 12')
     .action(
       action(async (ctx, o: { instance?: number }) => {
         const r = await ctx.client.emulator.clearTransitions(o.instance);
