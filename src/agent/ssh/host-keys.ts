@@ -15,18 +15,37 @@ export function hostKeyPath(stateDir: string, instanceId: number): string {
   return join(stateDir, HOST_KEYS_DIR, `${instanceId}.key`);
 }
 
-/** The instance's host private key (OpenSSH format), made and stored when it has none. */
+/** Tries at making a key that parses (see newHostKey). */
+const KEY_TRIES = 20;
+
+/**
+ * A new ed25519 private key that ssh2 itself can read back. ssh2's generateKeyPairSync writes about 1 key in 250 that
+ * its own parseKey refuses ("Malformed OpenSSH private key": 12 of 3,000 measured), and a server given such a key
+ * drops every connection before the key exchange (the clean-clone CI's ssh-direct-busybox test failed so, once).
+ */
+function newHostKey(instanceId: number): string {
+  for (let i = 0; i < KEY_TRIES; i++) {
+    const key = ssh2().utils.generateKeyPairSync('ed25519', { comment: `gpuplane instance ${instanceId}` }).private;
+    if (!(ssh2().utils.parseKey(key) instanceof Error)) return key;
+  }
+  throw new Error(`no readable ed25519 host key in ${KEY_TRIES} tries`);
+}
+
+/** The instance's host private key (OpenSSH format), made and stored when it has none or has one that cannot be read. */
 export function instanceHostKey(stateDir: string, instanceId: number): string {
   const path = hostKeyPath(stateDir, instanceId);
   try {
-    return readFileSync(path, 'utf8');
+    const stored = readFileSync(path, 'utf8');
+    if (!(ssh2().utils.parseKey(stored) instanceof Error)) return stored;
+    // A key an earlier agent stored that ssh2 cannot read (newHostKey): no connection ever got in with it.
+    rmSync(path, { force: true });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const dir = join(stateDir, HOST_KEYS_DIR);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
-  const key = ssh2().utils.generateKeyPairSync('ed25519', { comment: `gpuplane instance ${instanceId}` }).private;
+  const key = newHostKey(instanceId);
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   writeFileSync(tmp, key, { mode: 0o600, flag: 'wx' });
   try {
