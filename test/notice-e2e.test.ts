@@ -104,10 +104,14 @@ for (const [n, dialect] of DIALECTS.entries()) {
       await app.advance(3600);
       await until(async () => (await statusOf(app, winner.id, renter.api_key)).actual_status === 'running', 'the winner running again after the window', 60_000);
     } finally {
+      // The agent first: running, it would make again the containers removed under it (desired running), and those
+      // outlived the test (seen after clean-clone CI runs).
+      await agent.stop();
       for (const c of await docker.listContainers({ all: true, filters: mine() })) {
         await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
       }
-      await agent.stop();
+      // And their networks (one per instance), which the stopped agent leaves as well.
+      for (const n of await docker.listNetworks({ filters: mine() })) await docker.getNetwork(n.Id).remove().catch(() => undefined);
       // Without this the close waited about 70 s here for a connection the stopped agent left (not found which; the
       // agent files with a fake runtime close at once).
       app.app.server.closeAllConnections();
