@@ -26,7 +26,7 @@ import {
   createDockerClient, createDockerRuntime, declaredHardware, dockerDataPlane, openStateDir, ownerId, realSystem, startAgent, type RunningAgent,
 } from '../../agent/agent-embedding-contract.js';
 import { bootSeconds } from '../simulated-hosts/simhost-runtime.js';
-import { transitionsStore } from '../emu-transitions/transitions-store.js';
+import { slowPullSeconds as openSlowPullSeconds } from '../emu-transitions/transitions-contract.js';
 import { nvidiaSmiScript } from './nvidia-smi-stub.js';
 import { emuRuntime, type EmuRuntime } from './emu-runtime.js';
 import { EMU_HEARTBEAT_S, emuFetch, type Silence } from './emu-fetch.js';
@@ -163,9 +163,7 @@ export function emuContainersFactory(deps: EmuContainersDeps) {
 
   /** The slowest slow-pull window open on the machine now (host event `slow_pull`, emu-transitions), or undefined. */
   async function slowPullSeconds(machineId: number): Promise<number | undefined> {
-    const open = await transitionsStore.openSlowPulls(db, clock.now()).catch(() => []);
-    const mine = open.filter((w) => w.machine_id === machineId).map((w) => Number(w.pull_seconds));
-    return mine.length ? Math.max(...mine) : undefined;
+    return openSlowPullSeconds(db, machineId, clock.now()).catch(() => undefined);
   }
 
   /** The containers and networks of an agent whose machine is gone (reset, deleted): nobody else will remove them. */

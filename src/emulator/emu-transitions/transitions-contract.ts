@@ -37,3 +37,12 @@ export async function endSlowPull(tx: Tx, ref: string): Promise<void> {
 export async function endAllSlowPulls(tx: Tx): Promise<void> {
   await transitionsStore.endSlowPulls(tx);
 }
+
+/**
+ * The pull time a window sets on the machine now (the slowest of its open windows), or undefined when none is open:
+ * for the machines whose pulls the simulated runtime does not make (the real-container mode's, emu-containers/).
+ */
+export async function slowPullSeconds(tx: Tx, machineId: number, now: number): Promise<number | undefined> {
+  const mine = (await transitionsStore.openSlowPulls(tx, now)).filter((w) => w.machine_id === machineId).map((w) => Number(w.pull_seconds));
+  return mine.length ? Math.max(...mine) : undefined;
+}
