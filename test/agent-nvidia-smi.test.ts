@@ -154,6 +154,23 @@ describe('discovery through a fake nvidia-smi on PATH', () => {
     assert.equal(discoveredHardware(d, HOST, 100, ADDR).gpu_name, 'H100 SXM');
   });
 
+  // Captured on a real H200 (driver 580.159.04, CUDA 13.0) by scripts/gpu-probe.sh on a device machine, 2026-11-28.
+  test('a real H200, driver 580: every field as the driver printed it, offered as "H200", CUDA 13.0 from the banner', async () => {
+    const d = await discoverGpus(runner('h200-580-1x'));
+    assert.deepEqual(d, {
+      gpus: [{
+        index: 0, name: 'NVIDIA H200', uuid: 'GPU-dadbf999-5d58-0d50-ec0b-73eda7769b25', gpu_ram: 143771, driver_version: '580.159.04',
+        pci_gen: 5, pcie_width: 16, gpu_max_power: 700, compute_cap: 900,
+      }],
+      driver_version: '580.159.04',
+      cuda_max_good: 13,
+    });
+    const hw = discoveredHardware(d, HOST, 100, ADDR);
+    assert.deepEqual([hw.gpu_name, hw.num_gpus, hw.gpu_ram, hw.pcie_bw, hw.compute_cap], ['H200', 1, 143771, 63, 900]);
+    // The UUID discovery gives is the one `nvidia-smi -L` (what a container's CUDA sees) lists.
+    assert.match(capture('h200-580-1x.list.txt'), new RegExp(`^GPU 0: NVIDIA H200 \\(UUID: ${d.gpus[0].uuid}\\)$`, 'm'));
+  });
+
   test('driver 470 refuses compute_cap: asked again without it', async () => {
     const d = await discoverGpus(runner('t4-470-2x'));
     assert.deepEqual(d.gpus.map((g) => [g.index, g.compute_cap]), [[0, null], [1, null]]);

@@ -39,6 +39,17 @@ test('normal: four A100s, each with its load, memory, temperature, power and ECC
   assert.ok(Value.Check(GpuTelemetry, { nvml_error: null, gpus }));
 });
 
+// Captured on a real H200 (driver 580.159.04) by scripts/gpu-probe.sh, idle and running bf16 matrix products.
+test('a real H200, idle and under load: the driver\'s own rows read as they were printed', () => {
+  const idle = parseTelemetry(fixture('h200-580-idle.txt'), 0);
+  assert.deepEqual(idle, { samples: [{ index: 0, bus: '0000:00:06', util: 0, mem_util: 0, mem_used: 0, mem_total: 143771, temp: 36, power: 77.98, ecc_uncorrected: 0 }], lost: [], nvmlError: null });
+  const load = parseTelemetry(fixture('h200-580-load.txt'), 0);
+  assert.deepEqual(load.samples, [{ index: 0, bus: '0000:00:06', util: 99, mem_util: 23, mem_used: 883, mem_total: 143771, temp: 56, power: 421.52, ecc_uncorrected: 0 }]);
+  const gpus = samplesWithHealth([0], load, new Map([[0, '0000:00:06']]), []);
+  assert.deepEqual(gpus.map((g) => [g.fault, g.xid]), [[null, null]]);
+  assert.ok(Value.Check(GpuTelemetry, { nvml_error: null, gpus }));
+});
+
 test('a GeForce card without ECC: [N/A] is null, not an error', () => {
   const r = parseTelemetry(fixture('rtx4090-na.txt'), 0);
   assert.equal(r.samples.length, 1);
