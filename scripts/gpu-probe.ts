@@ -46,8 +46,8 @@ try {
 }
 const hardware = discoveredHardware(discovery, hostFacts(), await freeDiskGb('/'), { publicIp: '127.0.0.1', portRange: { start: 47000, end: 47099 } });
 check(hardware.num_gpus === discovery.gpus.length && hardware.num_gpus > 0, 'hardware.num_gpus is the number of GPUs listed');
-check(discovery.gpus.every((g) => /^GPU-[0-9a-f-]{36}$/.test(g.uuid)), 'every GPU has a UUID of the form GPU-xxxxxxxx-…');
-check(discovery.gpus.every((g) => g.gpu_ram > 0 && g.compute_cap !== null), 'every GPU has its memory and compute capability');
+check(discovery.gpus.every((g) => /^GPU-[0-9a-f-]{36}$/.test(g.uuid ?? '')), 'every GPU has a UUID of the form GPU-xxxxxxxx-…');
+check(discovery.gpus.every((g) => (g.gpu_ram ?? 0) > 0 && g.compute_cap !== null), 'every GPU has its memory and compute capability');
 check(discovery.cuda_max_good > 0, 'the CUDA version is known');
 
 const sampler = gpuSampler({ exec, uptimeS: () => Math.floor(process.uptime()), indices: discovery.gpus.map((g) => g.index), intervalS: 2, warn: (m) => console.error(m) });
