@@ -90,8 +90,39 @@ describe('transport', () => {
     await assert.rejects(createTransport({ url }).request('PUT', '/a', { body: {} }), { status: 200, msg: 'instance is not stopped' });
   });
 
-  test('an unreachable server is network_error, status 0', async () => {
-    await assert.rejects(createTransport({ url: 'http://127.0.0.1:1' }).request('GET', '/a'), { status: 0, error: 'network_error' });
+  test('an unreachable server is network_error, status 0, after two more tries of a GET (250 ms, then 500 ms, each in its upper half)', async () => {
+    const { waits, sleep } = recorder();
+    await assert.rejects(createTransport({ url: 'http://127.0.0.1:1', sleep, random: () => 0 }).request('GET', '/a'), { status: 0, error: 'network_error' });
+    assert.deepEqual(waits, [125, 250]);
+  });
+
+  test('a connection reset before any answer: a GET and a create with an Idempotency-Key are sent again (same key); a plain PUT is not', async () => {
+    let resets = 0;
+    handler = (_q, res) => (resets-- > 0 ? res.socket!.destroy() : json(res, 200, { ok: 1 }));
+    const { waits, sleep } = recorder();
+    const t = createTransport({ url, sleep, random: () => 0 });
+
+    seen.length = 0;
+    resets = 2;
+    assert.deepEqual(await t.request('GET', '/a'), { ok: 1 });
+    assert.equal(seen.length, 3);
+    assert.equal(waits.length, 2);
+
+    seen.length = 0;
+    resets = 1;
+    assert.deepEqual(await t.request('PUT', '/api/v0/asks/1/', { body: {}, idempotent: true }), { ok: 1 });
+    assert.equal(seen.length, 2);
+    assert.equal(seen[0].headers['idempotency-key'], seen[1].headers['idempotency-key']);
+
+    seen.length = 0;
+    resets = 1;
+    await assert.rejects(t.request('PUT', '/api/v0/instances/1/', { body: {} }), { status: 0, error: 'network_error' });
+    assert.equal(seen.length, 1, 'a PUT without a key may have been done: it is not sent twice');
+
+    seen.length = 0;
+    resets = 3;
+    await assert.rejects(t.request('GET', '/a'), { status: 0, error: 'network_error' });
+    assert.equal(seen.length, 3, 'two more tries, then the error');
   });
 
   test('429 is retried after Retry-After, with the same Idempotency-Key on every attempt', async () => {

@@ -1,8 +1,10 @@
 /**
  * The HTTP core of the SDK, over plain `fetch` so it runs in Node 20+ and in browsers alike (no Node-only imports in
  * src/sdk). It sends the key as Bearer, turns every error reply into a GpuplaneError, retries 429 after
- * `Retry-After`, and sends one `Idempotency-Key` per create call, the same on each retry, so a retry never rents twice.
+ * `Retry-After` and a request that got no answer when repeating it is safe, and sends one `Idempotency-Key` per create
+ * call, the same on each retry, so a retry never rents twice.
  */
+import { backoffDelay } from './backoff.js';
 import { GpuplaneError } from './errors.js';
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
@@ -52,6 +54,14 @@ const DEFAULT_MAX_RETRY_AFTER_S = 60;
  * turned away together (a window of its rate limit, a restart) do not all come back in the same instant (backoff.ts).
  */
 const RETRY_AFTER_SPREAD = 0.5;
+/**
+ * A request that got no answer at all (the connection refused or reset before a reply: a browser's "Failed to
+ * fetch", Node's ECONNRESET) is tried again this many times when sending it twice cannot do anything twice: a GET or
+ * HEAD, or a call with an `Idempotency-Key` (the server answers a repeat with the first answer). A server that stays
+ * unreachable is reported after about NETWORK_RETRY.firstMs * 3 ms.
+ */
+const NETWORK_RETRIES = 2;
+const NETWORK_RETRY = { firstMs: 250, maxMs: 1000 };
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -133,8 +143,17 @@ export function createTransport(options: ClientOptions): Transport {
       }
       // One key for the whole call: every retry below presents the same one.
       if (opts.idempotent || opts.idempotencyKey) extra['idempotency-key'] = opts.idempotencyKey ?? globalThis.crypto.randomUUID();
-      for (let attempt = 0; ; attempt++) {
-        const res = await send(url, { method, headers: headers(extra), body: payload, signal: opts.signal });
+      const repeatable = method === 'GET' || method === 'HEAD' || extra['idempotency-key'] !== undefined;
+      let networkFailures = 0;
+      for (let attempt = 0; ; ) {
+        let res: Response;
+        try {
+          res = await send(url, { method, headers: headers(extra), body: payload, signal: opts.signal });
+        } catch (err) {
+          if (!(err instanceof GpuplaneError && err.error === 'network_error') || !repeatable || networkFailures >= NETWORK_RETRIES) throw err;
+          await sleep(backoffDelay(networkFailures++, NETWORK_RETRY, random));
+          continue;
+        }
         const text = await res.text();
         let body: unknown = text;
         if (text !== '') {
@@ -148,6 +167,7 @@ export function createTransport(options: ClientOptions): Transport {
           const wait = retryAfterSeconds(res.headers.get('retry-after'), Date.now());
           if (wait <= maxWait) {
             await sleep(wait * 1000 * (1 + random() * RETRY_AFTER_SPREAD));
+            attempt++;
             continue;
           }
         }
