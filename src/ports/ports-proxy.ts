@@ -1,20 +1,23 @@
 /**
  * The reverse proxy to instance ports (issue 32 item 2): HTTP/1.1 spoken over streams of the host agent's tunnel
- * (`{kind: 'tcp', instanceId, port}`: the agent connects to the container's port on the instance's own network), with
- * Node's HTTP client. One keep-alive pool per instance port: a run of requests reuses its streams instead of opening
- * one each. Bodies stream both ways with backpressure (pipe), never buffered: a large upload or download holds a few
- * chunks of memory. The app sees the request as the browser sent it, less our credentials and the hop-by-hop headers,
- * with X-Forwarded-For/-Proto/-Host added.
+ * (`{kind: 'tcp', instanceId, port}`: the agent connects to the container's port on the instance's own network), by
+ * the relay (ports-relay.ts). One keep-alive pool per instance port: a run of requests reuses its streams instead of
+ * opening one each. Bodies stream both ways with backpressure, never buffered whole: a large upload or download holds
+ * about a MiB of memory at most (REPLY_IN_FLIGHT). The app sees the request as the browser sent it, less our
+ * credentials and the hop-by-hop headers, with X-Forwarded-For/-Proto/-Host added.
  */
-import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TunnelError, type TunnelsApi } from '../tunnels/tunnels-contract.js';
 import { ApiError } from '../platform/errors.js';
 import { IDLE_STREAM_MS, MAX_IDLE_STREAMS_PER_PORT, MAX_STREAMS_PER_PORT, PORT_TOKEN_HEADER } from './ports-constants.js';
+import { cookieWithoutOurs, urlWithoutToken } from './ports-credentials.js';
+import type { ResponseHead } from './ports-http1.js';
+import { relayPool, RelayError, type RelayPool } from './ports-relay.js';
 
 /** Pools kept before the empty ones are dropped. */
 const MAX_POOLS = 1000;
-import { cookieWithoutOurs, urlWithoutToken } from './ports-credentials.js';
+/** Bytes of an app's reply that may wait for the browser before the app's stream is paused. */
+const REPLY_IN_FLIGHT = 1024 * 1024;
 
 /** Headers of one hop only (RFC 9110 §7.6.1), never passed on; `upgrade` requests take the raw path (ports-http.ts). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade']);
@@ -29,20 +32,13 @@ export interface PortRoute {
 /** Why a stream could not be had, as the renter's refusal. */
 export function tunnelRefusal(route: PortRoute, err: unknown): ApiError {
   const at = `port ${route.port} of instance ${route.instanceId}`;
+  if (err instanceof RelayError) return new ApiError('bad_gateway', `${at} did not answer: ${err.message}`);
   if (err instanceof TunnelError) {
     if (err.code === 'not_connected') return new ApiError('service_unavailable', `the host of instance ${route.instanceId} is not connected (its agent is offline or reconnecting): try again in a minute`);
     if (err.code === 'refused') return new ApiError('not_found', `${at} cannot be reached: ${err.message}`);
     return new ApiError('bad_gateway', `${at} cannot be reached: ${err.message} (is the app listening on it?)`);
   }
   return new ApiError('bad_gateway', `${at} did not answer: the connection to the app failed (${(err as NodeJS.ErrnoException)?.code ?? 'closed'})`);
-}
-
-/** Gives a tunnel stream the few socket methods Node's HTTP client and agent call on their sockets. */
-function socketLike(stream: Duplex): Duplex {
-  const s = stream as Duplex & Record<string, unknown>;
-  for (const name of ['setKeepAlive', 'setNoDelay', 'ref', 'unref']) if (typeof s[name] !== 'function') s[name] = () => s;
-  if (typeof s.setTimeout !== 'function') s.setTimeout = () => s;
-  return s;
 }
 
 /** The request's headers for the app: ours taken out, the hop's dropped, the forwarded ones added. */
@@ -67,12 +63,13 @@ export function forwardHeaders(req: IncomingMessage, forwardedProto: string, tru
   return out;
 }
 
-/** The response's raw headers for the browser: the hop's dropped (Node frames the body again), `extra` appended. */
-function replyHeaders(raw: string[], extra: string | undefined): string[] {
+/** The reply's headers for the browser: the hop's dropped (Node frames the body again), `extra` appended. */
+function replyHeaders(head: ResponseHead, extra: string | undefined): string[] {
+  const raw = head.rawHeaders;
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
-    if (HOP_BY_HOP.has(name) || name === 'transfer-encoding') continue;
+    if (HOP_BY_HOP.has(name) || name === 'transfer-encoding' || (name === 'content-length' && head.length === null)) continue;
     out.push(raw[i], raw[i + 1]);
   }
   if (extra) out.push('Set-Cookie', extra);
@@ -88,31 +85,21 @@ export interface ProxyDeps {
 }
 
 export function portProxy(deps: ProxyDeps) {
-  const pools = new Map<string, Agent>();
+  const pools = new Map<string, RelayPool>();
 
-  /** The keep-alive pool of one instance port: its sockets are streams through the machine's tunnel. */
-  function poolFor(route: PortRoute): Agent {
+  /** The keep-alive pool of one instance port: its streams go through the machine's tunnel. */
+  function poolFor(route: PortRoute): RelayPool {
     const key = `${route.machineId}:${route.instanceId}:${route.port}`;
     let pool = pools.get(key);
     if (pool) return pool;
-    // Ports come and go with instances: past MAX_POOLS, the pools with no stream open or idle are dropped.
-    if (pools.size >= MAX_POOLS) {
-      for (const [k, p] of pools) {
-        if (!Object.keys(p.sockets).length && !Object.keys(p.freeSockets).length && !Object.keys(p.requests).length) pools.delete(k);
-      }
-    }
-    // `timeout`: the agent closes a pooled stream idle that long.
-    const agent = new Agent({ keepAlive: true, maxSockets: MAX_STREAMS_PER_PORT, maxFreeSockets: MAX_IDLE_STREAMS_PER_PORT, timeout: IDLE_STREAM_MS, scheduling: 'lifo' });
-    agent.createConnection = ((options: { gpuplaneSource?: string }, done: (err: Error | null, s?: Duplex) => void) => {
-      deps.tunnels()
-        .open(route.machineId, { kind: 'tcp', instanceId: route.instanceId, port: route.port }, { source: options.gpuplaneSource ?? '' })
-        .then((t) => {
-          t.end.catch(() => undefined);
-          done(null, socketLike(t.stream));
-        }, (err: Error) => done(err));
-      return undefined;
-    }) as unknown as Agent['createConnection'];
-    pool = agent;
+    // Ports come and go with instances: past MAX_POOLS, the pools with no stream open and none wanted are dropped.
+    if (pools.size >= MAX_POOLS) for (const [k, p] of pools) if (p.empty()) pools.delete(k);
+    const open = async (source: string) => {
+      const t = await deps.tunnels().open(route.machineId, { kind: 'tcp', instanceId: route.instanceId, port: route.port }, { source });
+      t.end.catch(() => undefined);
+      return t.stream;
+    };
+    pool = relayPool(open, { maxStreams: MAX_STREAMS_PER_PORT, maxIdle: MAX_IDLE_STREAMS_PER_PORT, idleMs: IDLE_STREAM_MS, window: REPLY_IN_FLIGHT });
     pools.set(key, pool);
     return pool;
   }
@@ -122,44 +109,26 @@ export function portProxy(deps: ProxyDeps) {
    * closed before answering (then nothing was sent yet); once the answer started, a failure cuts the reply.
    */
   function forward(req: IncomingMessage, res: ServerResponse, route: PortRoute, setCookie: string | undefined, refused: (e: ApiError) => void): void {
-    const source = `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? 0}`;
-    let up: ClientRequest;
-    try {
-      up = httpRequest({
-        agent: poolFor(route),
-        method: req.method,
-        path: urlWithoutToken(req.url ?? '/'),
-        headers: forwardHeaders(req, deps.forwardedProto, deps.trustForwarded),
-        setHost: false,
-        gpuplaneSource: source,
-      } as RequestOptions);
-    } catch (err) {
-      refused(new ApiError('bad_request', `the request cannot be passed on: ${(err as Error).message}`));
-      return;
-    }
-    up.on('response', (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, replyHeaders(answer.rawHeaders, setCookie));
-      answer.pipe(res);
-      answer.on('error', () => res.destroy());
-      answer.on('aborted', () => res.destroy());
-    });
-    up.on('error', (err) => {
-      if (!res.headersSent) refused(tunnelRefusal(route, err));
-      else res.destroy();
-    });
-    // The browser went away: the stream to the app goes too.
-    res.on('close', () => {
-      if (!res.writableFinished) up.destroy();
-    });
-    req.on('error', () => up.destroy());
-    req.pipe(up);
+    const request = {
+      source: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? 0}`,
+      method: req.method ?? 'GET',
+      path: urlWithoutToken(req.url ?? '/'),
+      headers: forwardHeaders(req, deps.forwardedProto, deps.trustForwarded),
+      from: req,
+    };
+    poolFor(route)
+      .exchange(request, res, (head) => replyHeaders(head, setCookie))
+      .catch((err: unknown) => {
+        if (!res.headersSent && !(err instanceof RelayError && err.answered)) refused(tunnelRefusal(route, err));
+        else res.destroy();
+      });
   }
 
   return {
     forward,
     /** Ends every pooled stream (the app closes). */
     close(): void {
-      for (const p of pools.values()) p.destroy();
+      for (const p of pools.values()) p.close();
       pools.clear();
     },
   };
