@@ -36,8 +36,10 @@ const pct = (xs: number[], p: number) => {
 
 /** A forked load process registering and driving a share of the agents (agents-load.ts). */
 function loadChild(share: Share) {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./agents-load.ts', import.meta.url)), ['--agents-load-child'], {
-    execArgv: ['--import', 'tsx'],
+  // GPUPLANE_BENCH_LOAD_SCRIPT: agents-load.ts built to one JavaScript file, for a machine without tsx (a GPU box).
+  const built = process.env.GPUPLANE_BENCH_LOAD_SCRIPT;
+  const child: ChildProcess = fork(built ?? fileURLToPath(new URL('./agents-load.ts', import.meta.url)), ['--agents-load-child'], {
+    execArgv: built ? [] : ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const next = (type: string) => new Promise<any>((resolve, reject) => {

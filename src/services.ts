@@ -282,10 +282,7 @@ export function createServices(deps: ServiceDeps) {
   const gateway = gatewayServiceFactory({
     config, db, secretBox, clock, log, audit,
     instances: {
-      live: async () => {
-        const machineIds = (await fleet.machineRecords()).map((m) => m.id);
-        return (await instances.real.store.listOnMachines(machineIds, db)).map((r) => ({ id: r.id, runtype: r.runtype }));
-      },
+      live: () => instances.real.store.liveRuntypes(),
       find: reachableInstance,
       changeMark: () => instances.real.store.lastEventId(),
       nextChange: (ms) => instances.hub.next(ms),

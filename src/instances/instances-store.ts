@@ -214,6 +214,16 @@ export function instancesStore(db: Tx, dialect: DialectName, options: InstancesS
       return inScope(q, scope).execute();
     },
 
+    /**
+     * Every live (not destroyed) instance placed on a machine, only its id and runtype, in id order: the SSH gateway's
+     * listeners follow these on each change. One lean statement: reading every machine and then every live instance
+     * row on them (10,000 machines' ids bound in one IN list) cost the three servers of the 10,000-agent bench about a
+     * fifth of their CPU, a pass on each rent.
+     */
+    async liveRuntypes(tx: Tx = db): Promise<{ id: number; runtype: string }[]> {
+      return tx.selectFrom('instances').select(['id', 'runtype']).where('destroyed_at', 'is', null).where('machine_id', 'is not', null).orderBy('id').execute();
+    },
+
     async lastEventId(tx: Tx = db): Promise<number> {
       const r = await tx.selectFrom('instance_events').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst();
       return Number(r?.m ?? 0);
