@@ -113,8 +113,8 @@ export function relayPool(openStream: (source: string) => Promise<Duplex>, limit
     waiting.shift()?.();
   }
 
+  /** A stream just opened, already counted: counted out again when it closes. */
   function track(stream: Duplex): Duplex {
-    count++;
     stream.once('close', () => {
       forget(stream);
       gone();
@@ -135,6 +135,7 @@ export function relayPool(openStream: (source: string) => Promise<Duplex>, limit
         continue;
       }
       if (count < limits.maxStreams) {
+        // Counted before it opens, so that requests arriving meanwhile wait rather than open past the cap.
         count++;
         let s: Duplex;
         try {
@@ -143,7 +144,6 @@ export function relayPool(openStream: (source: string) => Promise<Duplex>, limit
           gone();
           throw err;
         }
-        count--;
         return { stream: track(s), reused: false };
       }
       await new Promise<void>((resolve) => waiting.push(resolve));

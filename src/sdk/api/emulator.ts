@@ -18,23 +18,13 @@ import type { EmuBenchmarkBody, EmuBenchmarkReply } from '../../benchmarks/bench
 import type { Transport } from '../transport.js';
 import type { StateDocument, StateLoaded } from '../../emulator/emu-state/emu-state-schemas.js';
 import type { SeedFile, SeedReply } from '../../emulator/emu-seed/seed-schemas.js';
-/** A seed document (`POST /_emu/seed`, GPUPLANE_EMU_SEED_FILE): machines, users with chosen keys, templates, SSH keys. */
-export type EmuSeed = SeedFile;
 import type {
   RequestFaultBody,
   RequestFaultReply,
   RequestFaultsClearReply,
   RequestFaultsReply,
 } from '../../emulator/emu-request-faults/request-faults-schemas.js';
-/** Body of `POST /_emu/request-faults`. */
-export type RequestFaultRequest = Static<typeof RequestFaultBody>;
-/** A request fault rule, with how often it matched and fired. */
-export type RequestFault = Static<typeof RequestFaultReply>['fault'];
 import type { EventBody, EventReply, EventsClearedReply, EventsReply } from '../../emulator/emu-events/events-schemas.js';
-/** Body of `POST /_emu/events`: a host event on the service clock. */
-export type HostEventRequest = Static<typeof EventBody>;
-/** A host event as listed: its machines, its state (pending, active, done), what it acted on. */
-export type HostEvent = Static<typeof EventReply>['event'];
 import type {
   AdvanceInstanceReply,
   TransitionBody,
@@ -42,12 +32,21 @@ import type {
   TransitionsClearReply,
   TransitionsReply,
 } from '../../emulator/emu-transitions/transitions-schemas.js';
+
+/** A seed document (`POST /_emu/seed`, GPUPLANE_EMU_SEED_FILE): machines, users with chosen keys, templates, SSH keys. */
+export type EmuSeed = SeedFile;
+/** Body of `POST /_emu/request-faults`. */
+export type RequestFaultRequest = Static<typeof RequestFaultBody>;
+/** A request fault rule, with how often it matched and fired. */
+export type RequestFault = Static<typeof RequestFaultReply>['fault'];
+/** Body of `POST /_emu/events`: a host event on the service clock. */
+export type HostEventRequest = Static<typeof EventBody>;
+/** A host event as listed: its machines, its state (pending, active, done), what it acted on. */
+export type HostEvent = Static<typeof EventReply>['event'];
 /** Body of `PUT /_emu/transitions`: a rule for the kind, or for one instance. */
 export type TransitionRequest = Static<typeof TransitionBody>;
 /** A transition rule as set and listed. */
 export type Transition = Static<typeof TransitionReply>['transition'];
-
-
 /** Body of `POST /_emu/users`. */
 export type EmuUserRequest = Static<typeof EmuUserBody>;
 export type EmuUser = Static<typeof EmuUserReply>;
