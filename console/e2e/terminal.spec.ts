@@ -9,6 +9,9 @@ test('open the terminal from the instance page, run echo, see the output; exit s
   test.setTimeout(120_000);
   await logIn(page, host.renter.email, host.renter.password);
   await page.goto(`/instances/${host.instanceId}`);
+  // The page follows the instance live: clicked while it still moved to running, the link was drawn again under the
+  // click (seen once in CI: the click landed and nothing happened). Running first, then the click.
+  await expect(page.getByRole('region', { name: `Instance ${host.instanceId} running` })).toBeVisible({ timeout: 30_000 });
   await page.getByRole('link', { name: 'Open a terminal' }).click();
   await expect(page).toHaveURL(new RegExp(`/instances/terminal\\?id=${host.instanceId}$`));
   await expect(page.getByRole('heading', { name: `Terminal: instance ${host.instanceId}` })).toBeVisible();
